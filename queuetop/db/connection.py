@@ -1,0 +1,234 @@
+"""Opening a database and running statements on it, with every driver error turned into a clear one.
+
+A `Database` is one connection, used by one thread (pyodbc's threadsafety is 1; sqlite3 connections are not
+shared either). It runs in autocommit: each statement is its own transaction unless `transaction()` says
+otherwise, so the monitor never leaves one open. `now()` is the server's UTC clock, read once at connect
+and then kept by the local clock, so every time written or compared agrees with the server without a
+round trip per statement.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from queuetop.db.dialects import Dialect, SQLiteDialect, dialect_for_dbms
+from queuetop.db.errors import (
+    ConnectError,
+    DatabaseError,
+    DriverMissing,
+    QueuetopError,
+    SchemaMissing,
+    TargetError,
+    Timeout,
+)
+from queuetop.db.target import Target
+
+Clock = Callable[[], datetime]
+LOGIN_TIMEOUT_S = 5
+SQLITE_BUSY_TIMEOUT_MS = 5000
+
+
+def utc_now() -> datetime:
+    """Naive UTC, as the queue tables store it."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def clean_driver_message(message: str) -> str:
+    """'[08001] [unixODBC]could not connect ... (101) (SQLDriverConnect)' -> 'could not connect ...'."""
+    text = re.sub(r"\[[^\]]*\]", "", message)
+    text = re.sub(r"\(\d+\)\s*\(SQL\w+\)\s*$", "", text.strip())
+    text = re.sub(r"\(SQL\w+\)", "", text)
+    text = re.sub(r"\s+", " ", text).strip(" ;.")
+    return text.removeprefix("ERROR: ").strip()
+
+
+class Database:
+    """One open connection to the queue's database."""
+
+    def __init__(self, target: Target, connection: Any, dialect: Dialect, clock: Clock | None = None) -> None:
+        self.target = target
+        self.dialect = dialect
+        self._connection = connection
+        self._offset = timedelta(0)
+        self._clock = clock
+        self._in_transaction = False
+
+    # -- opening -----------------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, target: Target, *, purpose: str = "worker", create: bool = False,
+             clock: Clock | None = None) -> Database:  # fmt: skip
+        """Connect. `purpose` is "monitor" (short timeouts, low priority) or "worker"."""
+        if target.kind == "sqlite":
+            db = cls(target, _open_sqlite(target, create), SQLiteDialect(), clock)
+        else:
+            connection, dialect = _open_odbc(target)
+            db = cls(target, connection, dialect, clock)
+        for statement in db.dialect.session_setup(purpose):
+            db.execute(statement)
+        if target.kind != "sqlite" and clock is None:
+            db._measure_clock_offset()
+        return db
+
+    def _measure_clock_offset(self) -> None:
+        before = utc_now()
+        server = self.dialect.decode_time(self.fetchone(self.dialect.server_now_sql())[0])
+        after = utc_now()
+        self._offset = server - (before + (after - before) / 2)
+
+    def now(self) -> datetime:
+        """The server's current UTC time."""
+        return self._clock() if self._clock else utc_now() + self._offset
+
+    def close(self) -> None:
+        try:
+            self._connection.close()
+        except Exception:  # closing a broken connection has nothing left to report
+            pass
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- running statements ------------------------------------------------------------------------------
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a statement; the number of rows it changed."""
+        with self._translate():
+            cursor = self._connection.cursor()
+            try:
+                cursor.execute(sql, tuple(params))
+                return cursor.rowcount
+            finally:
+                cursor.close()
+
+    def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._translate():
+            cursor = self._connection.cursor()
+            try:
+                cursor.execute(sql, tuple(params))
+                return [tuple(row) for row in cursor.fetchall()]
+            finally:
+                cursor.close()
+
+    def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...]:
+        rows = self.fetchall(sql, params)
+        return rows[0] if rows else ()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Several statements as one. SQLite takes the write lock at once (BEGIN IMMEDIATE)."""
+        if self._in_transaction:
+            yield
+            return
+        begin = "BEGIN IMMEDIATE" if self.target.kind == "sqlite" else None
+        self._in_transaction = True
+        try:
+            if begin:
+                self.execute(begin)
+            else:
+                self._connection.autocommit = False
+            yield
+            self._finish("COMMIT")
+        except BaseException:
+            self._finish("ROLLBACK")
+            raise
+        finally:
+            self._in_transaction = False
+
+    def _finish(self, verb: str) -> None:
+        with self._translate():
+            if self.target.kind == "sqlite":
+                if self._connection.in_transaction:
+                    self._connection.execute(verb)
+            else:
+                (self._connection.commit if verb == "COMMIT" else self._connection.rollback)()
+                self._connection.autocommit = True
+
+    @contextmanager
+    def _translate(self) -> Iterator[None]:
+        try:
+            yield
+        except QueuetopError:
+            raise
+        except sqlite3.Error as exc:
+            raise self._classify("", str(exc)) from exc
+        except Exception as exc:
+            if type(exc).__module__ != "pyodbc":
+                raise
+            sqlstate = str(exc.args[0]) if exc.args else ""
+            message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
+            raise self._classify(sqlstate, message) from exc
+
+    def _classify(self, sqlstate: str, message: str) -> QueuetopError:
+        text = clean_driver_message(message)
+        kind = self.dialect.error_kind(sqlstate, message)
+        if kind == "schema":
+            return SchemaMissing(self.target.display)
+        if kind == "timeout":
+            return Timeout(f"the database did not answer in time: {text}", "the queue may be busy; try again")
+        if sqlstate.startswith("08") or sqlstate == "HYT01":
+            return ConnectError(f"lost the connection to the database: {text}", "check that the server is up")
+        return DatabaseError(f"the database refused the statement: {text}")
+
+
+def _open_sqlite(target: Target, create: bool) -> sqlite3.Connection:
+    path = Path(target.value).expanduser()
+    if not path.exists():
+        if not create:
+            raise SchemaMissing(f"{path} (the file does not exist)")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TargetError(f"cannot create {path.parent}: {exc.strerror}") from exc
+    elif path.is_dir():
+        raise TargetError(f"{path} is a directory, not a SQLite file", "give the path of a .db file")
+    try:
+        connection = sqlite3.connect(str(path), timeout=SQLITE_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                     check_same_thread=False)
+        connection.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")
+    except sqlite3.DatabaseError as exc:
+        raise ConnectError(f"cannot open {path} as SQLite: {exc}", "is it a SQLite database file?") from exc
+    return connection
+
+
+def _open_odbc(target: Target) -> tuple[Any, Dialect]:
+    from queuetop.db.odbc import import_pyodbc, resolve_driver
+
+    pyodbc = import_pyodbc()
+    connection_string = resolve_driver(target.value, pyodbc.drivers())
+    started = time.monotonic()
+    try:
+        connection = pyodbc.connect(connection_string, autocommit=True, timeout=LOGIN_TIMEOUT_S)
+    except pyodbc.Error as exc:
+        raise _connect_error(exc, target, time.monotonic() - started) from exc
+    dbms = connection.getinfo(pyodbc.SQL_DBMS_NAME) or "?"
+    dialect = dialect_for_dbms(dbms)
+    if dialect is None:
+        connection.close()
+        raise TargetError(f"unsupported database {dbms!r}", "queuetop speaks SQL Server, PostgreSQL and SQLite")
+    return connection, dialect
+
+
+def _connect_error(exc: Exception, target: Target, elapsed: float) -> QueuetopError:
+    sqlstate = str(exc.args[0]) if exc.args else ""
+    raw = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
+    text = clean_driver_message(raw)
+    if sqlstate in ("IM002", "IM003") or "Can't open lib" in raw or "file not found" in raw:
+        return DriverMissing(f"the ODBC driver cannot be loaded: {text}",
+                             "check DRIVER= in the connection string; `odbcinst -q -d` lists installed drivers")
+    if sqlstate.startswith("28") or "password" in raw.lower() or "login failed" in raw.lower():
+        return ConnectError(f"the server refused the login: {text}", "check UID and PWD in the connection string")
+    if sqlstate == "3D000" or ("database" in raw and "does not exist" in raw):
+        return ConnectError(f"the database does not exist: {text}", "create it, or fix DATABASE= in the target")
+    return ConnectError(f"cannot reach the database server ({elapsed:.1f} s): {text}",
+                        "check SERVER and PORT in the connection string and that the server is running")

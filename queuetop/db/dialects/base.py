@@ -1,0 +1,211 @@
+"""What every dialect shares: quoting, the role names of a layout, and the monitor's standard-SQL reads.
+
+A dialect turns a layout's roles into statements and runs them on a `Database`. Statements are templates
+written with role names (`{queue}`, `{claimed_at}`, ...) and filled with quoted identifiers, never with
+values: values always travel as `?` parameters. Every statement starts with `/* queuetop */` so a DBA can
+tell the monitor's work apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Sequence
+
+from queuetop.layouts import COMPLETED_ROLES, QUEUE_ROLES, Layout
+
+if TYPE_CHECKING:
+    from queuetop.db.connection import Database
+
+TAG = "/* queuetop */ "
+Row = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class SchemaObject:
+    """One object `queuetop init` makes sure exists."""
+
+    kind: str  # schema, table, view, index
+    name: str
+    exists_sql: str
+    exists_params: tuple[Any, ...]
+    create_sql: str
+
+
+class Dialect:
+    """SQL text and the few per-database execution details. Subclasses fill in the rest."""
+
+    name = "?"
+    nolock = ""  # table hint for monitor reads (SQL Server only)
+    supports_schemas = True
+    supports_include = True
+
+    # -- identifiers -------------------------------------------------------------------------------------
+    def quote(self, identifier: str) -> str:
+        return '"' + identifier.replace('"', '""') + '"'
+
+    def qualify(self, schema: str | None, name: str) -> str:
+        if schema and self.supports_schemas:
+            return f"{self.quote(schema)}.{self.quote(name)}"
+        return self.quote(name)
+
+    def names(self, layout: Layout) -> dict[str, str]:
+        """Quoted identifiers for every role of the layout, for filling statement templates."""
+        names = {role: self.quote(col) for role, col in layout.columns.items()}
+        names["queue"] = self.qualify(layout.schema, layout.queue_table)
+        if layout.pending_view:
+            names["pending_view"] = self.qualify(layout.schema, layout.pending_view)
+        if layout.completed_table:
+            names["completed"] = self.qualify(layout.schema, layout.completed_table)
+        names["nolock"] = self.nolock
+        return names
+
+    def sql(self, layout: Layout, template: str) -> str:
+        return TAG + template.format_map(self.names(layout))
+
+    # -- values ------------------------------------------------------------------------------------------
+    def encode_time(self, value: datetime | None) -> Any:
+        return value
+
+    def decode_time(self, value: Any) -> datetime | None:
+        return value
+
+    def encode_token(self, token: str) -> Any:
+        return token
+
+    def placeholders(self, count: int) -> str:
+        return ", ".join("?" * count)
+
+    # -- connections -------------------------------------------------------------------------------------
+    def session_setup(self, purpose: str) -> list[str]:
+        """Statements run once on a new connection. `purpose` is "monitor" or "worker"."""
+        return []
+
+    def server_now_sql(self) -> str:
+        raise NotImplementedError
+
+    def error_kind(self, sqlstate: str, message: str) -> str | None:
+        """Classify a driver error: "schema", "timeout", or None for anything else."""
+        return None
+
+    # -- schema ------------------------------------------------------------------------------------------
+    def schema_objects(self, layout: Layout) -> list[SchemaObject]:
+        raise NotImplementedError
+
+    def index_definitions(self, layout: Layout) -> list[tuple[str, str, str, str, str | None]]:
+        """(name, table role, key columns, included columns, filter) for each native index."""
+        n = self.names(layout)
+        return [
+            # Pending rows only: depth, oldest age and typed dequeue all seek here.
+            ("IX_WorkQueue_Pending", "queue", f"{n['type']}, {n['priority']}, {n['available']}",
+             n["created"], f"{n['claimed_at']} IS NULL"),
+            # Dequeue across all types in priority order without sorting the queue.
+            ("IX_WorkQueue_Dequeue", "queue", f"{n['priority']}, {n['available']}", "", f"{n['claimed_at']} IS NULL"),
+            # Claims in flight: claimed and timed-out counts, and the release sweep, read only these.
+            ("IX_WorkQueue_Claimed", "queue", f"{n['type']}, {n['timeout']}", n["created"],
+             f"{n['claimed_at']} IS NOT NULL"),
+            # The completion watermark: throughput and latencies read only what finished recently.
+            ("IX_WorkCompleted_Completed", "completed", n["c_completed"],
+             f"{n['c_type']}, {n['c_created']}, {n['c_claimed_at']}, {n['c_outcome']}", None),
+            # Dead jobs are few; counting them must not scan the history.
+            ("IX_WorkCompleted_Dead", "completed", n["c_type"], "", f"{n['c_outcome']} = 'dead'"),
+        ]  # fmt: skip
+
+    def create_index_sql(self, layout: Layout, name: str, table_role: str, keys: str, include: str,
+                         where: str | None) -> str:  # fmt: skip
+        if include and not self.supports_include:
+            keys, include = f"{keys}, {include}", ""
+        included = f" INCLUDE ({include})" if include else ""
+        filtered = f" WHERE {where}" if where else ""
+        return f"{TAG}CREATE INDEX {self.quote(name)} ON {self.names(layout)[table_role]} ({keys}){included}{filtered}"
+
+    # -- queue operations --------------------------------------------------------------------------------
+    def enqueue(self, db: Database, layout: Layout, values: Sequence[Any], count: int) -> list[int]:
+        raise NotImplementedError
+
+    def claim(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
+              batch: int, now: datetime, timeout: datetime) -> list[Row]:  # fmt: skip
+        raise NotImplementedError
+
+    def move_to_completed(self, db: Database, layout: Layout, *, job_id: int, token: str, outcome: str,
+                          now: datetime, min_attempts: int | None = None) -> bool:  # fmt: skip
+        """Move a claimed job to the completed table if the token still matches (and attempts ≥ min)."""
+        raise NotImplementedError
+
+    def retry_later(self, db: Database, layout: Layout, *, job_id: int, token: str, available: datetime,
+                    max_attempts: int) -> bool:  # fmt: skip
+        sql = self.sql(layout, """UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL,
+            {timeout} = NULL, {available} = ? WHERE {id} = ? AND {token} = ? AND {attempts} < ?""")
+        params = (self.encode_time(available), job_id, self.encode_token(token), max_attempts)
+        return db.execute(sql, params) == 1
+
+    def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None, now: datetime,
+                          max_attempts: int) -> tuple[int, int]:  # fmt: skip
+        """Release claims past their timeout: (returned to pending, moved to dead)."""
+        raise NotImplementedError
+
+    def job_type_filter(self, layout: Layout, job_types: Sequence[str], column: str = "type") -> str:
+        if not job_types:
+            return ""
+        return f" AND {self.names(layout)[column]} IN ({self.placeholders(len(job_types))})"
+
+    # -- monitor reads (standard SQL; SQL Server adds its NOLOCK hint) -----------------------------------
+    def count_timed_out(self, db: Database, layout: Layout, job_type: str | None, now: datetime) -> int:
+        sql = self.sql(layout, "SELECT COUNT(*) FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL "
+                               "AND {timeout} < ?" + self.job_type_filter(layout, [job_type] if job_type else []))
+        params = (self.encode_time(now), *([job_type] if job_type else []))
+        return int(db.fetchone(sql, params)[0])
+
+    def queued_job_types(self, db: Database, layout: Layout) -> list[str]:
+        sql = self.sql(layout, "SELECT DISTINCT {type} FROM {queue}{nolock} ORDER BY 1")
+        return [row[0] for row in db.fetchall(sql)]
+
+    def pending_by_type(self, db: Database, layout: Layout) -> list[Row]:
+        """(type, depth, oldest created) per type, from the pending-only index."""
+        return db.fetchall(self.sql(layout, "SELECT {type}, COUNT(*), MIN({created}) FROM {queue}{nolock} "
+                                            "WHERE {claimed_at} IS NULL GROUP BY {type}"))
+
+    def claimed_by_type(self, db: Database, layout: Layout, now: datetime) -> list[Row]:
+        """(type, claimed, timed out) per type, from the claimed-only index."""
+        sql = self.sql(layout, "SELECT {type}, COUNT(*), SUM(CASE WHEN {timeout} < ? THEN 1 ELSE 0 END) "
+                               "FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL GROUP BY {type}")
+        return db.fetchall(sql, (self.encode_time(now),))
+
+    def dead_by_type(self, db: Database, layout: Layout) -> list[Row]:
+        return db.fetchall(self.sql(layout, "SELECT {c_type}, COUNT(*) FROM {completed}{nolock} "
+                                            "WHERE {c_outcome} = 'dead' GROUP BY {c_type}"))
+
+    def max_job_id(self, db: Database, layout: Layout) -> int:
+        sql = self.sql(layout, "SELECT (SELECT MAX({id}) FROM {queue}{nolock}), "
+                               "(SELECT MAX({c_id}) FROM {completed}{nolock})")
+        row = db.fetchone(sql)
+        return max(int(row[0] or 0), int(row[1] or 0))
+
+    def arrivals_after(self, db: Database, layout: Layout, after_id: int, also_ids: Sequence[int]) -> list[Row]:
+        """(id, type, created) of jobs with id > after_id or in also_ids, wherever they are now."""
+        extra_q = f" OR {{id}} IN ({self.placeholders(len(also_ids))})" if also_ids else ""
+        extra_c = f" OR {{c_id}} IN ({self.placeholders(len(also_ids))})" if also_ids else ""
+        sql = self.sql(layout, f"SELECT {{id}}, {{type}}, {{created}} FROM {{queue}}{{nolock}} "
+                               f"WHERE {{id}} > ?{extra_q} UNION ALL "
+                               f"SELECT {{c_id}}, {{c_type}}, {{c_created}} FROM {{completed}}{{nolock}} "
+                               f"WHERE {{c_id}} > ?{extra_c}")
+        return db.fetchall(sql, (after_id, *also_ids, after_id, *also_ids))
+
+    def arrivals_since(self, db: Database, layout: Layout, since: datetime) -> list[Row]:
+        """(id, type, created) of jobs created after `since`: bootstraps the arrival rate on a first poll."""
+        sql = self.sql(layout, "SELECT {id}, {type}, {created} FROM {queue}{nolock} WHERE {created} > ? UNION ALL "
+                               "SELECT {c_id}, {c_type}, {c_created} FROM {completed}{nolock} "
+                               "WHERE {c_completed} > ? AND {c_created} > ?")
+        t = self.encode_time(since)
+        return db.fetchall(sql, (t, t, t))
+
+    def completions_since(self, db: Database, layout: Layout, since: datetime) -> list[Row]:
+        """(id, type, created, claimed, completed, outcome) of jobs finished after `since`."""
+        sql = self.sql(layout, "SELECT {c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_outcome} "
+                               "FROM {completed}{nolock} WHERE {c_completed} > ?")
+        return db.fetchall(sql, (self.encode_time(since),))
+
+    # -- shared pieces of the move statements ------------------------------------------------------------
+    COMPLETED_INSERT_COLUMNS = ("{c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_claimed_by}, "
+                                "{c_attempts}, {c_outcome}")
+    ALL_ROLES = QUEUE_ROLES + COMPLETED_ROLES

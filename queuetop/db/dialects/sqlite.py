@@ -1,0 +1,136 @@
+"""SQLite: the embedded default. WAL, a busy timeout, and `BEGIN IMMEDIATE` around every write.
+
+SQLite serialises writers, so a claim needs no skip-locked hint: `BEGIN IMMEDIATE` takes the write lock up
+front (a deferred transaction could fail to upgrade its read snapshot under contention), and readers in WAL
+mode never wait for it. Times are stored as UTC text `YYYY-MM-DD HH:MM:SS.fff`, which sorts as it compares.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Sequence
+
+from queuetop.db.dialects.base import Dialect, Row, SchemaObject
+from queuetop.layouts import Layout
+
+if TYPE_CHECKING:
+    from queuetop.db.connection import Database
+
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+
+
+class SQLiteDialect(Dialect):
+    name = "sqlite"
+    supports_schemas = False
+    supports_include = False  # covering key columns instead
+
+    def encode_time(self, value: datetime | None) -> Any:
+        return None if value is None else value.strftime(TIME_FORMAT)[:-3]
+
+    def decode_time(self, value: Any) -> datetime | None:
+        return None if value is None else datetime.fromisoformat(value)
+
+    def server_now_sql(self) -> str:
+        return "SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')"
+
+    def error_kind(self, sqlstate: str, message: str) -> str | None:
+        if "no such table" in message:
+            return "schema"
+        if "database is locked" in message or "database is busy" in message:
+            return "timeout"
+        return None
+
+    # -- schema ------------------------------------------------------------------------------------------
+    def schema_objects(self, layout: Layout) -> list[SchemaObject]:
+        now = "(strftime('%Y-%m-%d %H:%M:%f', 'now'))"
+
+        def exists(kind: str, name: str) -> tuple[str, tuple[Any, ...]]:
+            return "SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?", (kind, name)
+
+        objects = [
+            SchemaObject("table", layout.queue_table, *exists("table", layout.queue_table), self.sql(layout, f"""
+                CREATE TABLE {{queue}} (
+                  {{id}} INTEGER PRIMARY KEY AUTOINCREMENT,
+                  {{type}} TEXT NOT NULL CHECK (length({{type}}) BETWEEN 1 AND 128),
+                  {{info}} TEXT NULL,
+                  {{priority}} INTEGER NOT NULL DEFAULT 128 CHECK ({{priority}} BETWEEN 0 AND 255),
+                  {{created}} TEXT NOT NULL DEFAULT {now},
+                  {{available}} TEXT NOT NULL DEFAULT {now},
+                  {{created_by}} TEXT NULL,
+                  {{claimed_at}} TEXT NULL,
+                  {{claimed_by}} TEXT NULL,
+                  {{token}} TEXT NULL,
+                  {{timeout}} TEXT NULL,
+                  {{attempts}} INTEGER NOT NULL DEFAULT 0)""")),
+            SchemaObject("view", layout.pending_view, *exists("view", layout.pending_view), self.sql(layout, """
+                CREATE VIEW {pending_view} AS SELECT * FROM {queue} WHERE {claimed_at} IS NULL""")),
+            SchemaObject("table", layout.completed_table, *exists("table", layout.completed_table),
+                         self.sql(layout, """
+                CREATE TABLE {completed} (
+                  {c_id} INTEGER PRIMARY KEY,
+                  {c_type} TEXT NOT NULL,
+                  {c_created} TEXT NULL,
+                  {c_claimed_at} TEXT NULL,
+                  {c_completed} TEXT NOT NULL,
+                  {c_claimed_by} TEXT NULL,
+                  {c_attempts} INTEGER NULL,
+                  {c_outcome} TEXT NOT NULL)""")),
+        ]  # fmt: skip
+        for index in self.index_definitions(layout):
+            objects.append(SchemaObject("index", index[0], *exists("index", index[0]),
+                                        self.create_index_sql(layout, *index)))
+        return objects
+
+    # -- queue operations --------------------------------------------------------------------------------
+    def enqueue(self, db: Database, layout: Layout, values: Sequence[Any], count: int) -> list[int]:
+        sql = self.sql(layout, """WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+            INSERT INTO {queue} ({type}, {info}, {priority}, {created}, {available}, {created_by})
+            SELECT ?, ?, ?, ?, ?, ? FROM n WHERE true RETURNING {id}""")
+        with db.transaction():
+            return sorted(row[0] for row in db.fetchall(sql, (count, *values)))
+
+    def claim(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
+              batch: int, now: datetime, timeout: datetime) -> list[Row]:  # fmt: skip
+        sql = self.sql(layout, """UPDATE {queue} SET {claimed_at} = ?, {claimed_by} = ?, {token} = ?,
+                {timeout} = ?, {attempts} = {attempts} + 1
+            WHERE {id} IN (SELECT {id} FROM {queue} WHERE {claimed_at} IS NULL AND {available} <= ?"""
+            + self.job_type_filter(layout, job_types) + """
+                ORDER BY {priority}, {available}, {id} LIMIT ?)
+            RETURNING {id}, {type}, {info}, {priority}, {created}, {attempts}""")  # fmt: skip
+        t = self.encode_time(now)
+        params = (t, worker, token, self.encode_time(timeout), t, *job_types, batch)
+        with db.transaction():
+            return db.fetchall(sql, params)
+
+    def move_to_completed(self, db: Database, layout: Layout, *, job_id: int, token: str, outcome: str,
+                          now: datetime, min_attempts: int | None = None) -> bool:  # fmt: skip
+        guard = " AND {attempts} >= ?" if min_attempts is not None else ""
+        guard_params = (min_attempts,) if min_attempts is not None else ()
+        insert = self.sql(layout, f"INSERT INTO {{completed}} ({self.COMPLETED_INSERT_COLUMNS}) "
+                                  "SELECT {id}, {type}, {created}, {claimed_at}, ?, {claimed_by}, {attempts}, ? "
+                                  "FROM {queue} WHERE {id} = ? AND {token} = ?" + guard)
+        delete = self.sql(layout, "DELETE FROM {queue} WHERE {id} = ? AND {token} = ?")
+        with db.transaction():
+            moved = db.execute(insert, (self.encode_time(now), outcome, job_id, token, *guard_params))
+            if moved:
+                db.execute(delete, (job_id, token))
+        return moved == 1
+
+    def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None, now: datetime,
+                          max_attempts: int) -> tuple[int, int]:  # fmt: skip
+        types = [job_type] if job_type else []
+        timed_out = "{claimed_at} IS NOT NULL AND {timeout} < ?" + self.job_type_filter(layout, types)
+        t = self.encode_time(now)
+        bury = self.sql(layout, f"INSERT INTO {{completed}} ({self.COMPLETED_INSERT_COLUMNS}) "
+                                "SELECT {id}, {type}, {created}, {claimed_at}, ?, {claimed_by}, {attempts}, 'dead' "
+                                f"FROM {{queue}} WHERE {timed_out} AND {{attempts}} >= ?")
+        delete = self.sql(layout, f"DELETE FROM {{queue}} WHERE {timed_out} AND {{attempts}} >= ?")
+        release = self.sql(layout, "UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL, "
+                                   f"{{timeout}} = NULL WHERE {timed_out} AND {{attempts}} < ?")
+        with db.transaction():
+            dead = db.execute(bury, (t, t, *types, max_attempts))
+            if dead:
+                db.execute(delete, (t, *types, max_attempts))
+            released = db.execute(release, (t, *types, max_attempts))
+        return released, dead
+

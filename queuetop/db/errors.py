@@ -1,0 +1,54 @@
+"""One error hierarchy for everything a user can get wrong or a database can refuse.
+
+Every error carries a one-line message naming the cause and, where there is one, the fix. The CLI prints
+it on stderr and exits 2; the dashboard shows it in the status line or a notification.
+"""
+
+from __future__ import annotations
+
+
+class QueuetopError(Exception):
+    """An error with a message fit for the user: cause, then what to do."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class UsageError(QueuetopError):
+    """Bad arguments: a value out of range, an unknown job type."""
+
+
+class TargetError(QueuetopError):
+    """The --db target cannot be understood, or names an unsupported database."""
+
+
+class DriverMissing(QueuetopError):
+    """A system library or ODBC driver the target needs is not installed."""
+
+
+class ConnectError(QueuetopError):
+    """The server cannot be reached or refused the login."""
+
+
+class SchemaMissing(QueuetopError):
+    """The queue tables are not there."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"the queue schema is missing in {where}", "run `queuetop init` to create it")
+
+
+class LeaseLost(QueuetopError):
+    """A worker tried to finish a job whose claim it no longer holds."""
+
+
+class DatabaseError(QueuetopError):
+    """Any other error the database reported."""
+
+
+class Timeout(DatabaseError):
+    """A statement ran into the statement or lock timeout."""

@@ -1,0 +1,182 @@
+"""Queue operations: enqueue, claim, complete, fail, release. The CLI, the dashboard and the load driver
+all go through this module, so they all behave as a real worker would.
+
+Every change to a claimed job is a compare-and-set on its claim token (ProcessingMark): a worker whose claim
+timed out and was released, or claimed again by someone else, cannot complete or fail it. That is reported
+as `LeaseLost`, never ignored. Lower priority numbers are served first (0 is the most urgent, 255 the
+least, 128 the default), then the job that has been available longest.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from queuetop.db import Database, LeaseLost, UsageError
+from queuetop.layouts import NATIVE, Layout
+
+DEFAULT_PRIORITY = 128
+DEFAULT_LEASE_S = 30.0
+DEFAULT_MAX_ATTEMPTS = 3
+DEFAULT_RETRY_AFTER_S = 10.0
+MAX_ENQUEUE = 1_000_000
+ENQUEUE_CHUNK = 5_000
+OUTCOMES = ("succeeded", "failed")
+
+
+@dataclass(frozen=True)
+class Job:
+    """A claimed job, with the token that proves the claim."""
+
+    id: int
+    job_type: str
+    info: str | None
+    priority: int
+    created: datetime
+    attempts: int
+    token: str
+    worker: str
+    timeout: datetime
+
+
+@dataclass(frozen=True)
+class ReleaseResult:
+    """What a release found (dry run) or did."""
+
+    timed_out: int  # claims past their timeout when looked at
+    released: int = 0  # returned to pending
+    dead: int = 0  # out of attempts: moved to the completed table as dead
+    dry_run: bool = False
+
+
+def check_job_type(job_type: object) -> str:
+    if not isinstance(job_type, str) or not job_type.strip():
+        raise UsageError("the job type is empty", "name it, e.g. --type email")
+    if len(job_type) > 128:
+        raise UsageError(f"the job type is {len(job_type)} characters long", "the limit is 128")
+    if any(ord(ch) < 32 for ch in job_type):
+        raise UsageError(f"the job type {job_type!r} contains control characters", "use printable text")
+    return job_type
+
+
+def check_priority(priority: object) -> int:
+    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 255:
+        raise UsageError(f"priority must be a whole number from 0 (most urgent) to 255, not {priority!r}")
+    return priority
+
+
+def check_count(count: object, what: str = "count", limit: int = MAX_ENQUEUE) -> int:
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= limit:
+        raise UsageError(f"{what} must be a whole number from 1 to {limit:,}, not {count!r}")
+    return count
+
+
+def check_seconds(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 10**7:
+        raise UsageError(f"{what} must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+class Queue:
+    """The operations on one queue, over one connection (so: one thread)."""
+
+    def __init__(self, db: Database, layout: Layout = NATIVE, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
+        self.db = db
+        self.layout = layout
+        self.max_attempts = check_count(max_attempts, "max attempts", 1000)
+
+    @property
+    def dialect(self):  # noqa: ANN201 - the dialect's own type
+        return self.db.dialect
+
+    # -- producing ---------------------------------------------------------------------------------------
+    def enqueue(self, job_type: str, info: str | None = None, priority: int = DEFAULT_PRIORITY,
+                available_at: datetime | None = None, created_by: str | None = None) -> int:  # fmt: skip
+        """Add one job; its id."""
+        return self.enqueue_many(job_type, 1, info, priority, available_at, created_by)[0]
+
+    def enqueue_many(self, job_type: str, count: int, info: str | None = None, priority: int = DEFAULT_PRIORITY,
+                     available_at: datetime | None = None, created_by: str | None = None) -> list[int]:  # fmt: skip
+        """Add `count` identical jobs in one transaction (all or none); their ids, ascending."""
+        check_job_type(job_type)
+        check_priority(priority)
+        check_count(count)
+        if info is not None and not isinstance(info, str):
+            raise UsageError("the job info must be text")
+        now = self.db.now()
+        encode = self.dialect.encode_time
+        values = (job_type, info, priority, encode(now), encode(available_at or now), created_by)
+        ids: list[int] = []
+        with self.db.transaction():
+            while len(ids) < count:
+                chunk = min(ENQUEUE_CHUNK, count - len(ids))
+                ids += self.dialect.enqueue(self.db, self.layout, values, chunk)
+        return ids
+
+    # -- consuming ---------------------------------------------------------------------------------------
+    def claim(self, worker: str, job_types: Sequence[str] | None = None, batch: int = 1,
+              lease: float = DEFAULT_LEASE_S) -> list[Job]:  # fmt: skip
+        """Claim up to `batch` available jobs (of the given types, or any), skipping rows others hold."""
+        types = [check_job_type(t) for t in job_types or ()]
+        check_count(batch, "batch", 10_000)
+        lease = check_seconds(lease, "lease")
+        token = str(uuid.uuid4())
+        now = self.db.now()
+        timeout = now + timedelta(seconds=lease)
+        rows = self.dialect.claim(self.db, self.layout, worker=worker, token=self.dialect.encode_token(token),
+                                  job_types=types, batch=batch, now=now, timeout=timeout)  # fmt: skip
+        decode = self.dialect.decode_time
+        rows = sorted(rows, key=lambda r: (int(r[3]), int(r[0])))  # RETURNING/OUTPUT order is unspecified
+        return [
+            Job(id=int(r[0]), job_type=r[1], info=r[2], priority=int(r[3]), created=decode(r[4]),
+                attempts=int(r[5]), token=token, worker=worker, timeout=timeout)  # fmt: skip
+            for r in rows
+        ]
+
+    def complete(self, job_id: int, token: str, outcome: str = "succeeded") -> None:
+        """Move a claimed job to the completed table. Raises LeaseLost if the claim is no longer ours."""
+        if outcome not in OUTCOMES:
+            raise UsageError(f"unknown outcome {outcome!r}", f"use one of: {', '.join(OUTCOMES)}")
+        moved = self.dialect.move_to_completed(self.db, self.layout, job_id=job_id, token=token,
+                                               outcome=outcome, now=self.db.now())  # fmt: skip
+        if not moved:
+            raise LeaseLost(f"job {job_id}: the claim was lost (timed out and released, or taken by another worker)")
+
+    def fail(self, job_id: int, token: str, retry_after: float = DEFAULT_RETRY_AFTER_S) -> str:
+        """Give a job back to be retried after `retry_after` s, or bury it as dead when out of attempts.
+        Returns "retry" or "dead"; raises LeaseLost if the claim is no longer ours."""
+        delay = timedelta(seconds=check_seconds(retry_after, "retry delay") if retry_after else 0)
+        now = self.db.now()
+        if self.dialect.retry_later(self.db, self.layout, job_id=job_id, token=token, available=now + delay,
+                                    max_attempts=self.max_attempts):  # fmt: skip
+            return "retry"
+        if self.dialect.move_to_completed(self.db, self.layout, job_id=job_id, token=token, outcome="dead",
+                                          now=now, min_attempts=self.max_attempts):  # fmt: skip
+            return "dead"
+        raise LeaseLost(f"job {job_id}: the claim was lost (timed out and released, or taken by another worker)")
+
+    # -- steering ----------------------------------------------------------------------------------------
+    def release_timed_out(self, job_type: str | None = None, dry_run: bool = False) -> ReleaseResult:
+        """Count (dry run) or release claims past their timeout. Out of attempts → dead."""
+        if job_type is not None:
+            self.require_known_type(job_type)
+        now = self.db.now()
+        found = self.dialect.count_timed_out(self.db, self.layout, job_type, now)
+        if dry_run or found == 0:
+            return ReleaseResult(timed_out=found, dry_run=dry_run)
+        released, dead = self.dialect.release_timed_out(self.db, self.layout, job_type=job_type, now=now,
+                                                        max_attempts=self.max_attempts)  # fmt: skip
+        return ReleaseResult(timed_out=found, released=released, dead=dead)
+
+    def job_types(self) -> list[str]:
+        """The job types that have jobs in the queue table (pending or claimed)."""
+        return self.dialect.queued_job_types(self.db, self.layout)
+
+    def require_known_type(self, job_type: str) -> None:
+        check_job_type(job_type)
+        known = self.job_types()
+        if job_type not in known:
+            listed = ", ".join(known[:12]) + (" …" if len(known) > 12 else "") if known else "none: the queue is empty"
+            raise UsageError(f"unknown job type {job_type!r}", f"job types in the queue: {listed}")

@@ -1,0 +1,67 @@
+"""The immutable result of one poll: what the CLI prints and the dashboard renders.
+
+Field names carry their units (`oldest_age_s`, `arrivals_10s_per_s`) because they are also the stable JSON
+shape of `queuetop stats --json`; see the README before renaming one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+TOTAL = "(all)"
+
+
+@dataclass(frozen=True)
+class TypeStats:
+    """Everything known about one JobType (or the totals) at one poll."""
+
+    job_type: str
+    depth: int = 0  # pending: not yet claimed
+    oldest_age_s: float | None = None  # age of the oldest pending job
+    claimed: int = 0  # in flight
+    timed_out: int = 0  # claims past their timeout, not yet released
+    dead: int = 0  # jobs that ran out of attempts
+    arrivals_10s_per_s: float | None = None
+    arrivals_60s_per_s: float | None = None
+    completions_10s_per_s: float | None = None
+    completions_60s_per_s: float | None = None
+    wait_p50_s: float | None = None  # claimed - created
+    wait_p95_s: float | None = None
+    wait_p99_s: float | None = None
+    processing_p50_s: float | None = None  # completed - claimed
+    processing_p95_s: float | None = None
+    processing_p99_s: float | None = None
+    drain: str = "unknown"  # empty | draining | never | unknown
+    drain_eta_s: float | None = None  # set when draining
+    depth_is_estimate: bool = False
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One poll of one queue."""
+
+    taken_at: datetime  # server time, UTC
+    target: str  # passwords masked
+    dialect: str
+    poll_ms: float
+    window_s: float
+    types: tuple[TypeStats, ...] = ()
+    totals: TypeStats = field(default_factory=lambda: TypeStats(TOTAL))
+    error: str | None = None
+
+    def type_named(self, job_type: str) -> TypeStats | None:
+        return next((row for row in self.types if row.job_type == job_type), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "taken_at": self.taken_at.isoformat(timespec="milliseconds") + "Z",
+            "target": self.target,
+            "dialect": self.dialect,
+            "poll_ms": round(self.poll_ms, 3),
+            "window_s": self.window_s,
+            "error": self.error,
+            "types": [asdict(row) for row in self.types],
+            "totals": asdict(self.totals),
+        }

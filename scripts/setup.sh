@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Prepare a fresh Debian machine for queuetop: the virtual environment with queuetop installed and,
+# with --test, the system ODBC packages, a running PostgreSQL and the database the tests use.
+# Idempotent: each step checks before it acts, so running it again is quick.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+venv=.venv
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "installing ${missing[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+if [ ! -x "$venv/bin/python" ]; then
+  say "creating $venv"
+  python3 -m venv "$venv" || { apt_install python3-venv; python3 -m venv "$venv"; }
+fi
+stamp="$venv/.installed-$(cat pyproject.toml | sha1sum | cut -c1-12)-$want_test"
+if [ ! -f "$stamp" ]; then
+  say "installing queuetop into $venv"
+  "$venv/bin/pip" install -q --upgrade pip >/dev/null
+  if [ $want_test = 1 ]; then
+    "$venv/bin/pip" install -q -e '.[dev,mssql]'
+  else
+    "$venv/bin/pip" install -q -e .
+  fi
+  rm -f "$venv"/.installed-*; touch "$stamp"
+fi
+
+[ $want_test = 1 ] || exit 0
+
+# The PostgreSQL and SQL Server tests go through pyodbc: unixODBC and the psqlODBC driver.
+apt_install unixodbc odbc-postgresql postgresql postgresql-client
+
+if ! pg_isready -q -h 127.0.0.1 -p 5432; then
+  say "starting PostgreSQL"
+  cluster=$(ls /etc/postgresql | sort -V | tail -n 1)
+  as_root pg_ctlcluster --skip-systemctl-redirect "$cluster" main start || true
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+fi
+pg_isready -q -h 127.0.0.1 -p 5432 || { say "PostgreSQL is not reachable on 127.0.0.1:5432"; exit 1; }
+
+db=${QUEUETOP_TEST_PG_DB:-queuetop_test}
+psql_admin() { if [ "$(id -u)" = 0 ]; then su postgres -c "psql -qAtX $*"; else psql -h 127.0.0.1 -U postgres -qAtX "$@"; fi; }
+if [ "$(psql_admin "-c \"select 1 from pg_database where datname = '$db'\"")" != 1 ]; then
+  say "creating database $db"
+  psql_admin "-c \"create database $db\""
+fi
