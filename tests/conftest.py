@@ -1,0 +1,94 @@
+"""Shared fixtures: real databases only.
+
+`backend` runs a test on the embedded SQLite file and on the PostgreSQL server (through pyodbc and
+psqlODBC), plus SQL Server when QUEUETOP_TEST_MSSQL holds a connection string. Each test gets its own schema
+(a copy of the native layout under a fresh schema name), so tests never see each other's jobs. PostgreSQL
+must be reachable: a test that needs it fails, it never skips.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from queuetop.db import Database, Target, parse_target
+from queuetop.layouts import NATIVE, Layout
+from queuetop.schema import init_schema
+
+PG_DEFAULT = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=queuetop_test;UID=postgres"
+PG_TARGET = os.environ.get("QUEUETOP_TEST_PG", PG_DEFAULT)
+MSSQL_TARGET = os.environ.get("QUEUETOP_TEST_MSSQL")
+BACKENDS = ["sqlite", "postgres"] + (["mssql"] if MSSQL_TARGET else [])
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A real database with a fresh, initialised queue schema of its own."""
+
+    name: str
+    target: Target
+    layout: Layout
+
+    def open(self, purpose: str = "worker") -> Database:
+        return Database.open(self.target, purpose=purpose)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    mssql = "SQL Server: " + ("QUEUETOP_TEST_MSSQL is set, running" if MSSQL_TARGET else
+                              "not run (set QUEUETOP_TEST_MSSQL to a connection string to run it)")
+    return [f"queuetop backends: {', '.join(BACKENDS)}; PostgreSQL: {PG_TARGET}", mssql]
+
+
+def _fresh_layout() -> Layout:
+    return dataclasses.replace(NATIVE, schema=f"qt_{uuid.uuid4().hex[:12]}")
+
+
+def make_backend(name: str, tmp_path) -> Backend:
+    if name == "sqlite":
+        target = parse_target(str(tmp_path / "queue.db"))
+        with Database.open(target, create=True) as db:
+            init_schema(db, NATIVE)
+        return Backend(name, target, NATIVE)
+    target = parse_target(PG_TARGET if name == "postgres" else MSSQL_TARGET)
+    layout = _fresh_layout()
+    with Database.open(target) as db:
+        init_schema(db, layout)
+    return Backend(name, target, layout)
+
+
+def drop_backend(backend: Backend) -> None:
+    if backend.name == "sqlite":
+        return
+    with backend.open() as db:
+        schema = db.dialect.quote(backend.layout.schema)
+        if backend.name == "postgres":
+            db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        else:
+            for table in ("WorkQueue_Pending", "WorkQueue", "WorkCompleted"):
+                kind = "VIEW" if table.endswith("Pending") else "TABLE"
+                db.execute(f"DROP {kind} IF EXISTS {schema}.{db.dialect.quote(table)}")
+            db.execute(f"DROP SCHEMA IF EXISTS {schema}")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path) -> Iterator[Backend]:
+    made = make_backend(request.param, tmp_path)
+    yield made
+    drop_backend(made)
+
+
+@pytest.fixture
+def sqlite_backend(tmp_path) -> Backend:
+    return make_backend("sqlite", tmp_path)
+
+
+@pytest.fixture
+def pg_backend(tmp_path) -> Iterator[Backend]:
+    made = make_backend("postgres", tmp_path)
+    yield made
+    drop_backend(made)
