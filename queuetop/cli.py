@@ -11,15 +11,28 @@ import json
 import os
 import sys
 import traceback
+from pathlib import Path
 from collections.abc import Callable, Sequence
 
 from queuetop import __version__
 from queuetop import format as fmt
 from queuetop.db import Database, QueuetopError, UsageError, parse_target
 from queuetop.db.target import ENV_VAR, Target, default_database_path
+from queuetop.load.command import add_load_arguments
 from queuetop.snapshot import Snapshot, TypeStats
 
 EXIT_USAGE = 2
+COMMANDS = ("init", "stats", "enqueue", "release", "watch", "load", "demo")
+
+
+def log_path() -> Path:
+    """Where the dashboard logs unexpected errors."""
+    from platformdirs import user_log_path
+
+    return user_log_path("queuetop", appauthor=False) / "queuetop.log"
+
+
+LOG_PATH = log_path()
 
 TARGET_HELP = f"""\
 targets (--db, or ${ENV_VAR}):
@@ -97,7 +110,45 @@ examples:
     release.add_argument("--max-attempts", type=int, default=3, metavar="N",
                          help="claims that used N attempts become dead instead (default 3)")  # fmt: skip
     release.set_defaults(run=cmd_release)
+
+    watch = command("watch", "the live dashboard (the default command)", f"""\
+  queuetop                                  watch the embedded database
+  queuetop watch --interval 0.5 --type email
+  queuetop watch --read-only --db "DRIVER={{PostgreSQL Unicode}};SERVER=db1;DATABASE=jobs;UID=ops"
+  queuetop watch --with-load --consumers 8  drive a load test and watch it in one window
+
+keys: ? lists them all in the app. Errors are logged to {LOG_PATH}
+""")
+    add_watch_arguments(watch)
+    watch.add_argument("--with-load", action="store_true", help="also run a load test (options below) while watching")
+    add_load_arguments(watch)
+    watch.set_defaults(run=cmd_watch)
+
+    load = command("load", "run a load test: producers and consumers through the real queue operations", """\
+  queuetop load --duration 30
+  queuetop load --producers 2 --consumers 8 --rate unlimited --jobs 50000 --batch 10
+  queuetop load --types email:5,report:1 --work email=fixed:5,report=exp:200 --fail 0.05 --crash 0.01 \\
+                --lease 5 --release-every 2 --json
+exit code: 0 when every job was processed exactly once, 1 if any was lost or duplicated, 2 on errors
+""")
+    add_load_arguments(load)
+    load.add_argument("--json", action="store_true", help="print the end report as JSON")
+    load.set_defaults(run=cmd_load)
+
+    demo = command("demo", "a fresh queue, a background load and the dashboard on top: the guided tour", """\
+  queuetop demo                   in a temporary SQLite file
+  queuetop demo --db demo.db      keep the demo queue in demo.db
+""")
+    add_watch_arguments(demo)
+    demo.set_defaults(run=cmd_demo)
     return parser
+
+
+def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between polls (default 1)")
+    parser.add_argument("--read-only", action="store_true", help="disable enqueue and release")
+    parser.add_argument("--type", dest="types", action="append", default=[], metavar="T",
+                        help="only show this job type (repeatable)")  # fmt: skip
 
 
 # -- opening the target ----------------------------------------------------------------------------------
@@ -177,6 +228,59 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_interval(args: argparse.Namespace) -> None:
+    if not 0.1 <= args.interval <= 3600:
+        raise UsageError(f"--interval must be from 0.1 to 3600 seconds, not {args.interval}")
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    _check_interval(args)
+    target = parse_target(args.db)
+    background = None
+    if args.with_load:
+        from queuetop.load.command import config_from_args, start_background_load
+
+        background = start_background_load(target, config_from_args(args))
+    return _dashboard(args, target, background, auto_init=_is_embedded_default(args, target))
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    from queuetop.load.command import run_load_command
+
+    return run_load_command(args)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from queuetop.load.command import demo_config, start_background_load
+    from queuetop.schema import init_schema
+
+    _check_interval(args)
+    where = args.db or str(Path(tempfile.mkdtemp(prefix="queuetop-demo-")) / "demo.db")
+    target = parse_target(where)
+    with Database.open(target, create=True) as db:
+        init_schema(db)
+    background = start_background_load(target, demo_config())
+    status = _dashboard(args, target, background, auto_init=False)
+    print(f"demo stopped; the demo queue is in {target.display}")
+    print(f"  look again with: queuetop --db {where}")
+    return status
+
+
+def _dashboard(args: argparse.Namespace, target: Target, background, auto_init: bool) -> int:  # noqa: ANN001
+    from queuetop.tui import run_dashboard
+
+    try:
+        return run_dashboard(target, interval=args.interval, read_only=args.read_only, job_types=args.types,
+                             auto_init=auto_init, background=background, log_path=LOG_PATH)  # fmt: skip
+    finally:
+        if background is not None:
+            summary = background.stop()
+            if summary:
+                print(summary)
+
+
 # -- the stats table -------------------------------------------------------------------------------------
 COLUMNS: list[tuple[str, Callable[[TypeStats], str]]] = [
     ("TYPE", lambda r: r.job_type),
@@ -217,10 +321,10 @@ def render_table(snapshot: Snapshot) -> str:
 # -- entry point -----------------------------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not any(a in COMMANDS for a in argv) and not {"-h", "--help", "--version"} & set(argv):
+        argv.insert(0, "watch")  # `queuetop` alone is the dashboard
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 0
     try:
         return args.run(args)
     except QueuetopError as exc:

@@ -62,6 +62,10 @@ class Collector:
         self._completion_mark: datetime | None = None
         self._recent_completions: dict[int, datetime] = {}
 
+    def use(self, db: Database) -> None:
+        """Carry on over a new connection (after a reconnect); the watermarks stay valid."""
+        self.db = db
+
     # -- polling -----------------------------------------------------------------------------------------
     def poll(self) -> Snapshot:
         """Read the queue once. Raises QueuetopError if the database cannot be read."""

@@ -205,6 +205,33 @@ class Dialect:
                                "FROM {completed}{nolock} WHERE {c_completed} > ?")
         return db.fetchall(sql, (self.encode_time(since),))
 
+    # -- drill-down reads: one job type's oldest pending jobs, claims in flight, recent completions ---------
+    def first_rows(self, template: str) -> str:
+        """`SELECT ...` limited to `?` rows: LIMIT here, TOP on SQL Server. The limit is the last parameter."""
+        return template + " LIMIT ?"
+
+    def oldest_pending(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
+        """(id, created, available, priority, attempts, info excerpt), oldest first."""
+        sql = self.sql(layout, self.first_rows(
+            "SELECT {id}, {created}, {available}, {priority}, {attempts}, SUBSTRING({info}, 1, 200) "
+            "FROM {queue}{nolock} WHERE {claimed_at} IS NULL AND {type} = ? ORDER BY {created}, {id}"))
+        return db.fetchall(sql, (job_type, limit))
+
+    def current_claims(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
+        """(id, worker, claimed at, timeout, attempts), the soonest to time out first."""
+        sql = self.sql(layout, self.first_rows(
+            "SELECT {id}, {claimed_by}, {claimed_at}, {timeout}, {attempts} FROM {queue}{nolock} "
+            "WHERE {claimed_at} IS NOT NULL AND {type} = ? ORDER BY {timeout}, {id}"))
+        return db.fetchall(sql, (job_type, limit))
+
+    def recent_completions(self, db: Database, layout: Layout, job_type: str, since: datetime,
+                           limit: int) -> list[Row]:  # fmt: skip
+        """(id, outcome, created, claimed at, completed at), newest first, completed after `since`."""
+        sql = self.sql(layout, self.first_rows(
+            "SELECT {c_id}, {c_outcome}, {c_created}, {c_claimed_at}, {c_completed} FROM {completed}{nolock} "
+            "WHERE {c_completed} > ? AND {c_type} = ? ORDER BY {c_completed} DESC, {c_id} DESC"))
+        return db.fetchall(sql, (self.encode_time(since), job_type, limit))
+
     # -- shared pieces of the move statements ------------------------------------------------------------
     COMPLETED_INSERT_COLUMNS = ("{c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_claimed_by}, "
                                 "{c_attempts}, {c_outcome}")

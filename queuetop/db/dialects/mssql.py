@@ -34,6 +34,25 @@ class MSSQLDialect(Dialect):
             statements.append("SET DEADLOCK_PRIORITY LOW")
         return statements
 
+    def oldest_pending(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
+        sql = self.sql(layout, "SELECT TOP (?) {id}, {created}, {available}, {priority}, {attempts}, "
+                               "SUBSTRING({info}, 1, 200) FROM {queue}{nolock} WHERE {claimed_at} IS NULL "
+                               "AND {type} = ? ORDER BY {created}, {id}")
+        return db.fetchall(sql, (limit, job_type))
+
+    def current_claims(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
+        sql = self.sql(layout, "SELECT TOP (?) {id}, {claimed_by}, {claimed_at}, {timeout}, {attempts} "
+                               "FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL AND {type} = ? "
+                               "ORDER BY {timeout}, {id}")
+        return db.fetchall(sql, (limit, job_type))
+
+    def recent_completions(self, db: Database, layout: Layout, job_type: str, since: datetime,
+                           limit: int) -> list[Row]:  # fmt: skip
+        sql = self.sql(layout, "SELECT TOP (?) {c_id}, {c_outcome}, {c_created}, {c_claimed_at}, {c_completed} "
+                               "FROM {completed}{nolock} WHERE {c_completed} > ? AND {c_type} = ? "
+                               "ORDER BY {c_completed} DESC, {c_id} DESC")
+        return db.fetchall(sql, (limit, since, job_type))
+
     def server_now_sql(self) -> str:
         return "SELECT SYSUTCDATETIME()"
 

@@ -1,0 +1,1 @@
+"""Load tests: producers and consumers that drive a real queue through the same operations real workers use."""
