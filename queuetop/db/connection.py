@@ -114,6 +114,8 @@ class Database:
             cursor = self._connection.cursor()
             try:
                 cursor.execute(sql, tuple(params))
+                if cursor.description is None:  # psqlODBC: a RETURNING that matched no row has no result set
+                    return []
                 return [tuple(row) for row in cursor.fetchall()]
             finally:
                 cursor.close()

@@ -1,0 +1,168 @@
+"""Queue operations on real databases: ordering, leases, retries, dead jobs, validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from queuetop.db import Database, LeaseLost, UsageError
+from queuetop.queue import Queue
+from queuetop.schema import init_schema
+
+from .helpers import FakeClock, completed_rows, queue_rows
+
+
+def open_queue(backend, clock: FakeClock, max_attempts: int = 3) -> Queue:
+    return Queue(Database.open(backend.target, clock=clock), backend.layout, max_attempts=max_attempts)
+
+
+def test_claim_serves_most_urgent_then_oldest_and_respects_availability(backend):
+    clock = FakeClock(0)
+    q = open_queue(backend, clock)
+    late = q.enqueue("email", priority=128)
+    clock.at(1)
+    urgent = q.enqueue("email", priority=5)
+    later = q.enqueue("email", priority=1, available_at=clock.now.replace(minute=5))  # not yet available
+    clock.at(2)
+    first = q.claim("w1", batch=1)
+    second = q.claim("w1", batch=5)
+    assert [j.id for j in first] == [urgent]
+    assert [j.id for j in second] == [late]  # the delayed job is not served before its time
+    clock.at(400)
+    assert [j.id for j in q.claim("w1")] == [later]
+
+
+def test_claim_by_type_and_batch_sets_claim_columns(backend):
+    clock = FakeClock(0)
+    q = open_queue(backend, clock)
+    q.enqueue_many("email", 3)
+    reports = q.enqueue_many("report", 4, info="r")
+    jobs = q.claim("worker-7", job_types=["report"], batch=3, lease=20)
+    assert len(jobs) == 3 and {j.job_type for j in jobs} == {"report"}
+    assert len({j.token for j in jobs}) == 1 and all(j.attempts == 1 for j in jobs)
+    rows = queue_rows(q.db, q.layout)
+    for job in jobs:
+        job_type, claimed_at, token, attempts = rows[job.id]
+        assert claimed_at is not None and str(token).lower() == job.token and attempts == 1
+    assert set(reports) - {j.id for j in jobs} == {j for j in reports if rows[j][1] is None}
+
+
+def test_complete_moves_the_row_once_and_a_lost_lease_is_reported(backend):
+    clock = FakeClock(0)
+    q = open_queue(backend, clock)
+    job_id = q.enqueue("email")
+    job = q.claim("w1", lease=5)[0]
+    with pytest.raises(LeaseLost):
+        q.complete(job_id, "00000000-0000-0000-0000-000000000000")
+    q.complete(job.id, job.token)
+    assert job_id not in queue_rows(q.db, q.layout)
+    assert completed_rows(q.db, q.layout)[job_id] == ("email", "succeeded", 1)
+    with pytest.raises(LeaseLost):  # twice is never fine
+        q.complete(job.id, job.token)
+
+
+def test_a_released_claim_cannot_be_completed_by_its_old_worker(backend):
+    clock = FakeClock(0)
+    q = open_queue(backend, clock)
+    q.enqueue("email")
+    old = q.claim("slow-worker", lease=1)[0]
+    clock.at(5)
+    assert q.release_timed_out().released == 1
+    new = q.claim("fast-worker", lease=30)[0]
+    assert new.id == old.id and new.attempts == 2
+    with pytest.raises(LeaseLost):
+        q.complete(old.id, old.token)
+    q.complete(new.id, new.token)
+    assert completed_rows(q.db, q.layout)[old.id][1:] == ("succeeded", 2)
+
+
+def test_fail_retries_after_the_delay_then_buries_the_job_as_dead(backend):
+    clock = FakeClock(0)
+    q = open_queue(backend, clock, max_attempts=2)
+    job_id = q.enqueue("email")
+    job = q.claim("w1")[0]
+    assert q.fail(job.id, job.token, retry_after=30) == "retry"
+    clock.at(10)
+    assert q.claim("w1") == []  # not before the retry delay
+    clock.at(31)
+    job = q.claim("w1")[0]
+    assert job.attempts == 2
+    assert q.fail(job.id, job.token) == "dead"
+    assert job_id not in queue_rows(q.db, q.layout)
+    assert completed_rows(q.db, q.layout)[job_id] == ("email", "dead", 2)
+    with pytest.raises(LeaseLost):
+        q.fail(job.id, job.token)
+
+
+def test_release_dry_run_counts_and_changes_nothing_then_releases_and_buries(backend):
+    clock = FakeClock(0)
+    q = open_queue(backend, clock, max_attempts=2)
+    q.enqueue_many("email", 3)
+    q.enqueue_many("report", 1)
+    first = q.claim("w1", job_types=["email"], batch=3, lease=1)
+    clock.at(2)
+    q.release_timed_out()  # attempts 1 < 2: all three back to pending
+    again = q.claim("w1", job_types=["email"], batch=1, lease=1)  # second attempt of one of them
+    q.claim("w1", job_types=["report"], lease=100)  # not timed out
+    clock.at(4)
+    before = queue_rows(q.db, q.layout)
+    dry = q.release_timed_out(dry_run=True)
+    assert (dry.timed_out, dry.released, dry.dead, dry.dry_run) == (1, 0, 0, True)
+    assert queue_rows(q.db, q.layout) == before
+    done = q.release_timed_out("email")
+    assert (done.timed_out, done.released, done.dead) == (1, 0, 1)
+    assert completed_rows(q.db, q.layout)[again[0].id][1] == "dead"
+    assert len(first) == 3
+    assert q.release_timed_out() .timed_out == 0
+
+
+def test_release_of_an_unknown_type_is_refused_and_changes_nothing(backend):
+    clock = FakeClock(0)
+    q = open_queue(backend, clock)
+    q.enqueue("email")
+    q.claim("w1", lease=1)
+    clock.at(5)
+    before = queue_rows(q.db, q.layout)
+    with pytest.raises(UsageError, match="unknown job type 'emial'.*email"):
+        q.release_timed_out("emial")
+    assert queue_rows(q.db, q.layout) == before
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda q: q.enqueue(""), "job type is empty"),
+        (lambda q: q.enqueue("x" * 129), "129 characters"),
+        (lambda q: q.enqueue("email", priority=256), "priority must be"),
+        (lambda q: q.enqueue("email", priority=-1), "priority must be"),
+        (lambda q: q.enqueue_many("email", 0), "count must be"),
+        (lambda q: q.claim("w", batch=0), "batch must be"),
+        (lambda q: q.claim("w", lease=0), "lease must be"),
+        (lambda q: q.complete(1, "t", outcome="great"), "unknown outcome"),
+    ],
+)
+def test_bad_arguments_are_refused_before_touching_the_queue(sqlite_backend, call, message):
+    q = open_queue(sqlite_backend, FakeClock(0))
+    q.enqueue("email")
+    before = queue_rows(q.db, q.layout)
+    with pytest.raises(UsageError, match=message):
+        call(q)
+    assert queue_rows(q.db, q.layout) == before
+
+
+def test_enqueue_many_is_all_or_nothing(sqlite_backend):
+    q = open_queue(sqlite_backend, FakeClock(0))
+    ids = q.enqueue_many("bulk", 12_000)  # more than one chunk
+    assert len(ids) == 12_000 and ids == sorted(set(ids))
+    with q.db.transaction():
+        q.db.execute("CREATE TRIGGER stop_at_20k AFTER INSERT ON WorkQueue WHEN NEW.WorkQueueID > 20000 "
+                     "BEGIN SELECT RAISE(ABORT, 'full'); END")
+    with pytest.raises(Exception, match="full"):
+        q.enqueue_many("bulk", 9_000)  # the second chunk fails: the first must not stay
+    assert len(queue_rows(q.db, q.layout)) == 12_000
+
+
+def test_init_is_idempotent_and_says_what_it_found(backend):
+    with backend.open() as db:
+        steps = init_schema(db, backend.layout)
+    assert steps and not any(step.created for step in steps)
+    assert {step.kind for step in steps} >= {"table", "view", "index"}

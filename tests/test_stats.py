@@ -1,0 +1,132 @@
+"""Stats correctness: a scripted scenario with known timestamps gives exact figures, on real databases.
+
+The timeline (seconds after BASE; the monitor polls at t=10 and again at t=15):
+  t=-100  3 "old" jobs          (before the 60 s window)
+  t=1     10 "email", 4 "report" (priority 5), 5 "resize"
+  t=2     claim 3 email (lease 30)        t=2..6  claim resize one by one (waits 1..5 s)
+  t=3, 4  complete 2 of the email claims (processing 1 s and 2 s)
+  t=5     claim 2 report (lease 1)        t=7     release report with max_attempts=1: both dead
+  t=7     complete the 5 resize jobs (processing 5..1 s)
+  t=8     claim 1 report (lease 1, so timed out by t=10); claim 2 old, complete them at t=9
+  t=12    6 more email                    t=13    complete the third email claim
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from queuetop.collector import Collector
+from queuetop.db import Database
+from queuetop.queue import Queue
+
+from .helpers import FakeClock
+
+
+def approx(value):
+    return pytest.approx(value, abs=1e-9)
+
+
+@pytest.fixture
+def scenario(backend):
+    clock = FakeClock()
+    q = Queue(Database.open(backend.target, clock=clock), backend.layout)
+    monitor = Collector(Database.open(backend.target, purpose="monitor", clock=clock), backend.layout)
+
+    clock.at(-100)
+    q.enqueue_many("old", 3)
+    clock.at(1)
+    q.enqueue_many("email", 10)
+    q.enqueue_many("report", 4, priority=5)
+    q.enqueue_many("resize", 5)
+    clock.at(2)
+    emails = q.claim("a", job_types=["email"], batch=3, lease=30)
+    resizes = []
+    for t in range(2, 7):
+        clock.at(t)
+        resizes += q.claim("b", job_types=["resize"])
+    clock.at(3)
+    q.complete(emails[0].id, emails[0].token)
+    clock.at(4)
+    q.complete(emails[1].id, emails[1].token)
+    clock.at(5)
+    q.claim("c", job_types=["report"], batch=2, lease=1)
+    clock.at(7)
+    assert Queue(q.db, backend.layout, max_attempts=1).release_timed_out("report").dead == 2
+    for job in resizes:
+        q.complete(job.id, job.token)
+    clock.at(8)
+    q.claim("c", job_types=["report"], lease=1)
+    olds = q.claim("d", job_types=["old"], batch=2)
+    clock.at(9)
+    for job in olds:
+        q.complete(job.id, job.token)
+    clock.at(10)
+    first = monitor.poll()
+    clock.at(12)
+    q.enqueue_many("email", 6)
+    clock.at(13)
+    q.complete(emails[2].id, emails[2].token)
+    clock.at(15)
+    second = monitor.poll()
+    return first, second
+
+
+def test_first_poll_counts_depth_age_claims_timeouts_and_dead(scenario):
+    snap = scenario[0]
+    rows = {row.job_type: row for row in snap.types}
+    assert sorted(rows) == ["email", "old", "report", "resize"]
+    expected = {  # depth, oldest age, claimed, timed out, dead
+        "email": (7, 9.0, 1, 0, 0),
+        "report": (1, 9.0, 1, 1, 2),
+        "resize": (0, None, 0, 0, 0),
+        "old": (1, 110.0, 0, 0, 0),
+    }
+    for job_type, (depth, age, claimed, timed_out, dead) in expected.items():
+        row = rows[job_type]
+        assert (row.depth, row.claimed, row.timed_out, row.dead) == (depth, claimed, timed_out, dead), job_type
+        assert row.oldest_age_s == (None if age is None else approx(age)), job_type
+    totals = snap.totals
+    assert (totals.depth, totals.claimed, totals.timed_out, totals.dead) == (9, 2, 1, 2)
+    assert totals.oldest_age_s == approx(110.0)
+
+
+def test_first_poll_rates_look_back_one_window(scenario):
+    rows = {row.job_type: row for row in scenario[0].types}
+    # arrivals, completions: (per s over 10 s, per s over 60 s)
+    assert (rows["email"].arrivals_10s_per_s, rows["email"].arrivals_60s_per_s) == (approx(1.0), approx(10 / 60))
+    assert (rows["email"].completions_10s_per_s, rows["email"].completions_60s_per_s) == (approx(0.2), approx(2 / 60))
+    assert rows["report"].completions_10s_per_s == approx(0.2)  # the two dead jobs finished too
+    assert rows["old"].arrivals_60s_per_s == 0  # created before the window
+    assert rows["old"].completions_60s_per_s == approx(2 / 60)
+    totals = scenario[0].totals
+    assert (totals.arrivals_10s_per_s, totals.arrivals_60s_per_s) == (approx(1.9), approx(19 / 60))
+    assert (totals.completions_10s_per_s, totals.completions_60s_per_s) == (approx(1.1), approx(11 / 60))
+
+
+def test_first_poll_percentiles_and_drain(scenario):
+    rows = {row.job_type: row for row in scenario[0].types}
+    resize = rows["resize"]
+    assert (resize.wait_p50_s, resize.wait_p95_s, resize.wait_p99_s) == (3.0, 5.0, 5.0)
+    assert (resize.processing_p50_s, resize.processing_p95_s, resize.processing_p99_s) == (3.0, 5.0, 5.0)
+    assert (rows["email"].wait_p50_s, rows["email"].processing_p95_s) == (1.0, 2.0)
+    assert rows["report"].wait_p50_s is None  # dead jobs carry no latency
+    totals = scenario[0].totals
+    # waits 1,1,1,2,3,4,5,108,108 and processing 1,1,1,1,2,2,3,4,5 (nearest rank)
+    assert (totals.wait_p50_s, totals.wait_p95_s, totals.wait_p99_s) == (3.0, 108.0, 108.0)
+    assert (totals.processing_p50_s, totals.processing_p95_s) == (2.0, 5.0)
+    assert (resize.drain, resize.drain_eta_s) == ("empty", 0.0)
+    assert (rows["old"].drain, rows["old"].drain_eta_s) == ("draining", approx(30.0))  # 1 job at 2/60 per s
+    assert (rows["email"].drain, rows["email"].drain_eta_s) == ("never", None)
+    assert totals.drain == "never"
+
+
+def test_second_poll_reads_only_what_changed_since(scenario):
+    snap = scenario[1]
+    email = snap.type_named("email")
+    assert (email.depth, email.claimed) == (13, 0)
+    assert (email.arrivals_10s_per_s, email.arrivals_60s_per_s) == (approx(0.6), approx(16 / 60))
+    assert (email.completions_10s_per_s, email.completions_60s_per_s) == (approx(0.1), approx(3 / 60))
+    assert (email.wait_p99_s, email.processing_p99_s) == (1.0, 11.0)
+    resize = snap.type_named("resize")
+    assert resize.completions_10s_per_s == approx(0.5)  # t=7 is still inside (5, 15]
+    assert snap.totals.arrivals_60s_per_s == approx(25 / 60)
