@@ -3,7 +3,7 @@
 Claims use the updatable-CTE form `WITH c AS (SELECT TOP (n) ... WITH (ROWLOCK, READPAST, UPDLOCK) ...)
 UPDATE c ... OUTPUT inserted.*` (seed 003's shape; seed 000's `UPDATE TOP (1) ... OUTPUT` is equivalent but
 cannot be parsed by the tools the tests use). Moves to the completed table are one `DELETE ... OUTPUT ...
-INTO`, so every operation is a single statement and no transaction is ever left open. Monitor reads take
+INTO` from an updatable CTE, so every operation is a single statement and no transaction is ever left open. Monitor reads take
 `NOLOCK`, a low deadlock priority and a short lock timeout: they must never block a dequeuer.
 """
 
@@ -79,7 +79,7 @@ class MSSQLDialect(Dialect):
         objects += [
             SchemaObject("table", layout.queue_table, *object_id(layout.queue_table), self.sql(layout, """
                 CREATE TABLE {queue} (
-                  {id} bigint IDENTITY(1, 1) NOT NULL PRIMARY KEY CLUSTERED,
+                  {id} bigint IDENTITY(1, 1) NOT NULL,
                   {type} nvarchar(128) NOT NULL,
                   {info} nvarchar(max) NULL,
                   {priority} tinyint NOT NULL DEFAULT 128,
@@ -90,19 +90,21 @@ class MSSQLDialect(Dialect):
                   {claimed_by} nvarchar(128) NULL,
                   {token} uniqueidentifier NULL,
                   {timeout} datetime2(3) NULL,
-                  {attempts} int NOT NULL DEFAULT 0)""")),
+                  {attempts} int NOT NULL DEFAULT 0,
+                  CONSTRAINT [PK_WorkQueue] PRIMARY KEY CLUSTERED ({id}))""")),
             SchemaObject("view", layout.pending_view, *object_id(layout.pending_view), self.sql(layout, """
                 CREATE VIEW {pending_view} AS SELECT * FROM {queue} WHERE {claimed_at} IS NULL""")),
             SchemaObject("table", layout.completed_table, *object_id(layout.completed_table), self.sql(layout, """
                 CREATE TABLE {completed} (
-                  {c_id} bigint NOT NULL PRIMARY KEY CLUSTERED,
+                  {c_id} bigint NOT NULL,
                   {c_type} nvarchar(128) NOT NULL,
                   {c_created} datetime2(3) NULL,
                   {c_claimed_at} datetime2(3) NULL,
                   {c_completed} datetime2(3) NOT NULL,
                   {c_claimed_by} nvarchar(128) NULL,
                   {c_attempts} int NULL,
-                  {c_outcome} varchar(16) NOT NULL)""")),
+                  {c_outcome} varchar(16) NOT NULL,
+                  CONSTRAINT [PK_WorkCompleted] PRIMARY KEY CLUSTERED ({c_id}))""")),
         ]  # fmt: skip
         tables = {"queue": layout.queue_table, "completed": layout.completed_table}
         for index in self.index_definitions(layout):
@@ -131,18 +133,19 @@ class MSSQLDialect(Dialect):
                    inserted.{attempts}""")  # fmt: skip
         return db.fetchall(sql, (batch, now, *job_types, now, worker, token, timeout))
 
-    def _bury(self, source: str, outcome: str, where: str = "") -> str:
-        """A template that deletes from `source` and lands the rows in the completed table."""
-        return (f"DELETE FROM {source} OUTPUT deleted.{{id}}, deleted.{{type}}, deleted.{{created}}, "
-                f"deleted.{{claimed_at}}, ?, deleted.{{claimed_by}}, deleted.{{attempts}}, {outcome} "
-                f"INTO {{completed}} ({self.COMPLETED_INSERT_COLUMNS})" + (f" WHERE {where}" if where else ""))
+    def _bury(self, outcome: str) -> str:
+        """A template deleting every row of the CTE `c` and landing it in the completed table, in one statement."""
+        return ("DELETE FROM c OUTPUT deleted.{id}, deleted.{type}, deleted.{created}, deleted.{claimed_at}, ?, "
+                f"deleted.{{claimed_by}}, deleted.{{attempts}}, {outcome} "
+                f"INTO {{completed}} ({self.COMPLETED_INSERT_COLUMNS})")
 
     def move_to_completed(self, db: Database, layout: Layout, *, job_id: int, token: str, outcome: str,
                           now: datetime, min_attempts: int | None = None) -> bool:  # fmt: skip
         guard = " AND {attempts} >= ?" if min_attempts is not None else ""
-        sql = self.sql(layout, self._bury("{queue} WITH (ROWLOCK)", "?", "{id} = ? AND {token} = ?" + guard))
+        sql = self.sql(layout, "WITH c AS (SELECT * FROM {queue} WITH (ROWLOCK) WHERE {id} = ? AND {token} = ?"
+                               + guard + ") " + self._bury("?"))
         guard_params = (min_attempts,) if min_attempts is not None else ()
-        return db.execute(sql, (now, outcome, job_id, token, *guard_params)) == 1
+        return db.execute(sql, (job_id, token, *guard_params, now, outcome)) == 1
 
     def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None, now: datetime,
                           max_attempts: int) -> tuple[int, int]:  # fmt: skip
@@ -151,7 +154,7 @@ class MSSQLDialect(Dialect):
         # timeout under the lock, so a job claimed anew meanwhile is left alone.
         pick = ("WITH c AS (SELECT * FROM {queue} WITH (ROWLOCK, READPAST, UPDLOCK) WHERE {claimed_at} IS NOT NULL "
                 "AND {timeout} < ? AND {attempts} %s ?" + self.job_type_filter(layout, types) + ") ")
-        bury = self.sql(layout, pick % ">=" + self._bury("c", "'dead'"))
+        bury = self.sql(layout, pick % ">=" + self._bury("'dead'"))
         release = self.sql(layout, pick % "<" + "UPDATE c SET {claimed_at} = NULL, {claimed_by} = NULL, "
                                                "{token} = NULL, {timeout} = NULL")
         dead = db.execute(bury, (now, max_attempts, *types, now))

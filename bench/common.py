@@ -1,0 +1,103 @@
+"""Shared pieces of the benchmarks: where the databases are, a bench schema of its own, figures and tables.
+
+Benchmarks print figures; they are not tests. Each one runs against the real PostgreSQL server (through
+pyodbc and psqlODBC, as queuetop does) and/or a SQLite file under /tmp, in a schema or file of its own so a
+run never touches anyone's queue. The machine is shared: every script prints the load average beside its
+figures, so a noisy run can be told apart and repeated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as `python bench/x.py` from a checkout
+    sys.path.insert(0, str(ROOT))
+
+from queuetop.db import Database, Target, parse_target  # noqa: E402
+from queuetop.history import percentiles  # noqa: E402
+from queuetop.layouts import NATIVE, Layout  # noqa: E402
+from queuetop.schema import init_schema  # noqa: E402
+
+PG_DEFAULT = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=queuetop_test;UID=postgres"
+PG_TARGET_TEXT = os.environ.get("QUEUETOP_BENCH_PG") or os.environ.get("QUEUETOP_TEST_PG") or PG_DEFAULT
+BENCH_DIR = Path(os.environ.get("QUEUETOP_BENCH_DIR", "/tmp/queuetop-bench"))
+
+
+def pg_target() -> Target:
+    return parse_target(PG_TARGET_TEXT)
+
+
+def sqlite_target(name: str) -> Target:
+    BENCH_DIR.mkdir(parents=True, exist_ok=True)
+    return parse_target(f"sqlite:{BENCH_DIR / name}")
+
+
+def bench_layout(schema: str) -> Layout:
+    """The native layout in a PostgreSQL schema of the benchmark's own."""
+    return dataclasses.replace(NATIVE, schema=schema)
+
+
+def recreate_pg_schema(db: Database, layout: Layout) -> None:
+    """Drop the bench schema with everything in it and create the native schema afresh."""
+    db.execute(f"DROP SCHEMA IF EXISTS {db.dialect.quote(layout.schema)} CASCADE")
+    init_schema(db, layout)
+
+
+def pg_connection_parts(target_text: str = PG_TARGET_TEXT) -> dict[str, str]:
+    """host, port, dbname, user (and password) of an ODBC connection string, for command-line tools."""
+    fields = {}
+    for part in target_text.split(";"):
+        if "=" in part:
+            key, value = part.split("=", 1)
+            fields[key.strip().upper()] = value.strip().strip("{}")
+    return {
+        "host": fields.get("SERVER", "127.0.0.1"),
+        "port": fields.get("PORT", "5432"),
+        "dbname": fields.get("DATABASE", "postgres"),
+        "user": fields.get("UID", fields.get("USER", "postgres")),
+        "password": fields.get("PWD", fields.get("PASSWORD", "")),
+    }
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def p50_p95(values: Sequence[float]) -> tuple[float | None, float | None]:
+    p50, p95 = percentiles(values, (50, 95))
+    return p50, p95
+
+
+def ms(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def ratio(numerator: float | None, denominator: float | None) -> str:
+    if numerator is None or not denominator:
+        return "—"
+    return f"{numerator / denominator:.2f}"
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]], title: str | None = None) -> None:
+    """A plain, aligned text table: text columns left, figures right."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    numeric = [all(_looks_numeric(row[i]) for row in cells[1:]) for i in range(len(headers))]
+    if title:
+        print(f"\n{title}")
+    for n, row in enumerate(cells):
+        print("  ".join(c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+    sys.stdout.flush()
+
+
+def _looks_numeric(text: str) -> bool:
+    stripped = text.replace(",", "").replace(".", "").replace("×", "").replace("%", "").lstrip("≈~<>=-")
+    return stripped.isdigit() or text == "—"
