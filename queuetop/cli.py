@@ -11,8 +11,8 @@ import json
 import os
 import sys
 import traceback
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from queuetop import __version__
 from queuetop import format as fmt
@@ -268,7 +268,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return status
 
 
-def _dashboard(args: argparse.Namespace, target: Target, background, auto_init: bool) -> int:  # noqa: ANN001
+def _dashboard(args: argparse.Namespace, target: Target, background, auto_init: bool) -> int:
     from queuetop.tui import run_dashboard
 
     try:
@@ -306,7 +306,8 @@ def render_table(snapshot: Snapshot) -> str:
     widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        padded = (c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        return "  ".join(padded)
 
     out = [f"{snapshot.target} ({snapshot.dialect}) at {snapshot.taken_at:%Y-%m-%d %H:%M:%S} UTC, "
            f"poll {snapshot.poll_ms:.1f} ms, rates and latencies over the last {snapshot.window_s:.0f} s"]  # fmt: skip

@@ -155,7 +155,9 @@ class Collector:
         return history
 
     # -- turning readings into figures -------------------------------------------------------------------
-    def _build(self, now: datetime, pending: dict, claimed: dict, dead: dict) -> tuple[tuple[TypeStats, ...], TypeStats]:
+    def _build(
+        self, now: datetime, pending: dict, claimed: dict, dead: dict
+    ) -> tuple[tuple[TypeStats, ...], TypeStats]:
         t = seconds(now)
         for history in self._history.values():
             history.arrivals.prune(t)

@@ -88,7 +88,7 @@ class Queue:
         self.max_attempts = check_count(max_attempts, "max attempts", 1000)
 
     @property
-    def dialect(self):  # noqa: ANN201 - the dialect's own type
+    def dialect(self):
         return self.db.dialect
 
     # -- producing ---------------------------------------------------------------------------------------
@@ -131,7 +131,7 @@ class Queue:
         rows = sorted(rows, key=lambda r: (int(r[3]), int(r[0])))  # RETURNING/OUTPUT order is unspecified
         return [
             Job(id=int(r[0]), job_type=r[1], info=r[2], priority=int(r[3]), created=decode(r[4]),
-                attempts=int(r[5]), token=token, worker=worker, timeout=timeout)  # fmt: skip
+                attempts=int(r[5]), token=token, worker=worker, timeout=timeout)
             for r in rows
         ]
 

@@ -39,8 +39,9 @@ fi
 
 [ $want_test = 1 ] || exit 0
 
-# The PostgreSQL and SQL Server tests go through pyodbc: unixODBC and the psqlODBC driver.
-apt_install unixodbc odbc-postgresql postgresql postgresql-client
+# The PostgreSQL and SQL Server tests go through pyodbc: unixODBC and the psqlODBC driver; the MariaDB driver
+# lets a test check that an unsupported database is refused clearly.
+apt_install unixodbc odbc-postgresql odbc-mariadb postgresql postgresql-client
 
 if ! pg_isready -q -h 127.0.0.1 -p 5432; then
   say "starting PostgreSQL"

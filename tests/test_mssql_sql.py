@@ -126,7 +126,7 @@ def test_claim_is_the_readpast_cte_form_with_output():
 
 
 def test_monitor_reads_never_lock():
-    reads = [sql for sql, _ in STATEMENTS if sql.lstrip("/* queuetop */ ").startswith("SELECT") and "[queuetop]" in sql]
+    reads = [sql for sql, _ in STATEMENTS if sql.startswith("/* queuetop */ SELECT") and "[queuetop]" in sql]
     assert reads and all("WITH (NOLOCK)" in sql for sql in reads)
 
 

@@ -13,7 +13,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -87,10 +87,8 @@ class Database:
         return self._clock() if self._clock else utc_now() + self._offset
 
     def close(self) -> None:
-        try:
+        with suppress(Exception):  # closing a broken connection has nothing left to report
             self._connection.close()
-        except Exception:  # closing a broken connection has nothing left to report
-            pass
 
     def __enter__(self) -> Database:
         return self
@@ -221,6 +219,9 @@ def _open_odbc(target: Target) -> tuple[Any, Dialect]:
     return connection, dialect
 
 
+LOGIN_REFUSED = ("password", "login failed", "authentication failed", "role \"", "no pg_hba.conf entry")
+
+
 def _connect_error(exc: Exception, target: Target, elapsed: float) -> QueuetopError:
     sqlstate = str(exc.args[0]) if exc.args else ""
     raw = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
@@ -228,7 +229,8 @@ def _connect_error(exc: Exception, target: Target, elapsed: float) -> QueuetopEr
     if sqlstate in ("IM002", "IM003") or "Can't open lib" in raw or "file not found" in raw:
         return DriverMissing(f"the ODBC driver cannot be loaded: {text}",
                              "check DRIVER= in the connection string; `odbcinst -q -d` lists installed drivers")
-    if sqlstate.startswith("28") or "password" in raw.lower() or "login failed" in raw.lower():
+    lowered = raw.lower()
+    if sqlstate.startswith("28") or any(sign in lowered for sign in LOGIN_REFUSED):
         return ConnectError(f"the server refused the login: {text}", "check UID and PWD in the connection string")
     if sqlstate == "3D000" or ("database" in raw and "does not exist" in raw):
         return ConnectError(f"the database does not exist: {text}", "create it, or fix DATABASE= in the target")

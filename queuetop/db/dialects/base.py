@@ -8,9 +8,10 @@ tell the monitor's work apart.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from queuetop.layouts import COMPLETED_ROLES, QUEUE_ROLES, Layout
 

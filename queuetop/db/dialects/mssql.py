@@ -3,14 +3,15 @@
 Claims use the updatable-CTE form `WITH c AS (SELECT TOP (n) ... WITH (ROWLOCK, READPAST, UPDLOCK) ...)
 UPDATE c ... OUTPUT inserted.*` (seed 003's shape; seed 000's `UPDATE TOP (1) ... OUTPUT` is equivalent but
 cannot be parsed by the tools the tests use). Moves to the completed table are one `DELETE ... OUTPUT ...
-INTO` from an updatable CTE, so every operation is a single statement and no transaction is ever left open. Monitor reads take
-`NOLOCK`, a low deadlock priority and a short lock timeout: they must never block a dequeuer.
+INTO` from an updatable CTE, so every operation is a single statement and no transaction is ever left open.
+Monitor reads take `NOLOCK`, a low deadlock priority and a short lock timeout: they must never block a dequeuer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from queuetop.db.dialects.base import Dialect, Row, SchemaObject
 from queuetop.layouts import Layout

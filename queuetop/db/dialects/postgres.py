@@ -7,8 +7,9 @@ explicit casts because psqlODBC prepares statements server-side, where a bare `?
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from queuetop.db.dialects.base import Dialect, Row, SchemaObject
 from queuetop.layouts import Layout
@@ -38,7 +39,7 @@ class PostgresDialect(Dialect):
         return token
 
     def error_kind(self, sqlstate: str, message: str) -> str | None:
-        if sqlstate == "42P01" or "does not exist" in message and ("relation" in message or "schema" in message):
+        if sqlstate == "42P01" or ("does not exist" in message and ("relation" in message or "schema" in message)):
             return "schema"
         if sqlstate in ("57014", "55P03") or "canceling statement due to" in message:
             return "timeout"
@@ -100,7 +101,8 @@ class PostgresDialect(Dialect):
               batch: int, now: datetime, timeout: datetime) -> list[Row]:  # fmt: skip
         sql = self.sql(layout, """UPDATE {queue} SET {claimed_at} = CAST(? AS timestamp), {claimed_by} = ?,
                 {token} = CAST(? AS uuid), {timeout} = CAST(? AS timestamp), {attempts} = {attempts} + 1
-            WHERE {id} IN (SELECT {id} FROM {queue} WHERE {claimed_at} IS NULL AND {available} <= CAST(? AS timestamp)"""
+            WHERE {id} IN (SELECT {id} FROM {queue}
+                WHERE {claimed_at} IS NULL AND {available} <= CAST(? AS timestamp)"""
             + self.job_type_filter(layout, job_types) + """
                 ORDER BY {priority}, {available} LIMIT CAST(? AS integer) FOR UPDATE SKIP LOCKED)
             RETURNING {id}, {type}, {info}, {priority}, {created}, {attempts}""")  # fmt: skip
@@ -131,7 +133,8 @@ class PostgresDialect(Dialect):
         # Lock only what no one else holds: a job a worker is finishing right now is skipped, not waited on,
         # and the timeout is checked again under the lock, so a job claimed anew meanwhile is left alone.
         pick = ("SELECT {id} FROM {queue} WHERE {claimed_at} IS NOT NULL AND {timeout} < CAST(? AS timestamp) "
-                "AND {attempts} %s CAST(? AS integer)" + self.job_type_filter(layout, types) + " FOR UPDATE SKIP LOCKED")
+                "AND {attempts} %s CAST(? AS integer)" + self.job_type_filter(layout, types)
+                + " FOR UPDATE SKIP LOCKED")
         bury = self.sql(layout, "WITH moved AS (DELETE FROM {queue} WHERE {id} IN (" + pick % ">=" + ") "
                                 "RETURNING {id}, {type}, {created}, {claimed_at}, {claimed_by}, {attempts}) "
                                 f"INSERT INTO {{completed}} ({self.COMPLETED_INSERT_COLUMNS}) "

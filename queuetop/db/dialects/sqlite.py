@@ -7,8 +7,9 @@ mode never wait for it. Times are stored as UTC text `YYYY-MM-DD HH:MM:SS.fff`, 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from queuetop.db.dialects.base import Dialect, Row, SchemaObject
 from queuetop.layouts import Layout

@@ -1,0 +1,161 @@
+"""The `queuetop` command as users run it (a real subprocess): outputs, JSON shape, and every error case as
+one clear line on stderr with exit code 2, no traceback, and the queue unchanged."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from queuetop.db import Database, SchemaMissing, parse_target
+from queuetop.queue import Queue
+
+from .conftest import PG_TARGET, _fresh_layout
+from .helpers import completed_rows, queue_rows
+
+
+def queuetop(*args: str, env_extra: dict | None = None, home=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "QUEUETOP_DB": "", **(env_extra or {})}
+    if home is not None:
+        env["XDG_DATA_HOME"] = str(home)
+    return subprocess.run([sys.executable, "-m", "queuetop", *args], capture_output=True, text=True, env=env,
+                          timeout=60)  # fmt: skip
+
+
+def assert_clean_failure(result: subprocess.CompletedProcess, *phrases: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    line = result.stderr.strip()
+    assert line.startswith("queuetop: error: ") and "\n" not in line, line
+    for phrase in phrases:
+        assert phrase in line, line
+
+
+@pytest.fixture
+def queue_file(tmp_path):
+    path = tmp_path / "q.db"
+    assert queuetop("init", "--db", str(path)).returncode == 0
+    return path
+
+
+def snapshot_of_tables(path) -> tuple:
+    with Database.open(parse_target(str(path))) as db:
+        from queuetop.layouts import NATIVE
+
+        return queue_rows(db, NATIVE), completed_rows(db, NATIVE)
+
+
+def test_embedded_default_is_created_on_first_use(tmp_path):
+    result = queuetop("enqueue", "--type", "email", "--count", "3", home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "enqueued 3 jobs of type 'email': ids 1, 2, 3"
+    assert (tmp_path / "queuetop" / "queuetop.db").exists()
+    table = queuetop("stats", home=tmp_path).stdout
+    assert "email" in table and "(all)" in table
+
+
+def test_init_says_what_it_created_then_what_it_found(tmp_path):
+    first = queuetop("init", "--db", str(tmp_path / "new.db"))
+    second = queuetop("init", "--db", str(tmp_path / "new.db"))
+    assert first.returncode == second.returncode == 0
+    assert "created  table  WorkQueue" in first.stdout and "8 object(s) created" in first.stdout
+    assert "exists   table  WorkQueue" in second.stdout and "nothing to do" in second.stdout
+
+
+def test_enqueue_many_prints_the_range_and_stats_json_has_the_documented_shape(queue_file):
+    result = queuetop("enqueue", "--db", str(queue_file), "-t", "report", "-n", "250", "--priority", "7")
+    assert result.stdout.strip() == "enqueued 250 jobs of type 'report': ids 1..250"
+    data = json.loads(queuetop("stats", "--db", str(queue_file), "--json").stdout)
+    assert set(data) == {"taken_at", "target", "dialect", "poll_ms", "window_s", "error", "types", "totals"}
+    (row,) = data["types"]
+    assert row["job_type"] == "report" and row["depth"] == 250 and row["claimed"] == 0
+    assert {"oldest_age_s", "arrivals_10s_per_s", "completions_60s_per_s", "wait_p95_s", "processing_p99_s",
+            "drain", "drain_eta_s", "depth_is_estimate"} <= set(row)  # fmt: skip
+    assert data["totals"]["depth"] == 250 and data["dialect"] == "sqlite"
+
+
+def test_release_dry_run_then_release(queue_file):
+    with Database.open(parse_target(str(queue_file))) as db:
+        queue = Queue(db)
+        queue.enqueue_many("email", 2)
+        queue.claim("w", batch=2, lease=0.001)
+    import time
+
+    time.sleep(0.05)
+    dry = queuetop("release", "--db", str(queue_file), "--dry-run")
+    assert "2 claim(s) past their timeout would be released (dry run: nothing changed)" in dry.stdout
+    real = queuetop("release", "--db", str(queue_file), "--type", "email")
+    assert ("released 2 timed-out claim(s) of type 'email' back to pending; "
+            "0 out of attempts moved to dead") in real.stdout
+    assert "nothing to release" in queuetop("release", "--db", str(queue_file)).stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "phrases"),
+    [
+        (["enqueue", "-t", "email", "--count", "0"], ["count must be a whole number from 1"]),
+        (["enqueue", "-t", "email", "--priority", "300"], ["priority must be a whole number from 0"]),
+        (["enqueue", "-t", "", "--count", "2"], ["the job type is empty"]),
+        (["enqueue", "-t", "email", "--delay", "-5"], ["--delay must be zero or more"]),
+        (["release", "--type", "emial"], ["unknown job type 'emial'", "job types in the queue: email"]),
+        (["watch", "--interval", "0"], ["--interval must be from 0.1 to 3600"]),
+    ],
+)
+def test_bad_arguments_fail_cleanly_and_change_nothing(queue_file, args, phrases):
+    queuetop("enqueue", "--db", str(queue_file), "-t", "email", "-n", "2")
+    before = snapshot_of_tables(queue_file)
+    assert_clean_failure(queuetop(*args, "--db", str(queue_file)), *phrases)
+    assert snapshot_of_tables(queue_file) == before
+
+
+def test_argparse_mistakes_exit_2_with_usage():
+    result = queuetop("enqueue", "--count", "3")
+    assert result.returncode == 2 and "the following arguments are required: --type" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("target", "phrases"),
+    [
+        ("DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=1;DATABASE=x;UID=postgres",
+         ["cannot reach the database server", "check SERVER and PORT"]),
+        ("DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=queuetop_test;UID=nosuchrole;PWD=s3cret",
+         ["the server refused the login", "check UID and PWD"]),
+        ("DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=no_such_db;UID=postgres",
+         ["the database does not exist", "fix DATABASE="]),
+        ("DRIVER={No Such Driver};SERVER=x", ["the ODBC driver 'No Such Driver' is not installed"]),
+        ("DRIVER={MariaDB Unicode};SERVER=127.0.0.1;PORT=3306;DATABASE=test;UID=root",
+         ["unsupported database 'MariaDB'", "SQL Server, PostgreSQL and SQLite"]),
+        ("queue.txt", ["cannot tell what database 'queue.txt' names"]),
+    ],
+)
+def test_connection_problems_are_one_clear_line(target, phrases):
+    result = queuetop("stats", "--db", target)
+    assert_clean_failure(result, *phrases)
+    assert "s3cret" not in result.stderr
+
+
+def test_missing_schema_says_run_init(tmp_path):
+    assert_clean_failure(queuetop("stats", "--db", str(tmp_path / "absent.db")), "run `queuetop init`")
+    empty = tmp_path / "empty.db"
+    Database.open(parse_target(str(empty)), create=True).close()
+    assert_clean_failure(queuetop("enqueue", "-t", "x", "--db", str(empty)), "schema is missing", "queuetop init")
+
+
+def test_missing_schema_on_postgres_says_run_init():
+    from queuetop.collector import Collector
+
+    with Database.open(parse_target(PG_TARGET)) as db, pytest.raises(SchemaMissing, match="run `queuetop init`"):
+        Collector(db, _fresh_layout()).poll()
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    result = queuetop("stats", "--debug", "--db", str(tmp_path / "absent.db"))
+    assert result.returncode == 2 and "Traceback" in result.stderr and "SchemaMissing" in result.stderr
+
+
+def test_the_environment_names_the_target(queue_file):
+    result = queuetop("stats", "--json", env_extra={"QUEUETOP_DB": str(queue_file)})
+    assert json.loads(result.stdout)["target"] == str(queue_file)
