@@ -1,0 +1,56 @@
+"""The statistics arithmetic: windows, rates over measured time, nearest-rank percentiles, drain ETA."""
+
+from __future__ import annotations
+
+import pytest
+
+from queuetop.history import EventWindow, LatencyWindow, drain_eta, percentiles, rate_per_s
+
+
+def test_rate_divides_by_the_time_actually_observed():
+    window = EventWindow(60)
+    for t in (101, 102, 103, 104, 105, 106):
+        window.add(t)
+    # watching since t=100: 6 events in 6 s, whatever the nominal window
+    assert rate_per_s(window, now=106, span_s=60, observed_since=100) == pytest.approx(1.0)
+    assert rate_per_s(window, now=106, span_s=2, observed_since=100) == pytest.approx(1.0)  # 105, 106 in (104, 106]
+    assert rate_per_s(window, now=100, span_s=10, observed_since=100) is None
+
+
+def test_window_keeps_late_events_in_order_and_forgets_old_ones():
+    window = EventWindow(10)
+    for t in (1, 5, 3, 12, 11):
+        window.add(t)
+    assert window.count_after(4) == 3
+    window.prune(now=14)  # keeps (4, 14]
+    assert len(window) == 3 and window.count_after(0) == 3
+
+
+def test_percentiles_are_nearest_rank():
+    assert percentiles([5, 1, 4, 2, 3]) == (3, 5, 5)
+    assert percentiles(range(1, 101)) == (50, 95, 99)
+    assert percentiles([]) == (None, None, None)
+    assert percentiles([7.5]) == (7.5, 7.5, 7.5)
+
+
+def test_latency_window_is_bounded_in_age_and_size():
+    window = LatencyWindow(span_s=60, max_samples=3)
+    for t in range(5):
+        window.add(t, wait_s=t, processing_s=None)
+    assert window.waits() == [2, 3, 4] and window.processing() == []
+    window.prune(now=63.5)
+    assert window.waits() == [4]
+
+
+@pytest.mark.parametrize(
+    ("depth", "arrivals", "completions", "expected"),
+    [
+        (0, 5.0, 1.0, ("empty", 0.0)),
+        (100, 1.0, 3.0, ("draining", 50.0)),
+        (100, 3.0, 3.0, ("never", None)),
+        (100, 0.0, 0.0, ("never", None)),
+        (100, None, 3.0, ("unknown", None)),
+    ],
+)
+def test_drain_eta(depth, arrivals, completions, expected):
+    assert drain_eta(depth, arrivals, completions) == expected
