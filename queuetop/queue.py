@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from queuetop.db import Database, LeaseLost, UsageError
+from queuetop.db.dialects import Dialect
 from queuetop.layouts import NATIVE, Layout
 
 DEFAULT_PRIORITY = 128
@@ -88,7 +89,7 @@ class Queue:
         self.max_attempts = check_count(max_attempts, "max attempts", 1000)
 
     @property
-    def dialect(self):
+    def dialect(self) -> Dialect:
         return self.db.dialect
 
     # -- producing ---------------------------------------------------------------------------------------

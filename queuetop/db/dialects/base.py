@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from queuetop.layouts import COMPLETED_ROLES, QUEUE_ROLES, Layout
+from queuetop.layouts import Layout
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
@@ -236,4 +236,3 @@ class Dialect:
     # -- shared pieces of the move statements ------------------------------------------------------------
     COMPLETED_INSERT_COLUMNS = ("{c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_claimed_by}, "
                                 "{c_attempts}, {c_outcome}")
-    ALL_ROLES = QUEUE_ROLES + COMPLETED_ROLES

@@ -35,9 +35,6 @@ class PostgresDialect(Dialect):
     def server_now_sql(self) -> str:
         return f"SELECT {NOW_UTC}"
 
-    def encode_token(self, token: str) -> Any:
-        return token
-
     def error_kind(self, sqlstate: str, message: str) -> str | None:
         if sqlstate == "42P01" or ("does not exist" in message and ("relation" in message or "schema" in message)):
             return "schema"
