@@ -92,7 +92,8 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]], title:
     if title:
         print(f"\n{title}")
     for n, row in enumerate(cells):
-        print("  ".join(c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        aligned = (c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+        print("  ".join(aligned))
         if n == 0:
             print("  ".join("-" * w for w in widths))
     sys.stdout.flush()

@@ -1,38 +1,173 @@
 """`queuetop load` and the background load of `queuetop demo` / `queuetop watch --with-load`.
 
-SKELETON handed to the load-driver work: argument definitions are final, the rest is to be written.
+`run_load_command` is the headless load test: a progress line on stderr while it runs, the end report on
+stdout (text, or `--json`), exit 1 when a job was lost or duplicated. Ctrl-C stops it cleanly and still
+reports. `start_background_load` runs the same driver under the dashboard until `stop()`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import replace
+from typing import TextIO
+
+from queuetop.db import Database, QueuetopError, Target, UsageError, parse_target
+from queuetop.db.target import ENV_VAR
+from queuetop.layouts import NATIVE, Layout
+from queuetop.load.config import ConsumerPool, LoadConfig, demo_config, parse_rate, parse_types, parse_work
+from queuetop.load.driver import LoadRun
+from queuetop.load.report import LoadReport, build_report
+
+__all__ = ["add_load_arguments", "config_from_args", "demo_config", "run_load_command", "start_background_load"]
+
+DEFAULT_DURATION_S = 30.0
+PROGRESS_EVERY_S = 0.5
+PROGRESS_EVERY_PIPE_S = 5.0  # when stderr is not a terminal: a line now and then, not a flood
 
 
 def add_load_arguments(parser: argparse.ArgumentParser) -> None:
-    """The load options, shared by `load`, `demo` and `watch --with-load`."""
+    """The load options, shared by `load` and `watch --with-load`.
+
+    `--types` is stored as `load_types`: `watch` already has `--type` stored as `types` (the job types shown).
+    """
     group = parser.add_argument_group("load")
     group.add_argument("--producers", type=int, default=2, metavar="N", help="producer threads (default 2)")
     group.add_argument("--consumers", type=int, default=4, metavar="N", help="consumer threads (default 4)")
     group.add_argument("--rate", default="100", metavar="R",
-                       help="jobs/s enqueued in total, or 'unlimited' (default 100)")
-    group.add_argument("--types", default="3", metavar="SPEC",
-                       help="a number of job types, or weighted names such as email:5,report:1 (default 3)")
-    group.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
-    group.add_argument("--jobs", type=int, metavar="N", help="stop after N jobs are enqueued (and processed)")
+                       help="jobs/s enqueued in total, or 'unlimited' (default 100)")  # fmt: skip
+    group.add_argument("--types", dest="load_types", default="3", metavar="SPEC",
+                       help="a number of job types (named load-1, load-2, ...), or weighted names such as "
+                            "email:5,report:1 (default 3)")  # fmt: skip
+    group.add_argument("--duration", type=float, metavar="S",
+                       help=f"stop producing after S seconds, let consumers finish for up to "
+                            f"{LoadConfig.drain_s:g} s, then report (`load`: default {DEFAULT_DURATION_S:g} s "
+                            f"unless --jobs is given; with --with-load: produce until quit)")  # fmt: skip
+    group.add_argument("--jobs", type=int, metavar="N",
+                       help="enqueue N jobs, then finish when all are completed or dead")  # fmt: skip
     group.add_argument("--work", default="uniform:5-50", metavar="SPEC",
-                       help="processing time in ms: fixed:20, uniform:5-50, exp:30, or per type "
-                            "email=fixed:5,report=exp:200 (default uniform:5-50)")
+                       help="processing time in ms: fixed:20, uniform:5-50, exp:30 (mean), or per type "
+                            "email=fixed:5,report=exp:200; an item without a type is the others' "
+                            "(default uniform:5-50)")  # fmt: skip
     group.add_argument("--fail", type=float, default=0.0, metavar="F",
-                       help="fraction of attempts that fail and are retried (default 0)")
+                       help="fraction of attempts that fail and are retried after 1 s (default 0)")  # fmt: skip
     group.add_argument("--crash", type=float, default=0.0, metavar="F",
-                       help="fraction of claims abandoned as if the worker died (default 0)")
+                       help="fraction of claims abandoned as if the worker died: they time out and are "
+                            "released (at the end of the run, at once) (default 0)")  # fmt: skip
     group.add_argument("--lease", type=float, default=30.0, metavar="S", help="claim timeout in seconds (default 30)")
     group.add_argument("--batch", type=int, default=1, metavar="N", help="jobs claimed at once (default 1)")
     group.add_argument("--release-every", type=float, metavar="S",
-                       help="release timed-out claims every S seconds, as a sweeper would")
+                       help="release the queue's timed-out claims every S seconds, as a sweeper would "
+                            "(default: off, or half the lease when --crash is set)")  # fmt: skip
     group.add_argument("--max-attempts", type=int, default=3, metavar="N",
-                       help="attempts before a job is dead (default 3)")
+                       help="attempts before a job is dead (default 3)")  # fmt: skip
 
 
-def run_load_command(args: argparse.Namespace) -> int:
-    raise NotImplementedError("queuetop load is being built")
+def config_from_args(args: argparse.Namespace) -> LoadConfig:
+    """The load options as a LoadConfig; UsageError naming the option for a bad value."""
+    if args.producers < 1:  # a LoadConfig may have none (benchmarks drain a prepared backlog); the CLI may not
+        raise UsageError(f"--producers must be at least 1, not {args.producers}")
+    default_work, work = parse_work(args.work)
+    return LoadConfig(
+        types=parse_types(args.load_types), producers=args.producers, pools=(ConsumerPool(args.consumers),),
+        rate=parse_rate(args.rate),
+        duration_s=args.duration, jobs=args.jobs, work=work, default_work=default_work, fail=args.fail,
+        crash=args.crash, lease_s=args.lease, batch=args.batch, release_every_s=args.release_every,
+        max_attempts=args.max_attempts,
+    )  # fmt: skip
+
+
+# -- queuetop load -----------------------------------------------------------------------------------------
+def run_load_command(args: argparse.Namespace, layout: Layout = NATIVE) -> int:
+    """The headless load test. 0: every job accounted for once; 1: some lost or duplicated."""
+    config = config_from_args(args)
+    if config.duration_s is None and config.jobs is None:
+        config = replace(config, duration_s=DEFAULT_DURATION_S)
+    target = parse_target(args.db)
+    if args.db is None and not os.environ.get(ENV_VAR):  # the embedded default is created on first use
+        _ensure_embedded_schema(target, layout)
+    run = LoadRun(target, config, layout, until_done=True).start()
+    progress = ProgressLine(sys.stderr)
+    try:
+        while not run.wait(PROGRESS_EVERY_S):
+            progress.show(run.progress_line())
+    except KeyboardInterrupt:
+        run.interrupted = True
+        progress.show(run.progress_line() + " · stopping (Ctrl-C)")
+    run.shutdown()
+    progress.done(run.progress_line())
+    if run.error is not None and not isinstance(run.error, QueuetopError):
+        raise run.error  # a bug: cli.main says so (the traceback with --debug)
+    with Database.open(target, purpose="worker") as db:
+        report = build_report(db, layout, run.facts())
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, default=str))
+    else:
+        print(report.render())
+    if run.error is not None:
+        raise run.error  # the report above says how far it got; the error explains why it stopped
+    return 0 if report.ok else 1
+
+
+def _ensure_embedded_schema(target: Target, layout: Layout) -> None:
+    from queuetop.schema import init_schema, schema_present
+
+    with Database.open(target, create=True) as db:
+        if not schema_present(db, layout):
+            init_schema(db, layout)
+
+
+class ProgressLine:
+    """A line rewritten in place on a terminal; on a pipe, a line every few seconds."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self._last = 0.0
+
+    def show(self, line: str) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[K" + line)
+        elif time.monotonic() - self._last >= PROGRESS_EVERY_PIPE_S:
+            self.stream.write(line + "\n")
+            self._last = time.monotonic()
+        else:
+            return
+        self.stream.flush()
+
+    def done(self, line: str) -> None:
+        self.stream.write(("\r\x1b[K" if self.tty else "") + line + "\n")
+        self.stream.flush()
+
+
+# -- background loads ----------------------------------------------------------------------------------------
+class BackgroundLoad:
+    """A load running under the dashboard: a progress line per poll, stop() when the dashboard closes."""
+
+    def __init__(self, run: LoadRun) -> None:
+        self.run = run
+
+    def progress_line(self) -> str:
+        return self.run.progress_line()
+
+    def stop(self) -> str:
+        """Stop cleanly and sum up the run in one line, from the database."""
+        self.run.shutdown()
+        try:
+            with Database.open(self.run.target, purpose="worker") as db:
+                report: LoadReport = build_report(db, self.run.layout, self.run.facts())
+        except QueuetopError as exc:
+            return f"load {self.run.tag} stopped; its report could not be read: {exc}"
+        summary = report.summary()
+        if self.run.error is not None:
+            summary += f"; it stopped early: {self.run.error}"
+        return summary
+
+
+def start_background_load(target: Target, config: LoadConfig, layout: Layout = NATIVE) -> BackgroundLoad:
+    """Start a load that runs until stopped (producing stops at --duration or --jobs if given). Raises
+    QueuetopError at once if the target cannot be reached or has no queue schema."""
+    return BackgroundLoad(LoadRun(target, config, layout, until_done=False).start())

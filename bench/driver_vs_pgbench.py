@@ -1,0 +1,197 @@
+"""Driver vs pgbench (issue 4, benchmark 2): how close does `queuetop load` come to the database's own speed?
+
+Claim + complete throughput on PostgreSQL of the load driver's consumers (threads in one Python process, each
+with its own pyodbc connection, through `queuetop.queue.Queue`) against pgbench running the very same two
+statements at the same concurrency. The statements are not retyped: the dialect's own `claim` and
+`move_to_completed` are called on a stand-in connection that records their SQL, and each `?` becomes a pgbench
+expression (the server clock, a random claim token, the id the claim returned). Both sides work off a fresh
+backlog of one job type, batch 1, no work time, autocommit; pgbench uses the extended protocol, as psqlODBC
+does. Sides alternate, each measured `--reps` times; the ratio is driver / pgbench of the medians.
+Goal: ≥ 0.5.
+
+    .venv/bin/python bench/driver_vs_pgbench.py                     # concurrency 1, 4 and 8
+    .venv/bin/python bench/driver_vs_pgbench.py --clients 4 --seconds 20 --reps 3
+
+Data: the PostgreSQL schema `bench_driver` (dropped and made again before each measurement).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import nullcontext
+from datetime import datetime
+from typing import Any
+
+from common import bench_layout, load_average, pg_connection_parts, pg_target, print_table, ratio, recreate_pg_schema
+
+from queuetop.db import Database
+from queuetop.layouts import Layout
+from queuetop.load.config import ConsumerPool, LoadConfig, WorkTime
+from queuetop.load.driver import LoadRun
+from queuetop.queue import Queue
+
+JOB_TYPE = "bench"
+WARMUP_S = 1.0
+NOW_MARK = datetime(2001, 1, 1)
+TIMEOUT_MARK = datetime(2002, 2, 2)
+TOKEN_MARK = "7b1f3c9e-0000-4000-8000-00000000c1a1"
+ID_MARK = -424242
+WORKER = "pgbench"
+SERVER_NOW = "(clock_timestamp() AT TIME ZONE 'UTC')"
+PGBENCH_TOKEN = "lpad(to_hex(CAST(:k AS bigint)), 32, '0')"
+
+
+class RecordingConnection:
+    """Stands in for a Database so a dialect method's SQL can be read instead of run."""
+
+    def __init__(self, dialect: Any) -> None:
+        self.dialect = dialect
+        self.statements: list[tuple[str, tuple[Any, ...]]] = []
+
+    def fetchall(self, sql: str, params: Any = ()) -> list:
+        self.statements.append((sql, tuple(params)))
+        return []
+
+    def execute(self, sql: str, params: Any = ()) -> int:
+        self.statements.append((sql, tuple(params)))
+        return 1
+
+    def transaction(self) -> nullcontext:
+        return nullcontext()
+
+
+def pgbench_script(dialect: Any, layout: Layout) -> str:
+    """The dialect's claim and complete statements, as a pgbench script."""
+    recorder = RecordingConnection(dialect)
+    dialect.claim(recorder, layout, worker=WORKER, token=TOKEN_MARK, job_types=[JOB_TYPE], batch=1,
+                  now=NOW_MARK, timeout=TIMEOUT_MARK)  # fmt: skip
+    dialect.move_to_completed(recorder, layout, job_id=ID_MARK, token=TOKEN_MARK, outcome="succeeded", now=NOW_MARK)
+    (claim_sql, claim_params), (complete_sql, complete_params) = recorder.statements
+    id_column = layout.columns["id"]
+    lines = ["\\set k random(1, 1000000000000)",
+             _fill(claim_sql, claim_params, id_column) + " \\gset c_",
+             _fill(complete_sql, complete_params, id_column) + ";"]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def _fill(sql: str, params: tuple[Any, ...], id_column: str) -> str:
+    """Each `?` becomes the pgbench expression standing for its value; the statement goes on one line."""
+    values = iter(params)
+
+    def expression(_: re.Match) -> str:
+        value = next(values)
+        if value == NOW_MARK:
+            return SERVER_NOW
+        if value == TIMEOUT_MARK:
+            return f"({SERVER_NOW} + interval '30 seconds')"
+        if value == TOKEN_MARK:
+            return PGBENCH_TOKEN
+        if value == ID_MARK:
+            return f":c_{id_column}"
+        if isinstance(value, int):
+            return str(value)
+        return "'" + str(value).replace("'", "''") + "'"
+
+    filled = re.sub(r"\?", expression, sql)
+    if next(values, None) is not None:
+        raise RuntimeError("more parameters than placeholders: the statement changed shape")
+    return " ".join(filled.split())
+
+
+def prepare(layout: Layout, backlog: int) -> None:
+    with Database.open(pg_target()) as db:
+        recreate_pg_schema(db, layout)
+        queue = Queue(db, layout)
+        left = backlog
+        while left:
+            left -= len(queue.enqueue_many(JOB_TYPE, min(5000, left)))
+        db.execute(f"ANALYZE {db.dialect.qualify(layout.schema, layout.queue_table)}")
+
+
+def run_driver(layout: Layout, clients: int, seconds: float) -> float:
+    """Completions per second of the load driver's consumers, after a warm-up."""
+    config = LoadConfig(types=((JOB_TYPE, 1.0),), producers=0, pools=(ConsumerPool(clients),), rate=None,
+                        default_work=WorkTime("fixed", 0))  # fmt: skip
+    run = LoadRun(pg_target(), config, layout).start()
+    try:
+        time.sleep(WARMUP_S)
+        before, started = _processed(run), time.monotonic()
+        time.sleep(seconds)
+        after, ended = _processed(run), time.monotonic()
+    finally:
+        run.shutdown()
+    if run.error is not None:
+        raise SystemExit(f"the driver failed: {run.error}")
+    return (after - before) / (ended - started)
+
+
+def _processed(run: LoadRun) -> int:
+    counters = run.counters()
+    return counters.succeeded + counters.foreign  # the backlog was there before the run: "foreign" to it
+
+
+def run_pgbench(script: str, clients: int, seconds: float) -> float:
+    parts = pg_connection_parts()
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(script)
+    env = {**os.environ, **({"PGPASSWORD": parts["password"]} if parts["password"] else {})}
+    command = ["pgbench", "-n", "-h", parts["host"], "-p", parts["port"], "-U", parts["user"], "-f", f.name,
+               "-M", "extended", "-c", str(clients), "-j", str(min(clients, 4)), "-T", str(int(seconds + WARMUP_S)),
+               parts["dbname"]]  # fmt: skip
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=seconds + 60)
+    finally:
+        os.unlink(f.name)
+    found = re.search(r"tps = ([\d.]+) \(without initial connection time\)", done.stdout)
+    if done.returncode != 0 or not found or "aborted" in done.stdout + done.stderr:
+        raise SystemExit(f"pgbench failed ({done.returncode}):\n{done.stdout}\n{done.stderr}\nscript:\n{script}")
+    return float(found.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", default="1,4,8", help="concurrency levels, comma-separated (default 1,4,8)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds per run (default 10)")
+    parser.add_argument("--reps", type=int, default=2, help="runs per side and level (default 2)")
+    parser.add_argument("--backlog", type=int, default=120_000, help="jobs waiting at the start of each run")
+    options = parser.parse_args()
+    layout = bench_layout("bench_driver")
+    with Database.open(pg_target()) as db:
+        script = pgbench_script(db.dialect, layout)
+    print("pgbench script (the dialect's own statements):")
+    print("  " + script.strip().replace("\n", "\n  "))
+    print(load_average())
+    rows = []
+    for clients in [int(c) for c in options.clients.split(",")]:
+        driver, pgbench = [], []
+        for _ in range(options.reps):
+            prepare(layout, options.backlog)
+            driver.append(run_driver(layout, clients, options.seconds))
+            prepare(layout, options.backlog)
+            pgbench.append(run_pgbench(script, clients, options.seconds))
+            print(f"  clients {clients}: driver {driver[-1]:,.0f}/s, pgbench {pgbench[-1]:,.0f}/s ({load_average()})")
+            sys.stdout.flush()
+        d, p = statistics.median(driver), statistics.median(pgbench)
+        spread = max(_spread(driver), _spread(pgbench))
+        rows.append((clients, f"{d:,.0f}", f"{p:,.0f}", ratio(d, p), f"±{spread:.0%}"))
+    with Database.open(pg_target()) as db:
+        db.execute(f"DROP SCHEMA IF EXISTS {db.dialect.quote(layout.schema)} CASCADE")
+    print_table(("clients", "driver/s", "pgbench/s", "ratio", "spread"), rows,
+                title="claim + complete per second on PostgreSQL (medians; goal: ratio ≥ 0.5)")  # fmt: skip
+    print(load_average())
+
+
+def _spread(values: list[float]) -> float:
+    """Half the range, relative to the median: how much repeated runs disagreed."""
+    return (max(values) - min(values)) / 2 / statistics.median(values) if len(values) > 1 else 0.0
+
+
+if __name__ == "__main__":
+    main()

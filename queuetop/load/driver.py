@@ -1,0 +1,515 @@
+"""The load driver: producer, consumer and sweeper threads that work a real queue through `queuetop.queue`.
+
+Every thread opens its own connection and does what a real worker does: producers enqueue at a set total
+rate, job types drawn by weight; consumers claim (in batches), 'work' for a sampled time, then complete or
+fail the job; a fraction of claims is abandoned as if the worker died (its claim must time out and be
+released); a sweeper releases timed-out claims periodically, as a cron job would.
+
+Stopping is clean: producers stop, then each consumer finishes the job in its hands (if that takes at most
+`STOP_GRACE_S`), gives back the rest of its batch, and hands back the claims it abandoned that no sweeper has
+released yet, so no claim is left to wait out its lease.
+
+The counters kept here drive the progress line and the end of a `--jobs` run; the end report is computed from
+the database (see report.py). "Ours" means ids above the highest id that existed when the run started: the
+run's own jobs (a job enqueued by someone else at the same time, of the same type, is rare and only affects
+when a `--jobs` run decides it is done, never the report).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import secrets
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+from queuetop import format as fmt
+from queuetop.db import Database, LeaseLost, QueuetopError, SchemaMissing, Target, Timeout
+from queuetop.layouts import NATIVE, Layout
+from queuetop.load.config import WAVE_PERIOD_S, ConsumerPool, LoadConfig
+from queuetop.load.ids import IdRanges
+from queuetop.queue import Job, Queue
+from queuetop.schema import schema_present
+
+T = TypeVar("T")
+
+STOP_GRACE_S = 2.0  # a job in hand that needs longer than this after a stop is given back instead
+UNLIMITED_CHUNK = 10  # jobs per enqueue statement when the rate is unlimited
+MAX_CHUNK = 200  # jobs per enqueue statement when catching up with the schedule
+IDLE_MIN_S, IDLE_MAX_S = 0.005, 0.1  # back-off of a consumer that finds nothing to claim
+BUSY_RETRIES = 6  # consecutive Timeout errors (database busy, lock timeout) before a thread gives up
+CONTROL_EVERY_S = 0.05
+RATE_WINDOW_S = 5.0
+NO_ATTEMPT_LIMIT = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class LoadCounters:
+    """What the driver itself did, counted in memory (the report re-counts outcomes from the database)."""
+
+    enqueued: int = 0
+    succeeded: int = 0
+    failed: int = 0  # failed attempts (retried or dead)
+    dead: int = 0  # failed on the last attempt
+    crashed: int = 0  # claims abandoned as if the worker died
+    doomed: int = 0  # abandoned or lease lost on the last attempt: a release will bury them as dead
+    leases_lost: int = 0  # complete/fail refused: the claim had timed out and been released
+    given_back: int = 0  # unstarted jobs of a batch handed back at stop
+    recovered_at_stop: int = 0  # abandoned claims handed back at stop, before their lease ran out
+    swept_released: int = 0  # claims the sweeper returned to pending
+    swept_dead: int = 0  # claims the sweeper buried as dead
+    busy_retries: int = 0  # statements retried after a Timeout (SQLite busy, lock timeout)
+    foreign: int = 0  # jobs of other origin that the consumers processed
+
+    @property
+    def settled(self) -> int:
+        """This run's jobs that reached their end: succeeded or dead (or bound to be)."""
+        return self.succeeded + self.dead + self.doomed
+
+    @property
+    def in_flight(self) -> int:
+        return max(0, self.enqueued - self.settled)
+
+
+class _Tally:
+    """Thread-safe counters that become a LoadCounters."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    def add(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += n
+
+    def snapshot(self) -> LoadCounters:
+        with self._lock:
+            return LoadCounters(**self._counts)
+
+
+class _Budget:
+    """How many jobs producers may still enqueue (--jobs), shared by all producers."""
+
+    def __init__(self, total: int | None) -> None:
+        self._left = total
+        self._lock = threading.Lock()
+
+    def take(self, wanted: int) -> int:
+        if self._left is None:
+            return wanted
+        with self._lock:
+            granted = min(wanted, self._left)
+            self._left -= granted
+            return granted
+
+    def refund(self, n: int) -> None:
+        if self._left is not None:
+            with self._lock:
+                self._left += n
+
+    @property
+    def exhausted(self) -> bool:
+        return self._left == 0
+
+
+@dataclass
+class RunFacts:
+    """What the report needs from the run besides the database."""
+
+    tag: str
+    target: str
+    config: LoadConfig
+    ids: IdRanges
+    enqueued_by_type: dict[str, int]
+    abandoned: list[tuple[int, str]]  # (job id, the worker that abandoned it)
+    started_at: datetime  # server time
+    counters: LoadCounters
+    elapsed_s: float
+    producing_s: float
+    interrupted: bool
+    errors: list[str] = field(default_factory=list)
+    stuck_threads: int = 0
+
+
+class LoadRun:
+    """One load test: start() it, watch progress_line() and counters(), shutdown(), then hand facts() to the
+    report."""
+
+    def __init__(self, target: Target, config: LoadConfig, layout: Layout = NATIVE, *, until_done: bool = False):
+        """`until_done`: the run ends by itself (done() turns true) once its jobs are processed or the drain
+        time after --duration has passed; otherwise consumers carry on until stopped (a background load)."""
+        self.target = target
+        self.config = config
+        self.layout = layout
+        self.until_done = until_done
+        self.tag = f"load-{os.getpid()}-{secrets.token_hex(2)}"
+        self.created_by = f"queuetop {self.tag}"
+        self.ids = IdRanges()
+        self._enqueued_by_type: Counter[str] = Counter()
+        self.interrupted = False
+        self._tally = _Tally()
+        self._budget = _Budget(config.jobs)
+        self._abandoned: list[tuple[int, str]] = []
+        self._records_lock = threading.Lock()  # the abandoned claims and the per-type counts
+        self._errors: list[BaseException] = []
+        self._stop_producing = threading.Event()
+        self._stop_consuming = threading.Event()
+        self._stop_sweeping = threading.Event()
+        self._done = threading.Event()
+        self._producers: list[threading.Thread] = []
+        self._consumers: list[threading.Thread] = []
+        self._others: list[threading.Thread] = []
+        self._producers_left = config.producers
+        self._producers_lock = threading.Lock()
+        self._baseline_id = 0
+        self.started_at: datetime | None = None
+        self._t0 = 0.0
+        self._producing_ended: float | None = None
+        self._ended: float | None = None
+        self._rate_samples: deque[tuple[float, int]] = deque()
+        self._progress_lock = threading.Lock()
+        self._shutdown_lock = threading.Lock()
+        self._stuck = 0
+
+    # -- life cycle --------------------------------------------------------------------------------------
+    def start(self) -> LoadRun:
+        """Check the target (raises QueuetopError at once if it is unreachable or has no schema), then start
+        the threads and return."""
+        with Database.open(self.target, purpose="worker") as db:
+            if not schema_present(db, self.layout):
+                raise SchemaMissing(self.target.display)
+            self._baseline_id = db.dialect.max_job_id(db, self.layout)
+            self.started_at = db.now()
+        self._t0 = time.monotonic()
+        if self.config.producers == 0:
+            self._producing_ended = self._t0
+        for i in range(self.config.producers):
+            self._producers.append(self._thread(f"p{i + 1}", self._produce, i))
+        index = 0
+        for pool in self.config.pools:
+            for _ in range(pool.count):
+                index += 1
+                self._consumers.append(self._thread(f"c{index}", self._consume, index, pool))
+        if self.config.sweep_every_s:
+            self._others.append(self._thread("sweeper", self._sweep))
+        control = threading.Thread(target=self._control, name=f"{self.tag}-control", daemon=True)
+        self._others.append(control)
+        for thread in (*self._producers, *self._consumers, *self._others):
+            thread.start()
+        return self
+
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` s for the run to end by itself (or fail); True if it has."""
+        return self._done.wait(timeout)
+
+    def shutdown(self) -> None:
+        """Stop cleanly (see the module's docstring) and wait for the threads. Safe to call twice."""
+        with self._shutdown_lock:
+            if self._ended is not None:
+                return
+            self._stop_producing.set()
+            self._join(self._producers, 10.0)
+            self._mark_producing_ended()
+            self._stop_consuming.set()
+            self._join(self._consumers, STOP_GRACE_S + 15.0)
+            self._stop_sweeping.set()
+            self._join(self._others, 15.0)
+            self._ended = time.monotonic()
+            self._done.set()
+
+    def _join(self, threads: list[threading.Thread], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+            self._stuck += thread.is_alive()
+
+    # -- what it is doing ----------------------------------------------------------------------------------
+    def counters(self) -> LoadCounters:
+        return self._tally.snapshot()
+
+    @property
+    def error(self) -> BaseException | None:
+        return self._errors[0] if self._errors else None
+
+    @property
+    def elapsed_s(self) -> float:
+        return ((self._ended or time.monotonic()) - self._t0) if self._t0 else 0.0
+
+    def progress_line(self) -> str:
+        """One line: elapsed, enqueued, completed, dead, in flight, completion rate over the last seconds."""
+        c = self.counters()
+        now = time.monotonic()
+        finished = c.succeeded + c.dead
+        with self._progress_lock:
+            self._rate_samples.append((now, finished))
+            while len(self._rate_samples) > 2 and self._rate_samples[1][0] < now - RATE_WINDOW_S:
+                self._rate_samples.popleft()
+            t_first, n_first = self._rate_samples[0]
+        rate = (finished - n_first) / (now - t_first) if now - t_first > 0.2 else None
+        parts = [f"load {fmt.duration(self.elapsed_s)}", f"{c.enqueued:,} enqueued", f"{c.succeeded:,} completed"]
+        if c.dead or self.config.fail or self.config.crash:
+            parts.append(f"{c.dead + c.doomed:,} dead")
+        if self.config.crash:
+            parts.append(f"{c.crashed:,} crashed")
+        parts += [f"{c.in_flight:,} in flight", f"{fmt.rate(rate)}/s"]
+        if self.error is not None:
+            return f"load stopped: {self.error}"
+        if self._ended is not None:
+            parts.append("stopped")
+        elif self._stop_consuming.is_set():
+            parts.append("stopping…")
+        elif self._stop_producing.is_set() or self._budget.exhausted:
+            parts.append("draining" if self.until_done else "producers done")
+        return " · ".join(parts)
+
+    def facts(self) -> RunFacts:
+        """The run as the report needs it; call after shutdown()."""
+        if self.started_at is None:
+            raise RuntimeError("the load run was never started")
+        with self._records_lock:
+            abandoned = list(self._abandoned)
+            by_type = dict(self._enqueued_by_type)
+        producing_end = self._producing_ended or self._ended or time.monotonic()
+        return RunFacts(
+            tag=self.tag, target=self.target.display, config=self.config, ids=self.ids, enqueued_by_type=by_type,
+            abandoned=abandoned,
+            started_at=self.started_at, counters=self.counters(), elapsed_s=self.elapsed_s,
+            producing_s=max(0.0, producing_end - self._t0), interrupted=self.interrupted,
+            errors=[str(e) for e in self._errors], stuck_threads=self._stuck,
+        )  # fmt: skip
+
+    # -- threads -----------------------------------------------------------------------------------------
+    def _thread(self, name: str, body: Callable[..., None], *args: object) -> threading.Thread:
+        def run() -> None:
+            db = None
+            try:
+                db = Database.open(self.target, purpose="worker")
+                body(db, *args)
+            except BaseException as exc:  # any failure ends the run and is reported
+                self._failed(exc)
+            finally:
+                if db is not None:
+                    db.close()
+
+        return threading.Thread(target=run, name=f"{self.tag}-{name}", daemon=True)
+
+    def _failed(self, exc: BaseException) -> None:
+        self._errors.append(exc)
+        self._stop_producing.set()
+        self._stop_consuming.set()
+        self._stop_sweeping.set()
+        self._done.set()
+
+    def _retrying(self, operation: Callable[[], T]) -> T:
+        """Run a statement, retrying it with back-off while the database reports it is busy. The queue
+        operations are safe to retry: a Timeout rolls back, and every change is a compare-and-set."""
+        for attempt in range(BUSY_RETRIES):
+            try:
+                return operation()
+            except Timeout:
+                self._tally.add("busy_retries")
+                time.sleep(min(1.0, 0.01 * 2**attempt) * random.uniform(0.5, 1.5))
+        return operation()
+
+    def _rng(self, salt: int) -> random.Random:
+        return random.Random(None if self.config.seed is None else self.config.seed * 1000 + salt)
+
+    def _queue(self, db: Database) -> Queue:
+        return Queue(db, self.layout, max_attempts=self.config.max_attempts)
+
+    def _ours(self, job: Job) -> bool:
+        return job.id > self._baseline_id
+
+    # -- producers ---------------------------------------------------------------------------------------
+    def _produce(self, db: Database, index: int) -> None:
+        try:
+            self._produce_until_stopped(db, index)
+        finally:
+            with self._producers_lock:
+                self._producers_left -= 1
+                last = self._producers_left == 0
+            if last:
+                self._mark_producing_ended()
+
+    def _produce_until_stopped(self, db: Database, index: int) -> None:
+        queue, rng, config = self._queue(db), self._rng(index), self.config
+        names = list(config.type_names)
+        weights = [weight for _, weight in config.types]
+        share = None if config.rate is None else config.rate / config.producers
+        sent, started = 0, time.monotonic()
+        while not self._stop_producing.is_set():
+            if share is None:
+                wanted = UNLIMITED_CHUNK
+            else:
+                elapsed = time.monotonic() - started
+                due = self._scheduled(share, elapsed) - sent
+                if due > max(1.0, share):  # more than a second behind: drop the debt, never burst
+                    sent += int(due - max(1.0, share))
+                    due = self._scheduled(share, elapsed) - sent
+                if due < 1:
+                    self._stop_producing.wait(min(0.05, (1 - due) / self._rate_at(share, elapsed)))
+                    continue
+                wanted = min(int(due), MAX_CHUNK)
+            granted = self._budget.take(wanted)
+            if granted == 0:
+                return
+            for job_type, count in Counter(rng.choices(names, weights, k=granted)).items():
+                ids = self._retrying(lambda t=job_type, n=count: queue.enqueue_many(t, n, created_by=self.created_by))
+                self.ids.add(ids)
+                self._tally.add("enqueued", len(ids))
+                with self._records_lock:
+                    self._enqueued_by_type[job_type] += len(ids)
+            sent += granted
+
+    def _scheduled(self, rate: float, t: float) -> float:
+        """Jobs due by `t` s at `rate`/s, swinging ± wave over WAVE_PERIOD_S: the integral of the rate."""
+        wave = self.config.wave
+        if not wave:
+            return rate * t
+        w = 2 * math.pi / WAVE_PERIOD_S
+        return rate * t + rate * wave / w * (1 - math.cos(w * t))
+
+    def _rate_at(self, rate: float, t: float) -> float:
+        return rate * (1 + self.config.wave * math.sin(2 * math.pi * t / WAVE_PERIOD_S))
+
+    def _mark_producing_ended(self) -> None:
+        if self._producing_ended is None:
+            self._producing_ended = time.monotonic()
+
+    # -- consumers ---------------------------------------------------------------------------------------
+    def _consume(self, db: Database, index: int, pool: ConsumerPool) -> None:
+        queue, rng, config = self._queue(db), self._rng(1000 + index), self.config
+        job_types = list(pool.job_types or config.type_names)
+        lives = 0
+        worker = f"{self.tag}/c{index}"
+        abandoned: list[Job] = []
+        idle = IDLE_MIN_S
+        try:
+            while not self._stop_consuming.is_set():
+                jobs = self._retrying(lambda w=worker: queue.claim(w, job_types, config.batch, config.lease_s))
+                if not jobs:
+                    self._stop_consuming.wait(idle)
+                    idle = min(IDLE_MAX_S, idle * 2)
+                    continue
+                idle = IDLE_MIN_S
+                dies_at = rng.randrange(len(jobs)) if config.crash and rng.random() < config.crash else None
+                for i, job in enumerate(jobs):
+                    if i == dies_at:  # the worker dies holding the rest of its batch; a new one takes its place
+                        self._abandon(jobs[i:], worker, abandoned, db)
+                        lives += 1
+                        worker = f"{self.tag}/c{index}~{lives}"
+                        break
+                    if self._stop_consuming.is_set() or not self._work(config.work_for(job.job_type).sample_s(rng)):
+                        self._give_back(queue, jobs[i:])
+                        break
+                    self._finish(queue, job, rng)
+        finally:
+            with suppress(QueuetopError):  # the connection failed: the sweeper, or the lease, will see to them
+                self._recover(queue, abandoned)
+
+    def _work(self, seconds: float) -> bool:
+        """Sleep for the job's work time. After a stop, finish only if little is left: False means give it back."""
+        if seconds <= 0:
+            return True
+        end = time.monotonic() + seconds
+        if not self._stop_consuming.wait(seconds):
+            return True
+        left = end - time.monotonic()
+        if left > STOP_GRACE_S:
+            return False
+        time.sleep(max(0.0, left))
+        return True
+
+    def _finish(self, queue: Queue, job: Job, rng: random.Random) -> None:
+        ours = self._ours(job)
+        try:
+            if self.config.fail and rng.random() < self.config.fail:
+                outcome = self._retrying(lambda: queue.fail(job.id, job.token, self.config.retry_after_s))
+                self._tally.add("failed")
+                if outcome == "dead" and ours:
+                    self._tally.add("dead")
+            else:
+                self._retrying(lambda: queue.complete(job.id, job.token))
+                self._tally.add("succeeded" if ours else "foreign")
+        except LeaseLost:  # the claim timed out and a release took it back while we worked
+            self._tally.add("leases_lost")
+            if ours and job.attempts >= self.config.max_attempts:
+                self._tally.add("doomed")  # that release buried it as dead
+
+    def _abandon(self, jobs: list[Job], worker: str, abandoned: list[Job], db: Database) -> None:
+        self._tally.add("crashed", len(jobs))
+        doomed = sum(1 for job in jobs if self._ours(job) and job.attempts >= self.config.max_attempts)
+        if doomed:
+            self._tally.add("doomed", doomed)  # the release that finds them will bury them as dead
+        with self._records_lock:
+            self._abandoned += [(job.id, worker) for job in jobs]
+        abandoned += jobs
+        horizon = self._sweep_horizon(db)
+        if horizon is not None:  # the sweeper has long released these: forget them
+            abandoned[:] = [job for job in abandoned if job.timeout >= horizon]
+
+    def _sweep_horizon(self, db: Database) -> datetime | None:
+        """Claims that timed out before this moment have been released by the sweeper."""
+        every = self.config.sweep_every_s
+        return None if every is None else db.now() - timedelta(seconds=2 * every + 1.0)
+
+    def _give_back(self, queue: Queue, jobs: list[Job]) -> None:
+        """Hand unstarted jobs back to pending at once (the attempt stays counted, but never buries a job)."""
+        for job in jobs:
+            back = self._retrying(lambda j=job: queue.dialect.retry_later(
+                queue.db, queue.layout, job_id=j.id, token=j.token, available=queue.db.now(),
+                max_attempts=NO_ATTEMPT_LIMIT))  # fmt: skip
+            if back:
+                self._tally.add("given_back")
+
+    def _recover(self, queue: Queue, abandoned: list[Job]) -> None:
+        """At stop: release the claims this consumer abandoned that no sweeper has released yet, as a
+        release would (back to pending, or dead on the last attempt), so none waits out its lease."""
+        horizon = self._sweep_horizon(queue.db)
+        for job in abandoned:
+            if horizon is not None and job.timeout < horizon:
+                continue
+            try:
+                self._retrying(lambda j=job: queue.fail(j.id, j.token, retry_after=0))
+                self._tally.add("recovered_at_stop")
+            except LeaseLost:  # released by the sweeper already
+                pass
+
+    # -- the sweeper and the control loop ------------------------------------------------------------------
+    def _sweep(self, db: Database) -> None:
+        queue, every = self._queue(db), self.config.sweep_every_s
+        assert every is not None
+        while not self._stop_sweeping.wait(every):
+            result = self._retrying(queue.release_timed_out)
+            self._tally.add("swept_released", result.released)
+            self._tally.add("swept_dead", result.dead)
+
+    def _control(self) -> None:
+        """Ends producing at --duration; in an until-done run, says when the run is over."""
+        config = self.config
+        drain_until: float | None = None
+        while not self._stop_consuming.wait(CONTROL_EVERY_S):
+            now = time.monotonic()
+            if config.duration_s is not None and now - self._t0 >= config.duration_s:
+                self._stop_producing.set()
+            if not self.until_done:
+                continue
+            producing_over = self._producers_left == 0 or self._stop_producing.is_set()
+            if not producing_over:
+                continue
+            if drain_until is None:
+                drain_until = now + config.drain_s if config.duration_s is not None else math.inf
+            counters = self.counters()
+            if (self._producers_left == 0 and counters.settled >= counters.enqueued) or now >= drain_until:
+                self._done.set()
+                return

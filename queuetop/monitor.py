@@ -1,0 +1,189 @@
+"""The dashboard's poller: one connection and one Collector, kept alive through outages.
+
+`Monitor.poll()` is what the dashboard's poll thread calls once per interval. It never raises: every call
+returns a `PollOutcome` — a fresh Snapshot, or the state of the link (reconnecting in N s, schema missing)
+with the error text in one line. After a failure the connection is dropped and reopened with back-off, so a
+database that goes away (server stopped, file removed or locked) costs one short attempt every few seconds
+and the dashboard recovers by itself when it returns.
+
+A Monitor is driven by one thread at a time (the dashboard's polls never overlap; a lock makes sure of it),
+which is all a pyodbc or sqlite3 connection asks. Pure Python: no Textual here, so it is tested directly.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from queuetop.collector import Collector
+from queuetop.db import ConnectError, Database, QueuetopError, SchemaMissing, Target
+from queuetop.layouts import NATIVE, Layout
+from queuetop.schema import init_schema, schema_present
+from queuetop.snapshot import Snapshot
+
+log = logging.getLogger("queuetop")
+
+CONNECTED = "connected"
+RECONNECTING = "reconnecting"
+NO_SCHEMA = "no schema"
+
+BACKOFF_S: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 15.0)  # waits after 1, 2, 3 … consecutive failures
+SCHEMA_RETRY_CAP_S = 5.0  # `queuetop init` in another terminal should be noticed quickly
+
+Opener = Callable[..., Database]
+
+
+@dataclass(frozen=True)
+class PollOutcome:
+    """What one poll produced: a snapshot when connected, else the link state and why."""
+
+    state: str  # CONNECTED | RECONNECTING | NO_SCHEMA
+    snapshot: Snapshot | None = None
+    error: str | None = None  # one line, fit for the status bar
+    retry_in_s: float | None = None  # until the next attempt (when not connected)
+    failures: int = 0  # consecutive failed attempts
+    unexpected: bool = False  # the error is a bug, not the database: it was logged with its traceback
+
+    @property
+    def connected(self) -> bool:
+        return self.state == CONNECTED
+
+
+def backoff_delay(failures: int, schedule: Sequence[float] = BACKOFF_S) -> float:
+    """The wait after `failures` consecutive failures (1 → the first step), capped at the last step."""
+    return schedule[min(max(failures, 1), len(schedule)) - 1]
+
+
+class Monitor:
+    """Owns the monitor connection and the Collector; turns every poll into a PollOutcome."""
+
+    def __init__(self, target: Target, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
+                 auto_init: bool = False, backoff: Sequence[float] = BACKOFF_S,
+                 clock: Callable[[], float] = time.monotonic, open_database: Opener = Database.open) -> None:  # fmt: skip
+        self.target = target
+        self.layout = layout
+        self.job_types = tuple(job_types)
+        self.auto_init = auto_init
+        self._backoff = tuple(backoff)
+        self._clock = clock
+        self._open = open_database
+        self._lock = threading.Lock()
+        self._db: Database | None = None
+        self._collector: Collector | None = None
+        self._file_identity: tuple[int, int] | None = None  # SQLite: (device, inode) the collector has read
+        self._ever_connected = False
+        self._failures = 0
+        self._retry_at = 0.0
+        self._last_failure: PollOutcome | None = None
+
+    # -- the one public verb -----------------------------------------------------------------------------
+    def poll(self) -> PollOutcome:
+        """Read the queue once, or try to reconnect when due. Never raises."""
+        with self._lock:
+            now = self._clock()
+            if self._db is None and self._last_failure is not None and now < self._retry_at:
+                return self._waiting(now)
+            try:
+                if self._db is None:
+                    self._connect()
+                self._check_file_still_there()
+                assert self._collector is not None
+                snapshot = self._collector.poll()
+            except SchemaMissing as exc:
+                return self._failed(NO_SCHEMA, str(exc), now)
+            except QueuetopError as exc:
+                return self._failed(RECONNECTING, str(exc), now)
+            except Exception as exc:  # a bug, not the database: keep the traceback for the log
+                log.exception("unexpected error while polling %s", self.target.display)
+                return self._failed(RECONNECTING, f"{type(exc).__name__}: {exc}", now, unexpected=True)
+            if self._failures:
+                log.info("connected again to %s after %d failed attempt(s)", self.target.display, self._failures)
+            self._failures = 0
+            self._last_failure = None
+            return PollOutcome(CONNECTED, snapshot=snapshot)
+
+    def close(self, wait_s: float = 2.0) -> None:
+        """Close the connection. Waits up to `wait_s` for a poll in flight; if it is stuck, leaves it be."""
+        if not self._lock.acquire(timeout=wait_s):
+            return
+        try:
+            self._disconnect()
+        finally:
+            self._lock.release()
+
+    # -- connecting --------------------------------------------------------------------------------------
+    def _connect(self) -> None:
+        # The embedded default is created on the very first connect only: a file that disappears later is
+        # an event to report, not something to paper over with an empty queue.
+        create = self.auto_init and not self._ever_connected
+        if self._ever_connected and self.target.kind == "sqlite" and self._sqlite_identity() is None:
+            raise self._file_gone()
+        db = self._open(self.target, purpose="monitor", create=create)
+        try:
+            if create and not schema_present(db, self.layout):
+                init_schema(db, self.layout)
+            identity = self._sqlite_identity()
+        except BaseException:
+            db.close()
+            raise
+        if self._collector is None or identity != self._file_identity:
+            # A different file starts from scratch: its ids and completion times mean nothing to the old one.
+            self._collector = Collector(db, self.layout, job_types=self.job_types)
+        else:
+            self._collector.use(db)
+        self._db = db
+        self._file_identity = identity
+        self._ever_connected = True
+
+    def _disconnect(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _sqlite_identity(self) -> tuple[int, int] | None:
+        if self.target.kind != "sqlite":
+            return None
+        try:
+            stat = os.stat(Path(self.target.value).expanduser())
+        except OSError:
+            return None
+        return stat.st_dev, stat.st_ino
+
+    def _check_file_still_there(self) -> None:
+        """An open SQLite connection keeps reading a removed or replaced file without a word; look at the path."""
+        if self.target.kind != "sqlite":
+            return
+        identity = self._sqlite_identity()
+        if identity is None:
+            raise self._file_gone()
+        if identity != self._file_identity:
+            raise ConnectError(f"the database file {self.target.value} was replaced", "reconnecting to the new file")
+
+    def _file_gone(self) -> ConnectError:
+        return ConnectError(f"the database file {self.target.value} is gone (removed or renamed)",
+                            "queuetop reconnects when it is back")  # fmt: skip
+
+    # -- failures ----------------------------------------------------------------------------------------
+    def _failed(self, state: str, error: str, now: float, unexpected: bool = False) -> PollOutcome:
+        self._disconnect()
+        self._failures += 1
+        delay = backoff_delay(self._failures, self._backoff)
+        if state == NO_SCHEMA:
+            delay = min(delay, SCHEMA_RETRY_CAP_S)
+        self._retry_at = now + delay
+        if not unexpected and (self._last_failure is None or self._last_failure.error != error):
+            log.warning("%s: %s (retrying in %.0f s)", self.target.display, error, delay)
+        self._last_failure = PollOutcome(state, error=error, retry_in_s=delay, failures=self._failures,
+                                         unexpected=unexpected)  # fmt: skip
+        return self._last_failure
+
+    def _waiting(self, now: float) -> PollOutcome:
+        last = self._last_failure
+        assert last is not None
+        return PollOutcome(last.state, error=last.error, retry_in_s=max(0.0, self._retry_at - now),
+                           failures=self._failures)  # fmt: skip

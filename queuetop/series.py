@@ -1,0 +1,135 @@
+"""History for the charts: per-poll figures in bounded buffers, read back as one chart's worth of points.
+
+Each poll's Snapshot adds one point per track: the totals and every job type, each with depth, arrivals/s
+and completions/s (the 10 s rates, which follow a load test closely). Tracks keep the last 15 minutes — the
+widest chart window — and at most `max_points` points, so memory stays flat however long the dashboard
+runs; a type that has had no point for 15 minutes is dropped. Times are the snapshot's server time in
+seconds, so charts line up with the data and not with the wall clock of the machine drawing them.
+
+`points()` turns a track into at most `buckets` points for a window: the mean of each time-aligned bucket,
+so a 15-minute chart of a 0.1 s poll is as cheap to draw as a 1-minute one and does not wobble as it scrolls.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+
+from queuetop.collector import seconds
+from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+
+WINDOWS_S: tuple[float, ...] = (60.0, 300.0, 900.0)  # the charts' 1, 5 and 15 minute windows
+KEEP_S = max(WINDOWS_S)
+MAX_POINTS = 9_000  # 15 minutes at the fastest interval (0.1 s)
+FIELDS = ("depth", "arrivals", "completions")
+NAN = math.nan
+
+
+class Track:
+    """One series of points (time, depth, arrivals/s, completions/s); NaN where a figure was unknown."""
+
+    __slots__ = ("_data", "times")
+
+    def __init__(self) -> None:
+        self.times = array("d")
+        self._data = {name: array("d") for name in FIELDS}
+
+    def add(self, t: float, row: TypeStats) -> None:
+        self.times.append(t)
+        self._data["depth"].append(float(row.depth))
+        self._data["arrivals"].append(_number(row.arrivals_10s_per_s))
+        self._data["completions"].append(_number(row.completions_10s_per_s))
+
+    def values(self, name: str) -> array:
+        return self._data[name]
+
+    def drop_before(self, t: float, max_points: int) -> None:
+        # Cutting the head of an array moves the whole tail, so cut in chunks, not one point per poll.
+        cut = max(bisect_left(self.times, t), len(self.times) - max_points)
+        if cut > 0 and (cut >= 64 or cut * 8 >= len(self.times)):
+            del self.times[:cut]
+            for values in self._data.values():
+                del values[:cut]
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+
+def _number(value: float | None) -> float:
+    return NAN if value is None else float(value)
+
+
+class Series:
+    """Bounded chart history for the totals and each job type."""
+
+    def __init__(self, keep_s: float = KEEP_S, max_points: int = MAX_POINTS) -> None:
+        self.keep_s = keep_s
+        self.max_points = max_points
+        self.tracks: dict[str, Track] = {}
+        self.latest: float | None = None  # time of the newest point
+
+    def add(self, snapshot: Snapshot) -> bool:
+        """Record one snapshot; False (and nothing recorded) if it is not newer than the last one."""
+        t = seconds(snapshot.taken_at)
+        if self.latest is not None and t <= self.latest:
+            return False
+        self.latest = t
+        for row in (snapshot.totals, *snapshot.types):
+            track = self.tracks.get(row.job_type)
+            if track is None:
+                track = self.tracks[row.job_type] = Track()
+            track.add(t, row)
+        cutoff = t - self.keep_s
+        for name in [name for name, track in self.tracks.items() if track.times[-1] < cutoff]:
+            del self.tracks[name]
+        for track in self.tracks.values():
+            track.drop_before(cutoff, self.max_points)
+        return True
+
+    def points(self, job_type: str, name: str, window_s: float, buckets: int) -> tuple[list[float], list[float]]:
+        """(seconds before the newest point, value) for the window, one mean per time bucket; unknowns left out."""
+        track = self.tracks.get(job_type)
+        if track is None or self.latest is None or buckets < 1:
+            return [], []
+        now = self.latest
+        width = window_s / buckets
+        times, values = track.times, track.values(name)
+        xs: list[float] = []
+        ys: list[float] = []
+        total, count, bucket = 0.0, 0, None
+        for i in range(bisect_right(times, now - window_s), len(times)):
+            value = values[i]
+            if value != value:  # NaN: unknown at that poll
+                continue
+            b = math.floor(times[i] / width)
+            if b != bucket:
+                if count:
+                    xs.append(min(0.0, (bucket + 1) * width - now))
+                    ys.append(total / count)
+                total, count, bucket = 0.0, 0, b
+            total += value
+            count += 1
+        if count:
+            xs.append(min(0.0, (bucket + 1) * width - now))
+            ys.append(total / count)
+        return xs, ys
+
+    def top_types(self, window_s: float, n: int, among: Iterable[str] | None = None) -> list[str]:
+        """The `n` job types with the greatest depth seen in the window, deepest first (ties by name)."""
+        if self.latest is None:
+            return []
+        since = self.latest - window_s
+        ranked = []
+        for name in among if among is not None else self.tracks:
+            track = self.tracks.get(name)
+            if name == TOTAL or track is None:
+                continue
+            start = bisect_right(track.times, since)
+            if start < len(track):
+                ranked.append((-max(track.values("depth")[start:]), name))
+        return [name for _, name in sorted(ranked)[:n]]
+
+    def point_count(self) -> int:
+        return sum(len(track) for track in self.tracks.values())

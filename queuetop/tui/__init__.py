@@ -1,0 +1,71 @@
+"""The dashboard, in Textual: the only package of queuetop that imports textual.
+
+`run_dashboard` is what `queuetop`, `queuetop watch` and `queuetop demo` call: it wires a Monitor (polls, on
+its own connection) and Actions (enqueue, release, drill-down, on theirs) to the app, and sends the log of
+unexpected errors to a file while the screen is in use.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from queuetop.db import Target
+from queuetop.layouts import NATIVE, Layout
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
+
+
+def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 1.0, read_only: bool = False,
+                  job_types: Sequence[str] = (), auto_init: bool = False, background: object | None = None,
+                  log_path: Path | None = None) -> int:  # fmt: skip
+    """Run the dashboard until the user quits; the exit status (0 on a normal quit).
+
+    `auto_init` creates the file and schema on the first connect (the embedded default). `background` is a
+    running load whose `progress_line()` is shown in the status bar; the caller stops it afterwards.
+    """
+    from queuetop.actions import Actions
+    from queuetop.monitor import Monitor
+    from queuetop.tui.app import QueuetopApp
+
+    monitor = Monitor(target, layout, job_types=job_types, auto_init=auto_init)
+    actions = Actions(target, layout)
+    app = QueuetopApp(monitor, actions, interval=interval, read_only=read_only, background=background,  # type: ignore[arg-type]
+                      log_path=log_path)  # fmt: skip
+    with logging_to(log_path):
+        try:
+            app.run()
+        finally:
+            monitor.close()
+            actions.close()
+    return app.return_code or 0
+
+
+@contextmanager
+def logging_to(path: Path | None) -> Iterator[None]:
+    """Send queuetop's log to `path` (folder created) and nowhere else: stderr would scribble on the screen."""
+    logger = logging.getLogger("queuetop")
+    handler: logging.Handler = logging.NullHandler()
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+            handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        except OSError:
+            pass  # no log file is better than no dashboard
+    saved = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+
+
+__all__ = ["run_dashboard"]

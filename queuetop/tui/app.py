@@ -1,0 +1,415 @@
+"""The Textual app: the poll loop, the status, the actions and the keys; screens and widgets only render.
+
+The poll loop is one thread worker per poll, started again by a timer once the previous poll's result has
+been shown, so polls never overlap and a slow database only slows the loop down. The result arrives as a
+`Polled` message carrying a frozen PollOutcome. Enqueue, release and the drill-down's lists run in thread
+workers on the Actions' own connections. Nothing here waits on the database on the UI thread.
+
+Errors: a database error is a state (status line, stale data, a notification on each change), never an
+exception on the screen. A bug is logged with its traceback to the log file and shown as a notification; if
+one escapes anyway, the app ends with a one-line message naming the log instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+from rich.text import Text
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.worker import Worker, WorkerState
+
+from queuetop.actions import EnqueueRequest, EnqueueResult, ReleaseResult, TypeDetail, describe_release
+from queuetop.db import QueuetopError, Target
+from queuetop.db.target import default_database_path
+from queuetop.monitor import NO_SCHEMA, PollOutcome
+from queuetop.series import WINDOWS_S, Series
+from queuetop.snapshot import Snapshot
+from queuetop.tui.detail import DetailScreen
+from queuetop.tui.help import HelpScreen, Section, binding_rows
+from queuetop.tui.main import SORTABLE, MainScreen
+from queuetop.tui.modals import EnqueueModal, ReleaseChoice, ReleaseModal
+from queuetop.tui.threads import HandlesThreadResults, in_thread
+from queuetop.tui.widgets import StatusView
+
+log = logging.getLogger("queuetop")
+
+INTERVALS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+DEFAULT_WINDOW_S = 300.0
+SLOW_POLL_S = 2.0  # a poll running longer than this is shown in the status bar
+INTERVAL = Binding.Group("Interval")
+
+
+class Source(Protocol):
+    """Where snapshots come from: the Monitor, or a fixed scene for screenshots."""
+
+    target: Target
+
+    def poll(self) -> PollOutcome: ...
+
+
+class DashboardActions(Protocol):
+    """What the dialogs and the drill-down need: `queuetop.actions.Actions`, or a scene's stand-in."""
+
+    def enqueue(self, request: EnqueueRequest) -> EnqueueResult: ...
+    def count_timed_out(self, job_type: str | None = None) -> ReleaseResult: ...
+    def release(self, job_type: str | None = None) -> ReleaseResult: ...
+    def type_detail(self, job_type: str) -> TypeDetail: ...
+
+
+class Background(Protocol):
+    def progress_line(self) -> str: ...
+
+
+class Polled(Message):
+    """A poll has finished (in the poll thread); its outcome, for the UI thread."""
+
+    def __init__(self, outcome: PollOutcome) -> None:
+        super().__init__()
+        self.outcome = outcome
+
+
+DashboardScreen = MainScreen | DetailScreen
+
+
+class QueuetopApp(HandlesThreadResults, App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "queuetop"
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS = [
+        Binding("q", "quit", "Quit", tooltip="quit (a load started with the dashboard stops too)"),
+        Binding("question_mark", "help", "Help", key_display="?", tooltip="this list of keys"),
+        Binding("e", "enqueue", "Enqueue", tooltip="enqueue test jobs (type prefilled from the selection)"),
+        Binding("r", "release", "Release", tooltip="release timed-out claims: dry-run count first, then confirm"),
+        Binding("p", "pause", "Pause", tooltip="pause or resume polling"),
+        Binding("plus,equals_sign", "interval(1)", "Interval", key_display="+", group=INTERVAL,
+                tooltip="poll less often (a longer interval)"),
+        Binding("minus", "interval(-1)", "Interval", key_display="-", group=INTERVAL,
+                tooltip="poll more often (a shorter interval)"),
+        Binding("w", "window", "Window", tooltip="chart window: 1, 5 or 15 minutes"),
+    ]
+
+    def __init__(self, source: Source, actions: DashboardActions, *, interval: float = 1.0, read_only: bool = False,
+                 background: Background | None = None, log_path: Path | None = None,
+                 clock: Callable[[], float] = time.monotonic, series: Series | None = None,
+                 poll_on_start: bool = True) -> None:  # fmt: skip
+        super().__init__()
+        self.source = source
+        self.actions = actions
+        self.interval = interval
+        self.read_only = read_only
+        self.background = background
+        self.log_path = log_path
+        self.series = series if series is not None else Series()
+        self.window_s = DEFAULT_WINDOW_S
+        self.paused = False
+        self.latest: Snapshot | None = None
+        self.link: PollOutcome | None = None
+        self._clock = clock
+        self._poll_on_start = poll_on_start
+        self._link_at = 0.0
+        self._last_success: float | None = None
+        self._polling = False
+        self._poll_started = 0.0
+        self._next_poll: Timer | None = None
+        self._load_line: str | None = None
+        self._load_failed = False
+        self.main = MainScreen()
+
+    # -- state the screens read ------------------------------------------------------------------------------
+    @property
+    def target_display(self) -> str:
+        return self.source.target.display
+
+    @property
+    def db_option(self) -> str:
+        """` --db TARGET` for commands shown to the user; empty for the embedded default."""
+        target = self.source.target
+        if target.kind == "sqlite" and Path(target.value) == default_database_path():
+            return ""
+        return f" --db {shlex.quote(target.display)}"
+
+    @property
+    def connected(self) -> bool:
+        return self.link is not None and self.link.connected
+
+    def on_mount(self) -> None:
+        self.push_screen(self.main)
+        self.set_interval(1.0, self._tick)
+        self._read_load_line()
+        self.refresh_screen()
+        if self._poll_on_start:
+            self._start_poll()
+
+    # -- the poll loop ---------------------------------------------------------------------------------------
+    def _start_poll(self) -> None:
+        self._next_poll = None
+        if self._polling or self.paused:
+            return
+        self._polling = True
+        self._poll_started = self._clock()
+        self._poll_worker()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="poll", name="poll")
+    def _poll_worker(self) -> None:
+        self.post_message(Polled(self.source.poll()))
+
+    def on_polled(self, message: Polled) -> None:
+        self._polling = False
+        try:
+            self.apply(message.outcome)
+        except Exception as exc:  # a bug in drawing: report it, keep polling
+            self.report_unexpected(exc, "showing a poll")
+        self._schedule(message.outcome)
+
+    def _schedule(self, outcome: PollOutcome | None) -> None:
+        if self.paused or self._polling or self._next_poll is not None:
+            return
+        delay = self.interval
+        if outcome is not None and not outcome.connected and outcome.retry_in_s is not None:
+            delay = max(0.05, outcome.retry_in_s)
+        self._next_poll = self.set_timer(delay, self._start_poll)
+
+    def poll_soon(self) -> None:
+        """Poll now (after an action changed the queue) unless paused or a poll is running."""
+        if self.paused or self._polling:
+            return
+        if self._next_poll is not None:
+            self._next_poll.stop()
+        self._start_poll()
+
+    def apply(self, outcome: PollOutcome) -> None:
+        """Take in one poll's outcome and redraw. Also how scenes put fixed data on screen."""
+        before = self.link
+        self.link = outcome
+        self._link_at = self._clock()
+        if outcome.snapshot is not None:
+            self.latest = outcome.snapshot
+            self._last_success = self._link_at
+            self.series.add(outcome.snapshot)
+        self._announce(before, outcome)
+        self._read_load_line()
+        self.refresh_screen()
+
+    def _announce(self, before: PollOutcome | None, now: PollOutcome) -> None:
+        if now.unexpected:
+            self.notify(f"Unexpected error while polling: {now.error}.{self._see_log()}", severity="error",
+                        timeout=10, markup=False)  # fmt: skip
+        elif now.connected:
+            if before is not None and not before.connected and before.state != NO_SCHEMA:
+                self.notify("Connected to the database again.", timeout=4)
+        elif (before is None or before.connected) and not (now.state == NO_SCHEMA and self.latest is None):
+            lost = "Lost the database" if self.latest is not None else "Cannot read the database"
+            kept = " The last data stays on screen, marked stale." if self.latest is not None else ""
+            self.notify(f"{lost}: {now.error}. Reconnecting by itself, with back-off.{kept}", severity="warning",
+                        timeout=8, markup=False)  # fmt: skip
+
+    # -- drawing ---------------------------------------------------------------------------------------------
+    def dashboard_screen(self) -> DashboardScreen | None:
+        """The top-most screen that shows data (a dialog may be open above it)."""
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, MainScreen | DetailScreen):
+                return screen
+        return None
+
+    def refresh_screen(self) -> None:
+        screen = self.dashboard_screen()
+        if screen is not None and screen.is_mounted:
+            screen.refresh_data()
+            screen.show_status(self.status_view())
+
+    def status_view(self) -> StatusView:
+        link, now = self.link, self._clock()
+        retry = None
+        if link is not None and not link.connected and link.retry_in_s is not None:
+            retry = max(0.0, link.retry_in_s - (now - self._link_at))
+        return StatusView(
+            target=self.target_display,
+            dialect=self.latest.dialect if self.latest else None,
+            state=link.state if link else None,
+            error=link.error if link else None,
+            retry_in_s=retry,
+            since_success_s=None if self._last_success is None else now - self._last_success,
+            poll_ms=self.latest.poll_ms if self.latest else None,
+            interval_s=self.interval,
+            window_s=self.window_s,
+            paused=self.paused,
+            read_only=self.read_only,
+            load_line=self._load_line,
+            waiting_s=now - self._poll_started if self._polling and now - self._poll_started >= SLOW_POLL_S else None,
+        )
+
+    def _tick(self) -> None:
+        """Once a second: the "polled N s ago" and "reconnecting in N s" figures move on."""
+        screen = self.dashboard_screen()
+        if screen is not None and screen.is_mounted:
+            self._read_load_line()
+            screen.show_status(self.status_view())
+
+    def _read_load_line(self) -> None:
+        if self.background is None or self._load_failed:
+            return
+        try:
+            self._load_line = self.background.progress_line()
+        except Exception as exc:
+            self._load_failed = True  # say it once, not every second
+            self._load_line = "load: progress unavailable"
+            self.report_unexpected(exc, "reading the background load's progress")
+
+    # -- actions ---------------------------------------------------------------------------------------------
+    def _selected_type(self) -> str | None:
+        screen = self.dashboard_screen()
+        return screen.selected_type if screen is not None else None
+
+    def _may_change_queue(self, verb: str) -> bool:
+        if not isinstance(self.screen, MainScreen | DetailScreen):
+            return False  # a dialog or the help is open
+        if self.read_only:
+            self.notify(f"This dashboard is read-only (--read-only): {verb} is disabled.", severity="warning")
+            return False
+        if not self.connected:
+            why = f": {self.link.error}" if self.link is not None and self.link.error else ""
+            self.notify(f"Not connected to the database{why}. {verb.capitalize()} is disabled until it is back.",
+                        severity="warning", markup=False)  # fmt: skip
+            return False
+        return True
+
+    def action_enqueue(self) -> None:
+        if not self._may_change_queue("enqueue"):
+            return
+        known = [row.job_type for row in self.latest.types] if self.latest else []
+        self.push_screen(EnqueueModal(self._selected_type(), known), self._enqueue)
+
+    def _enqueue(self, request: EnqueueRequest | None) -> None:
+        if request is None:
+            return
+        actions = self.actions
+        in_thread(self, lambda: actions.enqueue(request), self._enqueued, self._action_failed, group="enqueue")
+
+    def _enqueued(self, result: EnqueueResult) -> None:
+        self.notify(result.describe(), markup=False)
+        self.poll_soon()
+
+    def action_release(self) -> None:
+        if not self._may_change_queue("release"):
+            return
+        self.push_screen(ReleaseModal(self._selected_type(), self.actions.count_timed_out), self._release)
+
+    def _release(self, choice: ReleaseChoice | None) -> None:
+        if choice is None:
+            return
+        actions, job_type = self.actions, choice.job_type
+        in_thread(self, lambda: actions.release(job_type), lambda result: self._released(job_type, result),
+                  self._action_failed, group="release")  # fmt: skip
+
+    def _released(self, job_type: str | None, result: ReleaseResult) -> None:
+        self.notify(describe_release(result, job_type), markup=False)
+        self.poll_soon()
+
+    def _action_failed(self, error: QueuetopError) -> None:
+        self.notify(f"The action failed and changed nothing: {error}", severity="error", timeout=10, markup=False)
+
+    def action_drill_down(self) -> None:
+        if not isinstance(self.screen, MainScreen):
+            return
+        job_type = self.main.selected_type
+        if job_type is None:
+            self.notify("Select a job type first: the totals row has no drill-down.", severity="warning")
+            return
+        self.push_screen(DetailScreen(job_type))
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        if self.paused and self._next_poll is not None:
+            self._next_poll.stop()
+            self._next_poll = None
+        if not self.paused:
+            self._start_poll()
+        self._tick()
+
+    def action_interval(self, step: int) -> None:
+        if step > 0:
+            self.interval = next((s for s in INTERVALS_S if s > self.interval), INTERVALS_S[-1])
+        else:
+            self.interval = next((s for s in reversed(INTERVALS_S) if s < self.interval), INTERVALS_S[0])
+        if self._next_poll is not None:  # the waiting poll follows the new interval from now
+            self._next_poll.stop()
+            self._next_poll = None
+            self._schedule(self.link)
+        self._tick()
+
+    def action_window(self) -> None:
+        self.window_s = WINDOWS_S[(WINDOWS_S.index(self.window_s) + 1) % len(WINDOWS_S)]
+        self.refresh_screen()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.key_sections()))
+
+    def key_sections(self) -> list[Section]:
+        navigation = [("↑ ↓ PgUp PgDn Home End", "move the selection"), ("Enter", "drill down into the selected type"),
+                      ("click a header", "sort by that column (again: invert)")]  # fmt: skip
+        return [
+            ("Everywhere", [*binding_rows(self, self.BINDINGS),
+                            ("ctrl+p", "command palette: every action by name")]),
+            ("Main table", [*binding_rows(self, MainScreen.BINDINGS), *navigation]),
+            ("Drill-down", [*binding_rows(self, DetailScreen.BINDINGS),
+                            ("e  r", "enqueue or release for this job type")]),
+            ("Dialogs", [("Tab  Shift+Tab", "next or previous field"), ("Enter", "submit"), ("Escape", "cancel")]),
+        ]  # fmt: skip
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Enqueue test jobs", "Add jobs of a type (e)", self.action_enqueue)
+        yield SystemCommand("Release timed-out claims", "Dry-run count, then confirm (r)", self.action_release)
+        yield SystemCommand("Pause or resume polling", "p", self.action_pause)
+        yield SystemCommand("Poll less often", "+", lambda: self.action_interval(1))
+        yield SystemCommand("Poll more often", "-", lambda: self.action_interval(-1))
+        yield SystemCommand("Chart window", "1, 5 or 15 minutes (w)", self.action_window)
+        yield SystemCommand("Drill down", "Open the selected job type (Enter)", self.action_drill_down)
+        yield SystemCommand("Help", "List every key (?)", self.action_help)
+        if isinstance(screen, MainScreen):
+            yield SystemCommand("Filter job types", "/", screen.action_filter)
+            yield SystemCommand("Invert sort order", "i", screen.action_invert_sort)
+            for key, label in SORTABLE:
+                yield SystemCommand(f"Sort by {label}", "< and > move the sort column",
+                                    lambda key=key: screen.sort_on(key))  # fmt: skip
+        if isinstance(screen, DetailScreen):
+            yield SystemCommand("Back to the table", "Escape", screen.action_back)
+
+    # -- errors ----------------------------------------------------------------------------------------------
+    def _see_log(self) -> str:
+        return f" Details in {self.log_path}." if self.log_path else ""
+
+    def report_unexpected(self, error: BaseException, doing: str) -> None:
+        log.error("unexpected error while %s", doing, exc_info=error)
+        self.notify(f"Unexpected error while {doing}: {type(error).__name__}: {error}.{self._see_log()}",
+                    severity="error", timeout=10, markup=False)  # fmt: skip
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state != WorkerState.ERROR:
+            return
+        worker: Worker[Any] = event.worker
+        self.report_unexpected(worker.error or RuntimeError("unknown"), f"running {worker.name}")
+        if worker.group == "poll":
+            self._polling = False
+            self._schedule(self.link)
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Last resort for a bug that escaped every handler: log it, end with one line, never a traceback."""
+        log.error("unexpected error; the dashboard stops", exc_info=error)
+        self._return_code = 1
+        if self._exception is None:  # Pilot re-raises it, so tests still see the bug
+            self._exception = error
+            self._exception_event.set()
+        self.panic(Text(f"queuetop: unexpected error: {type(error).__name__}: {error}.{self._see_log()}"))

@@ -1,0 +1,197 @@
+"""The drill-down: one job type up close — its figures, oldest pending jobs, claims in flight, recent
+completions, and its own charts. Escape goes back to the table.
+
+The figures and charts come with every poll; the three lists are read on the drill-down connection in a
+worker after each poll (one read at a time), so a slow database slows this screen and nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker, WorkerState
+
+from queuetop import format as fmt
+from queuetop.actions import TypeDetail
+from queuetop.db import QueuetopError
+from queuetop.snapshot import TypeStats
+from queuetop.tui.table import ALERT, DIM, WARN
+from queuetop.tui.threads import HandlesThreadResults, in_thread
+from queuetop.tui.widgets import Chart, ChartSpec, Line, StatusBar, StatusView
+
+if TYPE_CHECKING:
+    from queuetop.tui.app import QueuetopApp
+
+INFO_CHARS = 48
+
+PENDING_COLUMNS = (("id", 10), ("age", 8), ("available", 10), ("priority", 8), ("attempts", 8), ("info", INFO_CHARS))
+CLAIM_COLUMNS = (("id", 7), ("worker", 15), ("held for", 8), ("expires", 14), ("tries", 5))
+COMPLETION_COLUMNS = (("id", 8), ("outcome", 9), ("wait", 7), ("processing", 10), ("ago", 7))
+
+
+def summary_text(job_type: str, row: TypeStats | None) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(job_type, style="bold")
+    if row is None:
+        text.append("  no longer in the queue (nothing pending, claimed or dead)", style="dim")
+        return text
+    text.append(f"  depth {fmt.count(row.depth, row.depth_is_estimate)}")
+    text.append(f" · oldest {fmt.duration(row.oldest_age_s)}")
+    text.append(f" · claimed {fmt.count(row.claimed)}")
+    text.append(f" · timed out {fmt.count(row.timed_out)}", style=ALERT if row.timed_out else "")
+    text.append(f" · dead {fmt.count(row.dead)}", style=WARN if row.dead else "")
+    text.append(f" · drain {fmt.drain(row.drain, row.drain_eta_s)}", style=WARN if row.drain == "never" else "")
+    text.append(f"\narrivals {fmt.rate(row.arrivals_10s_per_s)}/s over 10 s, {fmt.rate(row.arrivals_60s_per_s)}/s "
+                f"over 60 s · completions {fmt.rate(row.completions_10s_per_s)}/s over 10 s, "
+                f"{fmt.rate(row.completions_60s_per_s)}/s over 60 s")
+    text.append("\nwait p50/p95/p99 " + _three(row.wait_p50_s, row.wait_p95_s, row.wait_p99_s)
+                + " · processing p50/p95/p99 " + _three(row.processing_p50_s, row.processing_p95_s, row.processing_p99_s))
+    return text
+
+
+def _three(*values: float | None) -> str:
+    return " / ".join(fmt.duration(v) for v in values)
+
+
+def _excerpt(info: str | None) -> Text:
+    if info is None:
+        return Text("—", style=DIM)
+    flat = " ".join(info.split())
+    return Text(flat if len(flat) <= INFO_CHARS else flat[: INFO_CHARS - 1] + "…", no_wrap=True)
+
+
+def _right(value: str, style: str = "") -> Text:
+    return Text(value, style=style, justify="right")
+
+
+def pending_rows(detail: TypeDetail) -> list[tuple[Text, ...]]:
+    return [(_right(str(job.id)), _right(fmt.duration(job.age_s)),
+             _right("in " + fmt.duration(job.available_in_s) if job.available_in_s > 0 else "now",
+                    DIM if job.available_in_s > 0 else ""),
+             _right(str(job.priority)), _right(str(job.attempts)), _excerpt(job.info))
+            for job in detail.pending]  # fmt: skip
+
+
+def claim_rows(detail: TypeDetail) -> list[tuple[Text, ...]]:
+    rows = []
+    for job in detail.claims:
+        if job.expires_in_s is None:
+            expires = _right("—", DIM)
+        elif job.expires_in_s < 0:
+            expires = _right("overdue " + fmt.duration(-job.expires_in_s), ALERT)
+        else:
+            expires = _right("in " + fmt.duration(job.expires_in_s))
+        rows.append((_right(str(job.id)), Text(job.worker or "—", no_wrap=True, overflow="ellipsis"),
+                     _right(fmt.duration(job.claimed_for_s)), expires, _right(str(job.attempts))))  # fmt: skip
+    return rows
+
+
+def completion_rows(detail: TypeDetail) -> list[tuple[Text, ...]]:
+    styles = {"dead": ALERT, "failed": WARN}
+    return [(_right(str(job.id)), Text(job.outcome, style=styles.get(job.outcome, "")),
+             _right(fmt.duration(job.wait_s)), _right(fmt.duration(job.processing_s)), _right(fmt.duration(job.ago_s)))
+            for job in detail.completions]  # fmt: skip
+
+
+class DetailScreen(HandlesThreadResults, Screen):
+    """One job type's drill-down."""
+
+    BINDINGS = [Binding("escape", "back", "Back", tooltip="back to the table")]
+
+    def __init__(self, job_type: str) -> None:
+        super().__init__()
+        self.job_type = job_type
+        self.detail: TypeDetail | None = None
+        self._loading = False
+
+    @property
+    def dashboard(self) -> QueuetopApp:
+        return cast("QueuetopApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        yield Static(id="summary", markup=False)
+        yield self._table("pending", "oldest pending jobs", PENDING_COLUMNS)
+        with Horizontal(classes="detail-row"):
+            yield self._table("claims", "claims in flight, soonest to time out first", CLAIM_COLUMNS)
+            yield self._table("completions", "recent completions, newest first", COMPLETION_COLUMNS)
+        with Horizontal(id="detail-charts"):
+            yield Chart(self.dashboard.series, id="type-depth")
+            yield Chart(self.dashboard.series, id="type-rates")
+        yield Footer()
+
+    def _table(self, key: str, title: str, columns: tuple[tuple[str, int], ...]) -> DataTable:
+        table: DataTable = DataTable(id=key, cursor_type="row", zebra_stripes=True)
+        table.border_title = title
+        for label, width in columns:
+            table.add_column(label, width=width, key=label)
+        return table
+
+    def on_mount(self) -> None:
+        self.query_one("#pending", DataTable).focus()
+        self.refresh_data()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def on_screen_resume(self) -> None:
+        self.dashboard.refresh_screen()  # shown again (a drill-down or dialog closed): catch up at once
+
+    @property
+    def selected_type(self) -> str:
+        return self.job_type
+
+    def show_status(self, view: StatusView) -> None:
+        self.query_one("#status", StatusBar).show(view)
+
+    def refresh_data(self) -> None:
+        """A poll has finished: new figures and charts now, the lists in a moment."""
+        app = self.dashboard
+        snapshot = app.latest
+        row = snapshot.type_named(self.job_type) if snapshot else None
+        self.query_one("#summary", Static).update(summary_text(self.job_type, row))
+        window = app.window_s
+        self.query_one("#type-depth", Chart).show(ChartSpec(
+            "depth", (Line("depth", self.job_type, "depth", "cyan"),), window))
+        self.query_one("#type-rates", Chart).show(ChartSpec(
+            "jobs/s",
+            (Line("arrivals", self.job_type, "arrivals", "magenta"),
+             Line("completions", self.job_type, "completions", "green")), window))  # fmt: skip
+        if app.connected:
+            self._load()
+
+    def _load(self) -> None:
+        if self._loading:
+            return  # one read at a time; the next poll asks again
+        self._loading = True
+        actions, job_type = self.dashboard.actions, self.job_type  # read here: the worker thread has no app
+        in_thread(self, lambda: actions.type_detail(job_type), self._loaded, self._failed, group="detail")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "detail" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
+            self._loading = False  # the app reports the error; the next poll tries again
+
+    def _loaded(self, detail: TypeDetail) -> None:
+        self._loading = False
+        self.detail = detail
+        for key, rows in (("pending", pending_rows(detail)), ("claims", claim_rows(detail)),
+                          ("completions", completion_rows(detail))):  # fmt: skip
+            table = self.query_one(f"#{key}", DataTable)
+            at = table.cursor_row
+            table.clear()
+            table.add_rows(rows)
+            if rows:
+                table.move_cursor(row=min(at, len(rows) - 1), animate=False)
+
+    def _failed(self, error: QueuetopError) -> None:
+        self._loading = False
+        summary = summary_text(self.job_type, self.dashboard.latest.type_named(self.job_type)
+                               if self.dashboard.latest else None)  # fmt: skip
+        summary.append(f"\ncould not read the job lists: {error}", style="red")
+        self.query_one("#summary", Static).update(summary)

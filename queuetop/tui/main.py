@@ -1,0 +1,161 @@
+"""The main screen: status bar, the per-type table with its totals, the two charts, or the empty-state panel.
+
+It keeps only how the user looks at the data (sort column and order, the type filter); the data itself is the
+app's latest snapshot and chart history, re-read at every poll.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input
+
+from queuetop.monitor import NO_SCHEMA
+from queuetop.snapshot import TOTAL
+from queuetop.tui.table import COLUMN_KEYS, COLUMNS, QueueTable, ordered
+from queuetop.tui.widgets import Chart, ChartSpec, EmptyState, Line, StatusBar, StatusView, chart_lines
+
+if TYPE_CHECKING:
+    from queuetop.tui.app import QueuetopApp
+
+SORT = Binding.Group("Sort")
+TOP_TYPES = 3  # job types drawn beside the total on the depth chart
+TYPE_COLORS = ("orange", "magenta", "green")
+
+
+class MainScreen(Screen):
+    BINDINGS = [
+        Binding("slash", "filter", "Filter", tooltip="filter job types by name (Enter keeps it, Escape clears it)"),
+        Binding("less_than_sign", "sort_by(-1)", "Sort", key_display="<", group=SORT,
+                tooltip="sort by the column to the left"),
+        Binding("greater_than_sign", "sort_by(1)", "Sort", key_display=">", group=SORT,
+                tooltip="sort by the column to the right"),
+        Binding("i", "invert_sort", "Invert", show=False, tooltip="invert the sort order"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, tooltip="clear the filter"),
+    ]  # fmt: skip
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sort_key = "depth"
+        self.descending = True
+        self.needle = ""
+
+    @property
+    def dashboard(self) -> QueuetopApp:
+        return cast("QueuetopApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        yield Input(id="filter", placeholder="filter job types: type part of a name, Enter to keep, Escape to clear")
+        with Vertical(id="body"):
+            yield QueueTable(id="table")
+            with Horizontal(id="charts"):
+                yield Chart(self.dashboard.series, id="depth-chart")
+                yield Chart(self.dashboard.series, id="rate-chart")
+        with Container(id="empty-area"):
+            yield EmptyState(id="empty")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#filter").display = False
+        self.query_one("#empty-area").display = False
+        self.query_one(QueueTable).focus()
+
+    @property
+    def selected_type(self) -> str | None:
+        return self.query_one(QueueTable).selected_type
+
+    def on_screen_resume(self) -> None:
+        self.dashboard.refresh_screen()  # shown again (a drill-down or dialog closed): catch up at once
+
+    def show_status(self, view: StatusView) -> None:
+        self.query_one("#status", StatusBar).show(view)
+
+    # -- redrawing -----------------------------------------------------------------------------------------
+    def refresh_data(self) -> None:
+        app = self.dashboard
+        snapshot, link = app.latest, app.link
+        empty_kind = None
+        if snapshot is None and link is not None and link.state == NO_SCHEMA:
+            empty_kind = NO_SCHEMA
+        elif snapshot is not None and not snapshot.types and not self.needle:
+            empty_kind = "empty"
+        body, empty = self.query_one("#body"), self.query_one("#empty", EmptyState)
+        body.display = empty_kind is None
+        self.query_one("#empty-area").display = empty_kind is not None
+        if empty_kind is not None:
+            empty.show(empty_kind, app.db_option, app.read_only)
+            return
+        body.set_class(snapshot is not None and not app.connected, "stale")
+        if snapshot is None:
+            return
+        rows = ordered(snapshot.types, self.sort_key, self.descending, self.needle)
+        self.query_one(QueueTable).show(rows, snapshot.totals, self.sort_key, self.descending)
+        window = app.window_s
+        among = [row.job_type for row in rows]
+        top = app.series.top_types(window, TOP_TYPES, among=among)
+        depth_lines = (Line("all" if not self.needle else "all types", TOTAL, "depth", "cyan"),
+                       *chart_lines([(name, name) for name in top], "depth", TYPE_COLORS))  # fmt: skip
+        self.query_one("#depth-chart", Chart).show(ChartSpec("depth", depth_lines, window))
+        self.query_one("#rate-chart", Chart).show(ChartSpec(
+            "jobs/s",
+            (Line("arrivals", TOTAL, "arrivals", "magenta"), Line("completions", TOTAL, "completions", "green")), window))
+
+    # -- sorting and filtering -----------------------------------------------------------------------------
+    def action_sort_by(self, step: int) -> None:
+        self.sort_key = COLUMN_KEYS[(COLUMN_KEYS.index(self.sort_key) + step) % len(COLUMN_KEYS)]
+        self.descending = self.sort_key != "type"  # biggest first, names A to Z
+        self.refresh_data()
+
+    def sort_on(self, key: str) -> None:
+        if key == self.sort_key:
+            self.descending = not self.descending
+        else:
+            self.sort_key, self.descending = key, key != "type"
+        self.refresh_data()
+
+    def action_invert_sort(self) -> None:
+        self.descending = not self.descending
+        self.refresh_data()
+
+    @on(DataTable.HeaderSelected)
+    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
+        self.sort_on(str(event.column_key.value))
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        if not box.display and not self.needle:
+            return
+        box.value = ""
+        box.display = False
+        self.needle = ""
+        self.query_one(QueueTable).focus()
+        self.refresh_data()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.needle = event.value
+        self.refresh_data()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_kept(self) -> None:
+        if not self.needle:
+            self.query_one("#filter").display = False
+        self.query_one(QueueTable).focus()
+
+    @on(DataTable.RowSelected, "#table")
+    def _drill_down(self) -> None:
+        self.dashboard.action_drill_down()
+
+
+SORTABLE = [(column.key, column.label) for column in COLUMNS]

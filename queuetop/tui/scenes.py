@@ -1,0 +1,308 @@
+"""Fixed scenes of the dashboard: the same pixels every time, for the snapshot tests, `screenshots/` and the
+render benchmark.
+
+A scene is the real app fed fixed data instead of a database: a source that returns one prepared poll, stand-in
+actions that answer the dialogs and the drill-down, a clock that does not move, and five minutes of chart
+history computed from smooth functions (no randomness). Nothing here is used when queuetop runs for real.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from queuetop.actions import (
+    ClaimedJob,
+    CompletedJob,
+    EnqueueRequest,
+    EnqueueResult,
+    PendingJob,
+    TypeDetail,
+)
+from queuetop.db import Target
+from queuetop.history import drain_eta
+from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING, PollOutcome
+from queuetop.queue import ReleaseResult
+from queuetop.series import Series
+from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.tui.app import QueuetopApp
+from queuetop.tui.detail import DetailScreen
+from queuetop.tui.table import QueueTable
+
+SIZE = (120, 40)
+MOMENT = datetime(2026, 3, 14, 2, 13, 0)  # 2 a.m., during a load test
+TARGET = Target("odbc", "DRIVER={PostgreSQL Unicode};SERVER=db1.internal;DATABASE=jobs;UID=ops;PWD=***")
+HISTORY_S = 300
+
+
+class FrozenClock:
+    """A monotonic clock that moves only when a scene says so."""
+
+    def __init__(self, now: float = 10_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How one job type behaves over the scene's five minutes (t = seconds before the end, 0 = now)."""
+
+    name: str
+    depth: Callable[[float], float]
+    arrivals: float
+    completions: Callable[[float], float]
+    oldest_s: float | None
+    claimed: int
+    timed_out: int = 0
+    dead: int = 0
+    wait_p95_s: float | None = None
+    processing_p95_s: float | None = None
+    estimate: bool = False
+
+
+PROFILES = (
+    Profile("billing.invoice", lambda t: 12 + 6 * math.sin(t / 20), 8.5, lambda t: 8.7, 1.2, 4,
+            wait_p95_s=0.9, processing_p95_s=0.12),
+    Profile("email.send", lambda t: 1284 + 900 * math.sin(t / 45) * (t / 300), 120, lambda t: 96 + 10 * math.cos(t / 9),
+            48.0, 16, dead=3, wait_p95_s=9.8, processing_p95_s=0.045),
+    Profile("report.render", lambda t: 3870 - 8.5 * t, 9.2, lambda t: 2.1, 845.0, 8, timed_out=5, dead=12,
+            wait_p95_s=361.0, processing_p95_s=28.0),
+    Profile("search.reindex", lambda t: 2140 + 0.2 * t, 3.0, lambda t: 3.2, 7980.0, 2, wait_p95_s=7200.0,
+            processing_p95_s=1.4, estimate=True),
+    Profile("thumbnail", lambda t: 0, 40.0, lambda t: 40.0, None, 3, wait_p95_s=0.05, processing_p95_s=0.07),
+    Profile("webhook.deliver", lambda t: 58 + 40 * math.cos(t / 30), 64.0, lambda t: 71.0, 3.1, 12,
+            wait_p95_s=2.2, processing_p95_s=0.31),
+    Profile("cleanup.nightly", lambda t: 0, 0.0, lambda t: 0.0, None, 0),
+)  # fmt: skip
+
+
+def type_stats(profile: Profile, t: float) -> TypeStats:
+    depth = max(0, round(profile.depth(t)))
+    completions = profile.completions(t)
+    drain, eta = drain_eta(depth, profile.arrivals, completions)
+    return TypeStats(
+        job_type=profile.name, depth=depth, oldest_age_s=profile.oldest_s if depth else None, claimed=profile.claimed,
+        timed_out=profile.timed_out, dead=profile.dead, arrivals_10s_per_s=profile.arrivals,
+        arrivals_60s_per_s=profile.arrivals, completions_10s_per_s=completions, completions_60s_per_s=completions,
+        wait_p50_s=profile.wait_p95_s and profile.wait_p95_s / 3, wait_p95_s=profile.wait_p95_s,
+        wait_p99_s=profile.wait_p95_s and profile.wait_p95_s * 1.4,
+        processing_p50_s=profile.processing_p95_s and profile.processing_p95_s / 2,
+        processing_p95_s=profile.processing_p95_s,
+        processing_p99_s=profile.processing_p95_s and profile.processing_p95_s * 1.3,
+        drain=drain, drain_eta_s=eta, depth_is_estimate=profile.estimate,
+    )  # fmt: skip
+
+
+def totals_of(rows: tuple[TypeStats, ...]) -> TypeStats:
+    def total(name: str) -> float:
+        return sum(getattr(row, name) or 0 for row in rows)
+
+    depth, arrivals, completions = int(total("depth")), total("arrivals_10s_per_s"), total("completions_10s_per_s")
+    drain, eta = drain_eta(depth, arrivals, completions)
+    ages = [row.oldest_age_s for row in rows if row.oldest_age_s is not None]
+    waits = [row.wait_p95_s for row in rows if row.wait_p95_s is not None]
+    work = [row.processing_p95_s for row in rows if row.processing_p95_s is not None]
+    return TypeStats(
+        job_type=TOTAL, depth=depth, oldest_age_s=max(ages) if ages else None, claimed=int(total("claimed")),
+        timed_out=int(total("timed_out")), dead=int(total("dead")), arrivals_10s_per_s=arrivals,
+        arrivals_60s_per_s=arrivals, completions_10s_per_s=completions, completions_60s_per_s=completions,
+        wait_p95_s=max(waits) if waits else None, processing_p95_s=max(work) if work else None,
+        drain=drain, drain_eta_s=eta, depth_is_estimate=any(row.depth_is_estimate for row in rows),
+    )  # fmt: skip
+
+
+def snapshot_at(t: float, profiles: tuple[Profile, ...] = PROFILES) -> Snapshot:
+    """The scene's queue `t` seconds before the end."""
+    rows = tuple(type_stats(profile, t) for profile in profiles)
+    return Snapshot(taken_at=MOMENT - timedelta(seconds=t), target=TARGET.display, dialect="postgres",
+                    poll_ms=3.8, window_s=60.0, types=rows, totals=totals_of(rows))  # fmt: skip
+
+
+def history(profiles: tuple[Profile, ...] = PROFILES, seconds: int = HISTORY_S) -> Series:
+    series = Series()
+    for t in range(seconds, -1, -1):
+        series.add(snapshot_at(float(t), profiles))
+    return series
+
+
+def many_types_snapshot(count: int = 200, t: float = 0.0) -> Snapshot:
+    """`count` job types, for the render benchmark."""
+    profiles = tuple(replace(PROFILES[i % len(PROFILES)], name=f"{PROFILES[i % len(PROFILES)].name}.{i:03d}")
+                     for i in range(count))  # fmt: skip
+    return snapshot_at(t, profiles)
+
+
+# -- stand-ins for the database ----------------------------------------------------------------------------
+class FixedSource:
+    def __init__(self, outcome: PollOutcome, target: Target = TARGET) -> None:
+        self.outcome = outcome
+        self.target = target
+
+    def poll(self) -> PollOutcome:
+        return self.outcome
+
+
+def _detail(job_type: str) -> TypeDetail:
+    pending = tuple(PendingJob(id=1_048_200 + i, age_s=845.0 - 37 * i, priority=128 if i % 4 else 10,
+                               attempts=1 if i < 3 else 0, available_in_s=6.0 if i == 1 else 0.0,
+                               info=f'{{"report": "monthly-{i:02d}", "format": "pdf", "pages": {40 + i * 7}}}')
+                    for i in range(12))  # fmt: skip
+    claims = tuple(ClaimedJob(id=1_047_900 + i * 13, worker=f"render-{i % 3 + 1}.prod", claimed_for_s=95.0 - 9 * i,
+                              expires_in_s=-35.0 + 9 * i, attempts=1 + i % 3)
+                   for i in range(8))  # fmt: skip
+    outcomes = ("succeeded", "succeeded", "failed", "succeeded", "dead", "succeeded")
+    completions = tuple(CompletedJob(id=1_047_880 - i, outcome=outcomes[i % len(outcomes)], wait_s=330.0 + 4 * i,
+                                     processing_s=None if outcomes[i % len(outcomes)] == "dead" else 21.0 + i,
+                                     ago_s=2.0 + 7 * i)
+                        for i in range(10))  # fmt: skip
+    return TypeDetail(job_type, MOMENT, pending, claims, completions)
+
+
+class FixedActions:
+    """Answers like a queue with 5 timed-out claims of report.render; changes nothing."""
+
+    def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
+        return EnqueueResult(request.job_type, tuple(range(1_048_213, 1_048_213 + request.count)))
+
+    def count_timed_out(self, job_type: str | None = None) -> ReleaseResult:
+        return ReleaseResult(timed_out=5 if job_type in (None, "report.render") else 0, dry_run=True)
+
+    def release(self, job_type: str | None = None) -> ReleaseResult:
+        return ReleaseResult(timed_out=5, released=4, dead=1)
+
+    def type_detail(self, job_type: str) -> TypeDetail:
+        return _detail(job_type)
+
+
+# -- the scenes -------------------------------------------------------------------------------------------
+Prepare = Callable[[Pilot], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Scene:
+    name: str
+    description: str
+    make: Callable[[], QueuetopApp]
+    prepare: Prepare
+    press: tuple[str, ...] = ()
+
+
+def scene_app(outcome: PollOutcome | None = None, *, series: Series | None = None, read_only: bool = False,
+              clock: FrozenClock | None = None) -> QueuetopApp:  # fmt: skip
+    return QueuetopApp(FixedSource(outcome or PollOutcome(CONNECTED, snapshot_at(0.0))), FixedActions(),
+                       read_only=read_only, clock=clock or FrozenClock(), series=series,
+                       poll_on_start=False)  # fmt: skip
+
+
+async def _settle(pilot: Pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    for box in pilot.app.screen.query(Input):
+        box.cursor_blink = False  # a blinking cursor would make the pixels depend on timing
+    await pilot.pause()
+
+
+def _showing(outcome: PollOutcome, select: str | None = "report.render") -> Prepare:
+    async def prepare(pilot: Pilot) -> None:
+        app = pilot.app
+        assert isinstance(app, QueuetopApp)
+        app.apply(outcome)
+        await pilot.pause()
+        if select:
+            app.main.query_one(QueueTable).select_type(select)
+        await _settle(pilot)
+
+    return prepare
+
+
+LIVE = PollOutcome(CONNECTED, snapshot_at(0.0))
+
+
+def _main_app() -> QueuetopApp:
+    return scene_app(LIVE, series=history())
+
+
+async def _drill_down(pilot: Pilot) -> None:
+    await _showing(LIVE)(pilot)
+    pilot.app.push_screen(DetailScreen("report.render"))
+    await _settle(pilot)
+
+
+def _dialog(key: str, *typed: str) -> Prepare:
+    async def prepare(pilot: Pilot) -> None:
+        await _showing(LIVE)(pilot)
+        await pilot.press(key)
+        await _settle(pilot)
+        if typed:
+            await pilot.press(*typed)
+            await _settle(pilot)
+
+    return prepare
+
+
+def _disconnected_app() -> QueuetopApp:
+    return scene_app(LIVE, series=history())
+
+
+async def _disconnected(pilot: Pilot) -> None:
+    app = pilot.app
+    assert isinstance(app, QueuetopApp)
+    await _showing(LIVE)(pilot)
+    clock = app._clock
+    assert isinstance(clock, FrozenClock)
+    clock.now += 12.0
+    app.apply(PollOutcome(RECONNECTING, error="lost the connection to the database: server closed the connection "
+                                              "unexpectedly (check that the server is up)", retry_in_s=4.0, failures=3))
+    await _settle(pilot)
+
+
+EMPTY = PollOutcome(CONNECTED, Snapshot(taken_at=MOMENT, target=TARGET.display, dialect="postgres", poll_ms=1.2,
+                                        window_s=60.0))  # fmt: skip
+NO_QUEUE = PollOutcome(NO_SCHEMA, error=f"the queue schema is missing in {TARGET.display} (run `queuetop init` to "
+                                        "create it)", retry_in_s=5.0, failures=1)  # fmt: skip
+
+SCENES: dict[str, Scene] = {
+    scene.name: scene
+    for scene in (
+        Scene("main", "the main screen under load", _main_app, _showing(LIVE)),
+        Scene("drill-down", "report.render up close", _main_app, _drill_down),
+        Scene("enqueue", "the enqueue dialog", _main_app, _dialog("e", "backspace", "5", "0", "0")),
+        Scene("enqueue-invalid", "the enqueue dialog with inline errors", _main_app,
+              _dialog("e", "backspace", "0", "tab", "tab", "backspace", "backspace", "backspace", "3", "0", "0")),
+        Scene("release", "the release confirmation", _main_app, _dialog("r")),
+        Scene("help", "every key", _main_app, _dialog("question_mark")),
+        Scene("empty", "an empty queue", lambda: scene_app(EMPTY), _showing(EMPTY, select=None)),
+        Scene("no-schema", "a database without the queue tables", lambda: scene_app(NO_QUEUE),
+              _showing(NO_QUEUE, select=None)),
+        Scene("disconnected", "the database went away: stale data, reconnecting", _disconnected_app, _disconnected),
+        Scene("read-only", "read-only: enqueue refused", lambda: scene_app(LIVE, series=history(), read_only=True),
+              _dialog("e")),
+    )
+}  # fmt: skip
+SCREENSHOTS = ("main", "drill-down", "enqueue", "release")
+
+
+async def _export(pilot: Pilot, scene: Scene) -> None:
+    await scene.prepare(pilot)
+    await pilot.press(*scene.press)
+    await pilot.pause()
+    pilot.app.exit(pilot.app.export_screenshot(title=f"queuetop: {scene.description}"))
+
+
+def render_svg(scene: Scene) -> str:
+    """The scene as an SVG, as `screenshots/` holds it."""
+    app = scene.make()
+
+    async def auto_pilot(pilot: Pilot) -> None:
+        await _export(pilot, scene)
+
+    svg = app.run(headless=True, size=SIZE, auto_pilot=auto_pilot)
+    assert isinstance(svg, str), f"scene {scene.name} produced no screenshot"
+    return svg

@@ -1,0 +1,256 @@
+"""The small widgets of the dashboard: the status bar, the charts and the empty-state panel.
+
+They only render what they are given: the app computes a frozen `StatusView` or `ChartSpec` and hands it over.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult, RenderResult
+from textual.containers import Vertical
+from textual.widgets import Static
+from textual_plotext import PlotextPlot
+
+from queuetop import format as fmt
+from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING
+from queuetop.series import Series
+
+Y_AXIS_COLUMNS = 9  # what plotext's y labels and frame take from the chart's width
+
+
+# -- status bar ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StatusView:
+    """Everything the status bar says, computed by the app at each poll and each second."""
+
+    target: str
+    dialect: str | None
+    state: str | None  # None before the first poll has finished
+    error: str | None
+    retry_in_s: float | None
+    since_success_s: float | None  # None: never read the queue yet
+    poll_ms: float | None
+    interval_s: float
+    window_s: float
+    paused: bool
+    read_only: bool
+    load_line: str | None = None
+    waiting_s: float | None = None  # a poll has been running this long (shown once it is slow)
+
+
+def status_lines(view: StatusView) -> tuple[Text, Text]:
+    """Line 1: the link's state first (it must survive truncation), flags, then where. Line 2: how fresh the
+    data is and the polling; when disconnected, the error."""
+    line = Text()
+    if view.state is None:
+        line.append("● connecting…", style="bold yellow")
+    elif view.state == CONNECTED:
+        line.append("● connected", style="bold green")
+    else:
+        retry = "" if view.retry_in_s is None else f" in {max(0, math.ceil(view.retry_in_s))} s"
+        label = "no queue schema, checking again" if view.state == NO_SCHEMA else RECONNECTING
+        line.append(f"● {label}{retry}", style="bold red" if view.state == RECONNECTING else "bold yellow")
+    if view.paused:
+        line.append("  ")
+        line.append(" PAUSED ", style="bold black on yellow")
+    if view.read_only:
+        line.append("  ")
+        line.append(" READ-ONLY ", style="bold black on cyan")
+    line.append("  ")
+    if view.dialect:
+        line.append(f"{view.dialect} ", style="cyan")
+    line.append(view.target, style="bold cyan")
+
+    second = Text()
+    connected = view.state == CONNECTED
+    if view.since_success_s is None:
+        second.append("no data yet", style="dim")
+    else:
+        age = "just now" if view.since_success_s < 1 else f"{fmt.duration(view.since_success_s)} ago"
+        if connected:
+            second.append(f"polled {age}")
+        else:
+            second.append(f"STALE: data from {age}", style="bold yellow")
+        if view.poll_ms is not None and connected:
+            second.append(f" · poll {view.poll_ms:.1f} ms")
+    if view.waiting_s is not None:
+        second.append(f" · waiting {view.waiting_s:.0f} s for the database to answer", style="bold yellow")
+    second.append(f" · every {view.interval_s:g} s · chart {int(view.window_s // 60)} min")
+    if view.load_line:
+        second.append(" · ")
+        second.append(view.load_line, style="magenta")
+    if not connected and view.error:
+        second.append(" · ")
+        second.append(view.error, style="red" if view.state == RECONNECTING else "yellow")
+    return line, second
+
+
+class StatusBar(Vertical):
+    """Two lines that never wrap: what does not fit ends in an ellipsis."""
+
+    DEFAULT_CSS = """
+    StatusBar { height: 2; padding: 0 1; }
+    StatusBar > Static { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="link")
+        yield Static(id="freshness")
+
+    def show(self, view: StatusView) -> None:
+        link, freshness = status_lines(view)
+        self.query_one("#link", Static).update(link)
+        self.query_one("#freshness", Static).update(freshness)
+
+
+# -- charts ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Line:
+    label: str
+    job_type: str
+    field: str  # depth | arrivals | completions
+    color: str  # a plotext colour name; the legend shows the same ANSI colour
+
+
+RICH_COLOR = {"orange": "yellow"}  # plotext calls ANSI yellow "orange"; the other names agree
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    title: str
+    lines: tuple[Line, ...]
+    window_s: float
+
+
+TICK_STEP_S = {60.0: 15.0, 300.0: 60.0, 900.0: 300.0}
+
+
+def x_ticks(window_s: float) -> tuple[list[float], list[str]]:
+    """x ticks in seconds before now, labelled like -5m … now."""
+    step = TICK_STEP_S.get(window_s, window_s / 4)
+    positions = [-window_s + i * step for i in range(int(window_s // step) + 1)]
+    labels = ["now" if p == 0 else (f"{p:.0f}s" if window_s <= 60 else f"{p / 60:.0f}m") for p in positions]
+    return positions, labels
+
+
+def y_ticks(top: float, count: int = 4) -> tuple[list[float], list[str]]:
+    """Round ticks from 0 to at least `top`, labelled short (1.5k, 250k, 3M) so the axis stays narrow."""
+    raw = max(top, 1e-9) / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    positions = [0.0, step]
+    while positions[-1] < top:
+        positions.append(positions[-1] + step)
+    return positions, [short_number(p) for p in positions]
+
+
+def short_number(value: float) -> str:
+    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= limit:
+            return f"{value / limit:.1f}".rstrip("0").rstrip(".") + suffix
+    return f"{value:.1f}".rstrip("0").rstrip(".") if value % 1 else f"{value:.0f}"
+
+
+def legend_text(spec: ChartSpec, plotted: set[str]) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(spec.title, style="bold")
+    for line in spec.lines:
+        text.append("  ━ ", style=RICH_COLOR.get(line.color, line.color) if line.label in plotted else "dim")
+        text.append(line.label, style="" if line.label in plotted else "dim")
+    if not plotted:
+        text.append("  (no data yet)", style="dim")
+    return text
+
+
+class Plot(PlotextPlot):
+    """The plotext drawing of a chart: its own Plot object, never plotext's global one."""
+
+    def __init__(self, chart: Chart, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.chart = chart
+
+    def render(self) -> RenderResult:
+        plt = self.plt
+        plt.clear_figure()
+        spec, series = self.chart.spec, self.chart.series
+        if spec is not None:
+            buckets = max(10, self.size.width - Y_AXIS_COLUMNS)
+            top = 0.0
+            for line in spec.lines:
+                xs, ys = series.points(line.job_type, line.field, spec.window_s, buckets)
+                if xs:
+                    plt.plot(xs, ys, color=line.color, marker="braille")
+                    top = max(top, *ys)
+            plt.xlim(-spec.window_s, 0)
+            plt.xticks(*x_ticks(spec.window_s))
+            positions, labels = y_ticks(top)
+            plt.ylim(0, positions[-1])
+            plt.yticks(positions, labels)
+        return super().render()
+
+
+class Chart(Vertical):
+    """A legend line over a plotext plot of some lines of the chart history."""
+
+    DEFAULT_CSS = """
+    Chart { height: 1fr; min-height: 7; }
+    Chart > .legend { height: 1; padding: 0 1; }
+    Chart > Plot { height: 1fr; }
+    """
+
+    def __init__(self, series: Series, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.series = series
+        self.spec: ChartSpec | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="legend")
+        yield Plot(self)
+
+    def show(self, spec: ChartSpec) -> None:
+        self.spec = spec
+        plotted = {line.label for line in spec.lines if line.job_type in self.series.tracks}
+        self.query_one(".legend", Static).update(legend_text(spec, plotted))
+        self.query_one(Plot).refresh()
+
+
+def chart_lines(labels_and_types: Sequence[tuple[str, str]], field: str, colors: Sequence[str]) -> tuple[Line, ...]:
+    return tuple(Line(label, job_type, field, colors[i % len(colors)])
+                 for i, (label, job_type) in enumerate(labels_and_types))  # fmt: skip
+
+
+# -- empty state -----------------------------------------------------------------------------------------
+def empty_text(kind: str, db_option: str, read_only: bool) -> Text:
+    """The friendly panel for an empty queue ("empty") or a database without the schema ("no schema").
+    `db_option` is what to add to a command to reach the same database ("" for the embedded default)."""
+    text = Text()
+    if kind == NO_SCHEMA:
+        text.append("This database has no queue yet.\n\n", style="bold")
+        text.append("Create the queue tables with\n\n")
+        text.append(f"    queuetop init{db_option}\n\n", style="bold cyan")
+        text.append("The dashboard notices them by itself a few seconds later.\n\n")
+    else:
+        text.append("The queue is empty.\n\n", style="bold")
+        if read_only:
+            text.append("Add jobs from another terminal (this dashboard is read-only):\n\n")
+        else:
+            text.append("Press ", style="")
+            text.append("e", style="bold reverse")
+            text.append(" to enqueue test jobs, or from another terminal:\n\n")
+        text.append(f"    queuetop enqueue{db_option} --type email --count 100\n\n", style="bold cyan")
+    text.append("To see queuetop at work on a live load, try\n\n")
+    text.append("    queuetop demo", style="bold cyan")
+    return text
+
+
+class EmptyState(Static):
+    DEFAULT_CSS = """
+    EmptyState { width: auto; max-width: 100%; height: auto; }
+    """
+
+    def show(self, kind: str, db_option: str, read_only: bool) -> None:
+        self.update(empty_text(kind, db_option, read_only))

@@ -1,0 +1,45 @@
+"""`queuetop demo` end to end: the command makes a fresh queue, runs its load under the dashboard (driven by
+Textual's Pilot in place of a terminal), shows its job types, and on quit stops the load and says where the
+queue is."""
+
+from __future__ import annotations
+
+import asyncio
+
+from queuetop.cli import main
+from queuetop.db import Database, parse_target
+from queuetop.layouts import NATIVE
+from queuetop.tui.app import QueuetopApp
+
+from .helpers import queue_rows
+
+DEMO_TYPES = {"email", "webhook", "thumbnail", "report"}
+
+
+def test_demo_shows_its_job_types_and_stops_its_load_on_quit(tmp_path, monkeypatch, capsys):
+    seen: dict[str, object] = {}
+
+    def run_under_pilot(app: QueuetopApp, *args: object, **kwargs: object) -> int:
+        async def drive() -> None:
+            async with app.run_test(size=(140, 40)) as pilot:
+                for _ in range(150):  # `report` is one job in sixteen: give it a few seconds to show up
+                    await pilot.pause(0.1)
+                    if app.latest is not None and {row.job_type for row in app.latest.types} >= DEMO_TYPES:
+                        break
+                seen["types"] = {row.job_type for row in app.latest.types} if app.latest else set()
+                seen["load"] = app.background.progress_line() if app.background else None
+                await pilot.press("q")
+
+        asyncio.run(drive())
+        return app.return_code or 0
+
+    monkeypatch.setattr(QueuetopApp, "run", run_under_pilot)
+    path = str(tmp_path / "demo.db")
+    assert main(["demo", "--db", path]) == 0
+    out = capsys.readouterr().out
+    assert seen["types"] >= DEMO_TYPES
+    assert "enqueued" in str(seen["load"])
+    assert "none lost or duplicated" in out
+    assert f"the demo queue is in {path}" in out
+    with Database.open(parse_target(path)) as db:
+        assert all(row[1] is None for row in queue_rows(db, NATIVE).values()), "the load left a claim behind"

@@ -1,0 +1,75 @@
+"""Helpers for driving the dashboard with Pilot against real queues."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from queuetop.actions import Actions
+from queuetop.db import Target
+from queuetop.monitor import Monitor
+from queuetop.tui.app import QueuetopApp
+
+SIZE = (120, 40)
+
+
+class RecordingApp(QueuetopApp):
+    """The real app, remembering every notification so tests can read what the user was told."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.notes: list[str] = []
+        self.polls = 0
+
+    def notify(self, message: str, **kwargs: Any) -> None:  # type: ignore[override]
+        self.notes.append(message)
+        super().notify(message, **kwargs)
+
+    def on_polled(self, message: Any) -> None:
+        self.polls += 1
+        super().on_polled(message)
+
+
+AppFactory = Callable[..., RecordingApp]
+
+
+@pytest.fixture
+def make_app() -> Iterator[AppFactory]:
+    """Build the app on a real database: a Monitor with quick back-off, real Actions, a fast poll."""
+    opened: list[tuple[Monitor, Actions]] = []
+
+    def make(backend: Any, *, target: Target | None = None, interval: float = 0.1, **kwargs: Any) -> RecordingApp:
+        where = target or backend.target
+        monitor = Monitor(where, backend.layout, backoff=(0.2, 0.4))
+        actions = Actions(where, backend.layout)
+        opened.append((monitor, actions))
+        return RecordingApp(monitor, actions, interval=interval, **kwargs)
+
+    yield make
+    for monitor, actions in opened:
+        monitor.close()
+        actions.close()
+
+
+async def wait_for(pilot: Pilot, predicate: Callable[[], object], what: str, timeout: float = 15.0) -> None:
+    """Let the app run until `predicate()` holds; fail naming `what` if it never does."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for: {what}")
+        await pilot.pause(0.05)
+
+
+def text(widget: Static) -> str:
+    return str(widget.visual) if widget.visual is not None else ""
+
+
+def status(app: QueuetopApp) -> str:
+    screen = app.dashboard_screen()
+    assert screen is not None
+    return "\n".join(text(screen.query_one(f"#{part}", Static)) for part in ("link", "freshness"))
