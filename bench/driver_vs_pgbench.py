@@ -137,7 +137,7 @@ def _processed(run: LoadRun) -> int:
     return counters.succeeded + counters.foreign  # the backlog was there before the run: "foreign" to it
 
 
-def run_pgbench(script: str, clients: int, seconds: float) -> float:
+def run_pgbench(script: str, layout: Layout, clients: int, seconds: float) -> float:
     parts = pg_connection_parts()
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
         f.write(script)
@@ -150,9 +150,18 @@ def run_pgbench(script: str, clients: int, seconds: float) -> float:
     finally:
         os.unlink(f.name)
     found = re.search(r"tps = ([\d.]+) \(without initial connection time\)", done.stdout)
-    if done.returncode != 0 or not found or "aborted" in done.stdout + done.stderr:
+    processed = re.search(r"number of transactions actually processed: (\d+)", done.stdout)
+    if done.returncode != 0 or not found or not processed or "aborted" in done.stdout + done.stderr:
         raise SystemExit(f"pgbench failed ({done.returncode}):\n{done.stdout}\n{done.stderr}\nscript:\n{script}")
+    moved = completed_count(layout)
+    if moved != int(processed.group(1)):  # each transaction must really have moved one job
+        raise SystemExit(f"pgbench ran {processed.group(1)} transactions but {moved} jobs were completed")
     return float(found.group(1))
+
+
+def completed_count(layout: Layout) -> int:
+    with Database.open(pg_target()) as db:
+        return len(db.dialect.completions_since(db, layout, datetime(1970, 1, 1)))
 
 
 def main() -> None:
@@ -175,7 +184,7 @@ def main() -> None:
             prepare(layout, options.backlog)
             driver.append(run_driver(layout, clients, options.seconds))
             prepare(layout, options.backlog)
-            pgbench.append(run_pgbench(script, clients, options.seconds))
+            pgbench.append(run_pgbench(script, layout, clients, options.seconds))
             print(f"  clients {clients}: driver {driver[-1]:,.0f}/s, pgbench {pgbench[-1]:,.0f}/s ({load_average()})")
             sys.stdout.flush()
         d, p = statistics.median(driver), statistics.median(pgbench)

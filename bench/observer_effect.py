@@ -11,7 +11,8 @@ Goal: ≥ 0.99. Printed per block of four phases too, which shows how noisy the 
     .venv/bin/python bench/observer_effect.py                      # PostgreSQL and SQLite
     .venv/bin/python bench/observer_effect.py --db sqlite --phase 8 --blocks 4
 
-Data: the PostgreSQL schema `bench_observer` and /tmp/queuetop-bench/observer.db, made afresh each run.
+Data: the PostgreSQL schema `bench_observer` (dropped at the end) and /tmp/queuetop-bench/observer.db, made
+afresh each run.
 """
 
 from __future__ import annotations
@@ -127,6 +128,8 @@ def measure(backend: str, phase_s: float, blocks: int) -> dict:
         raise SystemExit(f"the load failed on {backend}: {run.error}")
     with Database.open(target) as db:
         left = sum(int(row[1]) for row in db.dialect.pending_by_type(db, layout))
+        if backend == "postgresql":
+            db.execute(f"DROP SCHEMA IF EXISTS {db.dialect.quote(layout.schema)} CASCADE")
     blocks_ratio = [(rates[True][2 * b] + rates[True][2 * b + 1]) / (rates[False][2 * b] + rates[False][2 * b + 1])
                     for b in range(blocks)]  # fmt: skip
     return {"backend": backend, "off": rates[False], "on": rates[True], "blocks": blocks_ratio,

@@ -28,6 +28,7 @@ Data: PostgreSQL schemas `bench_poll_1e4` ... (env QUEUETOP_BENCH_PG names the s
 from __future__ import annotations
 
 import argparse
+import hashlib
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -65,7 +66,7 @@ GOAL_P50_MS = 20.0
 GOAL_RATIO = 2.0
 
 # The statements of a poll, as the collector calls them through the dialect, in the order they run.
-READS = ("max_job_id", "arrivals_since", "arrivals_after", "completions_since", "pending_by_type",
+READS = ("max_job_id", "arrivals_since", "arrivals_after", "completions_since", "pending_by_type", "pending_heads",
          "claimed_by_type", "dead_by_type")  # fmt: skip
 
 
@@ -202,6 +203,7 @@ class Dataset:
     mix: Mix
     base_max_id: int = 0
     built_s: float | None = None  # None: reused
+    note: str = "reused"
 
 
 def dataset_for(kind: str, label: str) -> Dataset:
@@ -211,22 +213,67 @@ def dataset_for(kind: str, label: str) -> Dataset:
     return Dataset(kind, label, sqlite_target(f"poll-{label}.db"), NATIVE, mix)
 
 
-def meta_table(data: Dataset) -> str:
-    return f'"{data.layout.schema}".bench_meta' if data.kind == "postgres" else "bench_meta"
+def meta_table(data: Dataset, name: str = "bench_meta") -> str:
+    return f'"{data.layout.schema}".{name}' if data.kind == "postgres" else name
 
 
 def prepare(data: Dataset, rebuild: bool) -> None:
-    """Reuse the stored build if it matches the mix (putting back what a past run added), else build it."""
+    """Reuse the stored build if it matches the mix (putting back what a past run added, and remaking the
+    indexes if the code defines them differently from the build), else build it."""
     if not rebuild:
         stored = _stored_build(data)
         if stored is not None:
             data.base_max_id = stored
             with Database.open(data.target) as db:
                 restore(db, data)
+                if refresh_indexes(db, data):
+                    data.note = "reused, indexes remade"
             return
     started = time.perf_counter()
     build(data)
     data.built_s = time.perf_counter() - started
+    data.note = f"built in {data.built_s:.0f} s"
+
+
+def index_signature(db: Database, layout: Layout) -> str:
+    return hashlib.sha1(repr(db.dialect.index_definitions(layout)).encode()).hexdigest()[:12]
+
+
+def refresh_indexes(db: Database, data: Dataset) -> bool:
+    """Drop and remake the native indexes if the code's definitions changed since they were made (so the same
+    rows serve a before and an after); True if it did."""
+    signature = index_signature(db, data.layout)
+    try:
+        stored = db.fetchone(f"SELECT signature FROM {meta_table(data, 'bench_indexes')}")
+    except Exception:  # a build from before the table existed
+        stored = ()
+    if stored and stored[0] == signature:
+        return False
+    print(f"  remaking the indexes of {data.kind} {data.label} (their definitions changed) ...", flush=True)
+    if data.kind == "postgres":
+        db.execute("SET statement_timeout = 0")
+        db.execute("SET maintenance_work_mem = '512MB'")
+        names = [row[0] for row in db.fetchall("SELECT indexname FROM pg_indexes WHERE schemaname = ? "
+                                               "AND indexname LIKE 'IX%'", (data.layout.schema,))]  # fmt: skip
+    else:
+        names = [row[0] for row in db.fetchall("SELECT name FROM sqlite_master WHERE type = 'index' "
+                                               "AND name LIKE 'IX%'")]  # fmt: skip
+    for name in names:
+        db.execute(f"DROP INDEX {db.dialect.qualify(data.layout.schema, name)}")
+    init_schema(db, data.layout)
+    if data.kind == "postgres":
+        table_names = db.dialect.names(data.layout)
+        db.execute(f"ANALYZE {table_names['queue']}")
+        db.execute(f"ANALYZE {table_names['completed']}")
+    _store_index_signature(db, data, signature)
+    return True
+
+
+def _store_index_signature(db: Database, data: Dataset, signature: str) -> None:
+    table = meta_table(data, "bench_indexes")
+    db.execute(f"CREATE TABLE IF NOT EXISTS {table} (signature text)")
+    db.execute(f"DELETE FROM {table}")
+    db.execute(f"INSERT INTO {table} VALUES (?)", (signature,))
 
 
 def _stored_build(data: Dataset) -> int | None:
@@ -278,6 +325,7 @@ def build(data: Dataset) -> None:
         db.execute(f"CREATE TABLE {meta_table(data)} (base_max_id bigint, signature text, built_at text)")
         db.execute(f"INSERT INTO {meta_table(data)} VALUES (?, ?, ?)",
                    (data.base_max_id, data.mix.signature, t0.isoformat()))  # fmt: skip
+        _store_index_signature(db, data, index_signature(db, data.layout))
 
 
 def restore(db: Database, data: Dataset) -> None:
@@ -376,6 +424,8 @@ class Result:
     parts_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     naive_ms: list[float] = field(default_factory=list)
     depth_total: int = 0
+    estimated_types: int = 0  # types whose depth the last poll marked as an estimate
+    depth_error: int = 0  # Σ |depth shown − depth counted afterwards| over the types of the last poll
     statements: dict[str, tuple[str, tuple[Any, ...]]] = field(default_factory=dict)
 
 
@@ -403,6 +453,10 @@ def measure(data: Dataset, polls: int, interval_s: float, per_round: int, naive_
             for name, spent in monitor.take_times().items():
                 result.parts_ms[name].append(spent)
         result.depth_total = snapshot.totals.depth
+        result.estimated_types = sum(row.depth_is_estimate for row in snapshot.types)
+        truth = dict(worker.fetchall(worker.dialect.sql(data.layout, "SELECT {type}, COUNT(*) FROM {queue} "
+                                                                    "WHERE {claimed_at} IS NULL GROUP BY {type}")))
+        result.depth_error = sum(abs(row.depth - int(truth.get(row.job_type, 0))) for row in snapshot.types)
         result.statements = {**{f"first:{k}": v for k, v in first_statements.items()}, **monitor.statements}
         if explain_plans:  # before the restore: the plans see the rows the polls saw
             explain(worker, data, result)
@@ -462,9 +516,11 @@ def report(results: list[Result]) -> None:
         p50, p95 = p50_p95(r.polls_ms)
         naive_p50 = p50_p95(r.naive_ms)[0]
         rows.append([r.data.kind, r.data.label, f"{r.data.mix.pending:,}", ms(r.first_ms), ms(p50), ms(p95),
-                     ms(naive_p50), ratio(naive_p50, p50)])  # fmt: skip
-    print_table(["database", "rows", "pending", "first poll ms", "p50 ms", "p95 ms", "naive ms", "naive/p50"], rows,
-                "Poll cost (warm polls after a round of activity each; the first poll is the bootstrap)")
+                     ms(naive_p50), ratio(naive_p50, p50), r.estimated_types, r.depth_error])  # fmt: skip
+    print_table(["database", "rows", "pending", "first poll ms", "p50 ms", "p95 ms", "naive ms", "naive/p50",
+                 "≈ types", "depth error"], rows,
+                "Poll cost (warm polls after a round of activity each; the first poll is the bootstrap; ≈ types: "
+                "depths marked as estimates; depth error: Σ|shown − counted| at the end)")  # fmt: skip
     parts = []
     for r in results:
         steady = {name: p50_p95(values)[0] for name, values in r.parts_ms.items()}
@@ -518,11 +574,10 @@ def main(argv: list[str] | None = None) -> None:
         for label in labels:
             data = dataset_for(kind, label)
             prepare(data, args.rebuild)
-            built = f"built in {data.built_s:.0f} s" if data.built_s is not None else "reused"
             runs = args.naive_runs or (3 if SIZES[label] >= 10**7 else 5)
             result = measure(data, args.polls, args.interval, args.activity, runs, label in explain_labels)
             results.append(result)
-            print(f"  {kind} {label}: {built}; p50 {ms(p50_p95(result.polls_ms)[0])} ms, depth seen "
+            print(f"  {kind} {label}: {data.note}; p50 {ms(p50_p95(result.polls_ms)[0])} ms, depth seen "
                   f"{result.depth_total:,}; {load_average()}", flush=True)
     report(results)
     print(f"\n{load_average()}")

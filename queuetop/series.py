@@ -6,8 +6,9 @@ widest chart window — and at most `max_points` points, so memory stays flat ho
 runs; a type that has had no point for 15 minutes is dropped. Times are the snapshot's server time in
 seconds, so charts line up with the data and not with the wall clock of the machine drawing them.
 
-`points()` turns a track into at most `buckets` points for a window: the mean of each time-aligned bucket,
-so a 15-minute chart of a 0.1 s poll is as cheap to draw as a 1-minute one and does not wobble as it scrolls.
+`points()` turns a track into at most `buckets` points for a window: the mean of each completed, time-aligned
+bucket, so a 15-minute chart of a 0.1 s poll is as cheap to draw as a 1-minute one, does not wobble as it
+scrolls, and needs redrawing only when a bucket completes.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 WINDOWS_S: tuple[float, ...] = (60.0, 300.0, 900.0)  # the charts' 1, 5 and 15 minute windows
 KEEP_S = max(WINDOWS_S)
 MAX_POINTS = 9_000  # 15 minutes at the fastest interval (0.1 s)
+RANK_EVERY_S = 5.0  # how often the depth chart's top types are chosen again
 FIELDS = ("depth", "arrivals", "completions")
 NAN = math.nan
 
@@ -69,6 +71,7 @@ class Series:
         self.max_points = max_points
         self.tracks: dict[str, Track] = {}
         self.latest: float | None = None  # time of the newest point
+        self._ranked: tuple[tuple, list[str]] | None = None
 
     def add(self, snapshot: Snapshot) -> bool:
         """Record one snapshot; False (and nothing recorded) if it is not newer than the last one."""
@@ -89,37 +92,54 @@ class Series:
         return True
 
     def points(self, job_type: str, name: str, window_s: float, buckets: int) -> tuple[list[float], list[float]]:
-        """(seconds before the newest point, value) for the window, one mean per time bucket; unknowns left out."""
+        """The window as at most `buckets` points: the mean of each completed time bucket, with x in seconds
+        before the start of the bucket in progress (so -window_s … -width); unknown values are left out.
+
+        Buckets are aligned to the clock and the one in progress is left out, so the points change only when a
+        bucket completes: a chart drawn from them needs redrawing once per bucket, not once per poll, and a
+        half-filled bucket never makes the line jump."""
         track = self.tracks.get(job_type)
         if track is None or self.latest is None or buckets < 1:
             return [], []
-        now = self.latest
         width = window_s / buckets
+        current = math.floor(self.latest / width)
         times, values = track.times, track.values(name)
         xs: list[float] = []
         ys: list[float] = []
-        total, count, bucket = 0.0, 0, None
-        for i in range(bisect_right(times, now - window_s), len(times)):
+        total, count, bucket = 0.0, 0, current - buckets
+        end = bisect_left(times, current * width)
+        for i in range(bisect_left(times, bucket * width), end):
             value = values[i]
             if value != value:  # NaN: unknown at that poll
                 continue
             b = math.floor(times[i] / width)
-            if b != bucket:
-                if count:
-                    xs.append(min(0.0, (bucket + 1) * width - now))
-                    ys.append(total / count)
-                total, count, bucket = 0.0, 0, b
+            if b != bucket and count:
+                xs.append((bucket - current) * width)
+                ys.append(total / count)
+                total, count = 0.0, 0
+            bucket = b
             total += value
             count += 1
         if count:
-            xs.append(min(0.0, (bucket + 1) * width - now))
+            xs.append((bucket - current) * width)
             ys.append(total / count)
         return xs, ys
 
     def top_types(self, window_s: float, n: int, among: Iterable[str] | None = None) -> list[str]:
-        """The `n` job types with the greatest depth seen in the window, deepest first (ties by name)."""
+        """The `n` job types with the greatest depth seen in the window, deepest first (ties by name).
+        Ranked again every RANK_EVERY_S at most: a chart's lines should not swap places at every poll."""
         if self.latest is None:
             return []
+        names = tuple(among) if among is not None else None
+        key = (window_s, n, names, math.floor(self.latest / RANK_EVERY_S))
+        if self._ranked is not None and self._ranked[0] == key:
+            return self._ranked[1]
+        ranked = self._rank(window_s, n, names)
+        self._ranked = (key, ranked)
+        return ranked
+
+    def _rank(self, window_s: float, n: int, among: Iterable[str] | None) -> list[str]:
+        assert self.latest is not None
         since = self.latest - window_s
         ranked = []
         for name in among if among is not None else self.tracks:

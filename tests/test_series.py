@@ -20,18 +20,19 @@ def snap(t: float, **depths: int) -> Snapshot:
                     types=rows, totals=TypeStats(TOTAL, depth=sum(depths.values())))  # fmt: skip
 
 
-def test_points_are_bucket_means_relative_to_the_newest_point() -> None:
+def test_points_are_means_of_completed_buckets() -> None:
     series = Series()
-    for t, depth in enumerate([10, 20, 30, 40]):
+    for t, depth in enumerate([10, 20, 30, 40, 50]):
         series.add(snap(float(t), email=depth))
     xs, ys = series.points("email", "depth", window_s=60.0, buckets=30)  # 2 s buckets
-    assert ys == [15.0, 35.0]  # buckets aligned to the clock (START is on an even second): t=0,1 | t=2,3
-    assert xs[-1] == 0.0 and xs == sorted(xs) and all(x <= 0 for x in xs)
+    # aligned to the clock (START is on an even second): t=0,1 | t=2,3 | t=4 is still filling, not drawn yet
+    assert ys == [15.0, 35.0]
+    assert xs == [-4.0, -2.0]  # seconds before the bucket in progress
 
 
 def test_unknown_figures_are_left_out_not_drawn_as_zero() -> None:
     series = Series()
-    for t in range(5):
+    for t in range(6):
         series.add(snap(float(t), email=t))
     assert series.points("email", "completions", 60.0, 60) == ([], [])
     assert len(series.points("email", "arrivals", 60.0, 60)[0]) == 5
@@ -42,7 +43,7 @@ def test_window_limits_the_points() -> None:
     for t in range(0, 400):
         series.add(snap(float(t), email=t))
     xs, ys = series.points("email", "depth", 60.0, 60)
-    assert min(xs) >= -60.0 and min(ys) >= 339
+    assert min(xs) >= -60.0 and ys == [float(t) for t in range(339, 399)]
 
 
 def test_a_snapshot_not_newer_than_the_last_is_ignored() -> None:
@@ -50,6 +51,7 @@ def test_a_snapshot_not_newer_than_the_last_is_ignored() -> None:
     assert series.add(snap(5.0, email=1))
     assert not series.add(snap(5.0, email=2))
     assert not series.add(snap(4.0, email=3))
+    series.add(snap(6.0, email=1))
     assert series.points("email", "depth", 60.0, 60)[1] == [1.0]
 
 
@@ -80,10 +82,25 @@ def test_a_type_gone_for_the_widest_window_is_forgotten() -> None:
 def test_top_types_rank_by_greatest_depth_in_the_window() -> None:
     series = Series()
     series.add(snap(0.0, a=50, b=5, c=1))
+    assert series.top_types(300.0, 2) == ["a", "b"]
+    series.add(snap(1.0, a=1, b=1, c=60))
+    assert series.top_types(300.0, 2) == ["a", "b"]  # ranked again every 5 s, not at every poll
     series.add(snap(100.0, a=1, b=10, c=20))
-    assert series.top_types(300.0, 2) == ["a", "c"]
+    assert series.top_types(300.0, 2) == ["c", "a"]
     assert series.top_types(60.0, 2) == ["c", "b"]  # only the last point is in the window
     assert series.top_types(300.0, 5, among=["b", "c"]) == ["c", "b"]
+
+
+def test_points_change_only_when_a_bucket_completes() -> None:
+    series = Series()
+    series.add(snap(0.0, email=5))
+    assert series.points("email", "depth", 300.0, 50) == ([], [])  # 6 s buckets: the first is still filling
+    series.add(snap(3.0, email=9))
+    assert series.points("email", "depth", 300.0, 50) == ([], [])
+    series.add(snap(6.0, email=1))  # the first bucket is complete
+    assert series.points("email", "depth", 300.0, 50) == ([-6.0], [7.0])
+    series.add(snap(7.0, email=100))
+    assert series.points("email", "depth", 300.0, 50) == ([-6.0], [7.0])
 
 
 @pytest.mark.parametrize("buckets", [1, 7, 120])
@@ -92,4 +109,4 @@ def test_bucket_count_bounds_the_points(buckets: int) -> None:
     for t in range(900):
         series.add(snap(float(t), email=int(100 + 50 * math.sin(t / 30))))
     xs, _ = series.points("email", "depth", 900.0, buckets)
-    assert len(xs) <= buckets + 1
+    assert len(xs) <= buckets

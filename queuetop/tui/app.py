@@ -82,7 +82,7 @@ DashboardScreen = MainScreen | DetailScreen
 
 
 class QueuetopApp(HandlesThreadResults, App[int]):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "queuetop"
     ENABLE_COMMAND_PALETTE = True
 
@@ -324,7 +324,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             return
         job_type = self.main.selected_type
         if job_type is None:
-            self.notify("Select a job type first: the totals row has no drill-down.", severity="warning")
+            self.notify("No job type to drill into: the table is empty.", severity="warning")
             return
         self.push_screen(DetailScreen(job_type))
 

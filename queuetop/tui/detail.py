@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 INFO_CHARS = 48
 
 PENDING_COLUMNS = (("id", 10), ("age", 8), ("available", 10), ("priority", 8), ("attempts", 8), ("info", INFO_CHARS))
-CLAIM_COLUMNS = (("id", 7), ("worker", 15), ("held for", 8), ("expires", 14), ("tries", 5))
+CLAIM_COLUMNS = (("id", 7), ("worker", 14), ("held for", 8), ("expires", 14), ("tries", 5))
 COMPLETION_COLUMNS = (("id", 8), ("outcome", 9), ("wait", 7), ("processing", 10), ("ago", 7))
 
 

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input
+from textual.widgets import Footer, Input
 
 from queuetop.monitor import NO_SCHEMA
 from queuetop.snapshot import TOTAL
@@ -123,9 +123,9 @@ class MainScreen(Screen):
         self.descending = not self.descending
         self.refresh_data()
 
-    @on(DataTable.HeaderSelected)
-    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
-        self.sort_on(str(event.column_key.value))
+    @on(QueueTable.HeaderClicked)
+    def _header_clicked(self, event: QueueTable.HeaderClicked) -> None:
+        self.sort_on(event.column_key)
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -153,7 +153,7 @@ class MainScreen(Screen):
             self.query_one("#filter").display = False
         self.query_one(QueueTable).focus()
 
-    @on(DataTable.RowSelected, "#table")
+    @on(QueueTable.Selected)
     def _drill_down(self) -> None:
         self.dashboard.action_drill_down()
 

@@ -33,6 +33,7 @@ from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 from queuetop.tui.app import QueuetopApp
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.table import QueueTable
+from queuetop.tui.widgets import Plot
 
 SIZE = (120, 40)
 MOMENT = datetime(2026, 3, 14, 2, 13, 0)  # 2 a.m., during a load test
@@ -202,8 +203,13 @@ def scene_app(outcome: PollOutcome | None = None, *, series: Series | None = Non
 
 
 async def _settle(pilot: Pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    """Let every worker (detail reads, dry runs, chart drawings) finish and its result reach the screen."""
+    for _ in range(20):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        busy = any(plot.drawing for screen in pilot.app.screen_stack for plot in screen.query(Plot))
+        if not busy and not any(worker.is_running for worker in pilot.app.workers):
+            break
     for box in pilot.app.screen.query(Input):
         box.cursor_blink = False  # a blinking cursor would make the pixels depend on timing
     await pilot.pause()

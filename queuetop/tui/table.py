@@ -1,8 +1,7 @@
 """The main table: one row per job type plus the totals, sortable, filterable, with trouble in colour.
 
-A refresh touches only what changed: cells whose text or style differ are updated in place, and the rows are
-rebuilt only when the set or the order of rows changes. The cursor follows the job type, not the row number,
-so the selection survives re-sorting and types appearing or disappearing.
+Columns are data (`COLUMNS`: label, width, how to format, how to sort, when to colour), shared by the table and
+the command palette. The widget draws with Textual's Line API: each refresh formats only the lines on screen.
 """
 
 from __future__ import annotations
@@ -10,8 +9,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rich.text import Text
-from textual.widgets import DataTable
+from functools import lru_cache
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from queuetop import format as fmt
 from queuetop.snapshot import TOTAL, TypeStats
@@ -90,18 +99,13 @@ def _drain_order(row: TypeStats) -> float:
     return {"empty": -1.0, "never": float("inf"), "unknown": float("-inf")}.get(row.drain, row.drain_eta_s or 0.0)
 
 
-Cell = tuple[str, str]  # (text, style): compared to decide what to redraw
+Cell = tuple[str, str]  # (text, style)
 
 
 def cells(row: TypeStats) -> tuple[Cell, ...]:
     """The row's cells as (text, style); the totals row in bold."""
     bold = " bold" if row.job_type == TOTAL else ""
     return tuple((column.cell(row), (column.style(row) + bold).strip()) for column in COLUMNS)
-
-
-def _text(column: Column, cell: Cell) -> Text:
-    return Text(cell[0], style=cell[1], justify="right" if column.numeric else "left", no_wrap=True,
-                overflow="ellipsis")
 
 
 def ordered(rows: Sequence[TypeStats], sort_key: str, descending: bool, needle: str = "") -> list[TypeStats]:
@@ -114,69 +118,174 @@ def ordered(rows: Sequence[TypeStats], sort_key: str, descending: bool, needle: 
     return kept
 
 
-class QueueTable(DataTable):
-    """Job types and their figures; the row key is the job type."""
+class QueueTable(ScrollView, can_focus=True):
+    """Job types and their figures: a header, one line per type, the totals pinned at the bottom.
 
-    DEFAULT_CSS = """
-    QueueTable { height: 1fr; }
+    Line API: a refresh formats only the lines on screen, so 200 types cost what 20 do. The cursor follows its
+    job type through re-sorting, filtering and types coming and going.
     """
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]
-        self._order: list[str] = []
-        self._shown: dict[str, tuple[Cell, ...]] = {}
-        self._headers: tuple[str, ...] = ()
+    COMPONENT_CLASSES = {"queue-table--header", "queue-table--cursor", "queue-table--totals"}
+    DEFAULT_CSS = """
+    QueueTable { height: auto; max-height: 60%; background: $surface; }
+    QueueTable > .queue-table--header { background: $panel; text-style: bold; }
+    QueueTable > .queue-table--cursor { background: $block-cursor-blurred-background; }
+    QueueTable:focus > .queue-table--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+    QueueTable > .queue-table--totals { background: $panel; }
+    """
+    BINDINGS = [
+        Binding("up", "move(-1)", "Up", show=False),
+        Binding("down", "move(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "move_to(0)", "First", show=False),
+        Binding("end", "move_to(-1)", "Last", show=False),
+        Binding("enter", "select", "Drill down", show=False),
+    ]
 
-    def on_mount(self) -> None:
-        for column in COLUMNS:
-            self.add_column(column.label, width=column.width, key=column.key)
+    class Selected(Message):
+        """Enter (or a click on the selected row): open this job type."""
+
+        def __init__(self, job_type: str) -> None:
+            super().__init__()
+            self.job_type = job_type
+
+    class HeaderClicked(Message):
+        def __init__(self, column_key: str) -> None:
+            super().__init__()
+            self.column_key = column_key
+
+    cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.rows: list[TypeStats] = []
+        self.totals: TypeStats | None = None
+        self._index: dict[str, int] = {}
+        self._headers: tuple[str, ...] = tuple(column.label for column in COLUMNS)
+        self.width_needed = sum(column.width + 2 for column in COLUMNS)
+
+    # -- data ----------------------------------------------------------------------------------------------
+    @property
+    def shown_types(self) -> list[str]:
+        return [row.job_type for row in self.rows]
 
     @property
     def selected_type(self) -> str | None:
-        """The job type under the cursor; None for the totals row or an empty table."""
-        if not self._order or not 0 <= self.cursor_row < len(self._order):
-            return None
-        name = self._order[self.cursor_row]
-        return None if name == TOTAL else name
+        return self.rows[self.cursor].job_type if 0 <= self.cursor < len(self.rows) else None
 
     def show(self, rows: Sequence[TypeStats], totals: TypeStats, sort_key: str, descending: bool) -> None:
-        """Display rows in the given order (already filtered and sorted), the totals last."""
-        self._set_headers(sort_key, descending)
-        wanted = [row.job_type for row in rows] + [TOTAL]
-        fresh = {row.job_type: cells(row) for row in (*rows, totals)}
-        if wanted != self._order:
-            self._rebuild(wanted, fresh)
-            return
-        for name in wanted:
-            new, old = fresh[name], self._shown[name]
-            if new != old:
-                for column, before, after in zip(COLUMNS, old, new, strict=True):
-                    if before != after:
-                        self.update_cell(name, column.key, _text(column, after))
-                self._shown[name] = new
-
-    def _rebuild(self, wanted: list[str], fresh: dict[str, tuple[Cell, ...]]) -> None:
-        keep = self.selected_type if self._order else None
-        at = self.cursor_row
-        self.clear()
-        for name in wanted:
-            self.add_row(*(_text(column, cell) for column, cell in zip(COLUMNS, fresh[name], strict=True)), key=name)
-        self._order = wanted
-        self._shown = fresh
-        if keep in wanted:
-            at = wanted.index(keep)  # the selection follows the type, wherever it moved
-        self.move_cursor(row=min(max(at, 0), len(wanted) - 1), animate=False, scroll=keep in wanted)
-
-    def _set_headers(self, sort_key: str, descending: bool) -> None:
-        labels = tuple(column.label + (("▼" if descending else "▲") if column.key == sort_key else "")
-                       for column in COLUMNS)  # fmt: skip
-        if labels == self._headers:
-            return
-        for column, label in zip(COLUMNS, labels, strict=True):
-            self.columns[column.key].label = Text(label, justify="right" if column.numeric else "left")
-        self._headers = labels
+        """Display rows in the given order (already filtered and sorted), the totals pinned below."""
+        keep = self.selected_type
+        self.rows, self.totals = list(rows), totals
+        self._index = {row.job_type: i for i, row in enumerate(self.rows)}
+        self._headers = tuple(column.label + (("▼" if descending else "▲") if column.key == sort_key else "")
+                              for column in COLUMNS)  # fmt: skip
+        self.virtual_size = Size(self.width_needed, len(self.rows) + 2)
+        at = self._index.get(keep, self.cursor) if keep is not None else self.cursor
+        self.set_reactive(QueueTable.cursor, min(max(at, 0), max(len(self.rows) - 1, 0)))
+        if keep is not None and keep in self._index:
+            self._keep_cursor_visible()
         self.refresh()
 
     def select_type(self, job_type: str) -> None:
-        if job_type in self._order:
-            self.move_cursor(row=self._order.index(job_type), animate=False)
+        if job_type in self._index:
+            self.cursor = self._index[job_type]
+
+    # -- moving ----------------------------------------------------------------------------------------------
+    @property
+    def _body_height(self) -> int:
+        return max(1, self.size.height - 2 - (1 if self.show_horizontal_scrollbar else 0))
+
+    def validate_cursor(self, value: int) -> int:
+        return min(max(value, 0), max(len(self.rows) - 1, 0))
+
+    def watch_cursor(self) -> None:
+        self._keep_cursor_visible()
+        self.refresh()
+
+    def _keep_cursor_visible(self) -> None:
+        top, body = round(self.scroll_y), self._body_height
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + body:
+            self.scroll_to(y=self.cursor - body + 1, animate=False, immediate=True)
+
+    def action_move(self, step: int) -> None:
+        self.cursor += step
+
+    def action_page(self, step: int) -> None:
+        self.cursor += step * self._body_height
+
+    def action_move_to(self, index: int) -> None:
+        self.cursor = index if index >= 0 else len(self.rows) - 1
+
+    def action_select(self) -> None:
+        if self.selected_type is not None:
+            self.post_message(self.Selected(self.selected_type))
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        if offset.y == 0:
+            x, left = offset.x + round(self.scroll_x), 0
+            for column in COLUMNS:
+                left += column.width + 2
+                if x < left:
+                    self.post_message(self.HeaderClicked(column.key))
+                    return
+            return
+        index = round(self.scroll_y) + offset.y - 1
+        if 0 <= index < len(self.rows) and offset.y <= self._body_height:
+            if index == self.cursor:
+                self.action_select()
+            else:
+                self.cursor = index
+
+    # -- drawing ---------------------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        last = self.size.height - 1 - (1 if self.show_horizontal_scrollbar else 0)
+        if y == 0:
+            strip = self._strip([(label, "") for label in self._headers], self._component("queue-table--header"))
+        elif y == last and self.totals is not None:
+            strip = self._strip(cells(self.totals), self._component("queue-table--totals"))
+        else:
+            index = round(self.scroll_y) + y - 1
+            if not 0 <= index < len(self.rows) or y > last:
+                return Strip.blank(width, self.rich_style)
+            on_cursor = index == self.cursor
+            base = self._component("queue-table--cursor") if on_cursor else self.rich_style
+            strip = self._strip(cells(self.rows[index]), base, keep_colors=not on_cursor)
+        x = round(self.scroll_x)
+        return strip.crop(x, x + width).extend_cell_length(width, strip_style(strip))
+
+    def _component(self, name: str) -> Style:
+        return self.rich_style + self.get_component_rich_style(name)
+
+    def _strip(self, row: Sequence[Cell], base: Style, keep_colors: bool = True) -> Strip:
+        segments = []
+        for column, (text, style) in zip(COLUMNS, row, strict=True):
+            fitted = text if cell_len(text) <= column.width else set_cell_size(text, column.width - 1) + "…"
+            pad = " " * (column.width - cell_len(fitted))
+            fitted = pad + fitted if column.numeric else fitted + pad
+            if style:  # on the cursor line trouble keeps its weight but not its colour, which would not read
+                extra = parse_style(style)
+                base_and_extra = base + (extra if keep_colors else extra.without_color)
+            else:
+                base_and_extra = base
+            segments.append(Segment(f" {fitted} ", base_and_extra))
+        return Strip(segments)
+
+
+def strip_style(strip: Strip) -> Style:
+    """The background to extend a line with: its first segment's."""
+    for segment in strip:
+        return segment.style or Style()
+    return Style()
+
+
+@lru_cache(maxsize=64)
+def parse_style(style: str) -> Style:
+    return Style.parse(style)

@@ -18,6 +18,7 @@ from textual_plotext import PlotextPlot
 from queuetop import format as fmt
 from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING
 from queuetop.series import Series
+from queuetop.tui.threads import HandlesThreadResults, in_thread
 
 Y_AXIS_COLUMNS = 9  # what plotext's y labels and frame take from the chart's width
 
@@ -157,44 +158,84 @@ def short_number(value: float) -> str:
 
 def legend_text(spec: ChartSpec, plotted: set[str]) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(spec.title, style="bold")
+    text.append(spec.title + " ", style="bold")
     for line in spec.lines:
-        text.append("  ━ ", style=RICH_COLOR.get(line.color, line.color) if line.label in plotted else "dim")
+        text.append(" ━ ", style=RICH_COLOR.get(line.color, line.color) if line.label in plotted else "dim")
         text.append(line.label, style="" if line.label in plotted else "dim")
     if not plotted:
         text.append("  (no data yet)", style="dim")
     return text
 
 
-class Plot(PlotextPlot):
-    """The plotext drawing of a chart: its own Plot object, never plotext's global one."""
+Points = tuple[tuple[Line, tuple[float, ...], tuple[float, ...]], ...]
+
+
+class Plot(HandlesThreadResults, PlotextPlot):
+    """The plotext drawing of a chart: its own Plot object, never plotext's global one.
+
+    plotext takes several milliseconds per drawing, so it draws in a worker thread, started once the frame with
+    the new figures is on screen; `render` only shows the last finished drawing. One drawing at a time per
+    plot (the Plot object is used by that one thread only); a request made meanwhile is drawn right after.
+    """
 
     def __init__(self, chart: Chart, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.chart = chart
+        self.drawn: Text = Text()
+        self.drawing = False
+        self._again = False
+
+    def on_resize(self) -> None:
+        self.chart.redraw(force=True)  # the bucket count and the drawing follow the size
 
     def render(self) -> RenderResult:
+        return self.drawn
+
+    def draw(self) -> None:
+        """Draw the chart's current points (after the next refresh, in a thread)."""
+        if self.drawing:
+            self._again = True
+            return
+        self.drawing = True
+        self.call_after_refresh(self._start)
+
+    def _start(self) -> None:
+        spec, points, size = self.chart.spec, self.chart.points, self.size
+        theme = self._get_plotext_theme_name(self.app.theme)
+        in_thread(self, lambda: self._build(spec, points, size.width, size.height, theme), self._built,
+                  lambda error: self._built(Text(str(error))), group=f"plot-{self.id or id(self)}")  # fmt: skip
+
+    def _build(self, spec: ChartSpec | None, points: Points, width: int, height: int, theme: str) -> Text:
+        """In the worker thread: the plotext calls, and nothing else touches this Plot object meanwhile."""
         plt = self.plt
         plt.clear_figure()
-        spec, series = self.chart.spec, self.chart.series
-        if spec is not None:
-            buckets = max(10, self.size.width - Y_AXIS_COLUMNS)
+        if spec is not None and width > 0 and height > 0:
             top = 0.0
-            for line in spec.lines:
-                xs, ys = series.points(line.job_type, line.field, spec.window_s, buckets)
-                if xs:
-                    plt.plot(xs, ys, color=line.color, marker="braille")
-                    top = max(top, *ys)
+            for line, xs, ys in points:
+                plt.plot(xs, ys, color=line.color, marker="braille")
+                top = max(top, *ys)
             plt.xlim(-spec.window_s, 0)
             plt.xticks(*x_ticks(spec.window_s))
             positions, labels = y_ticks(top)
             plt.ylim(0, positions[-1])
             plt.yticks(positions, labels)
-        return super().render()
+        plt.plotsize(width, height)
+        plt._set_size(width, height)  # as PlotextPlot.render does: plotsize alone does not always stick
+        plt.theme(theme)
+        return Text.from_ansi(plt.build())
+
+    def _built(self, drawn: Text) -> None:
+        self.drawing = False
+        self.drawn = drawn
+        self.refresh()
+        if self._again:
+            self._again = False
+            self.draw()
 
 
 class Chart(Vertical):
-    """A legend line over a plotext plot of some lines of the chart history."""
+    """A legend line over a plotext plot of some lines of the chart history. Redrawn only when the points
+    it would draw have changed: an idle queue costs no drawing at all."""
 
     DEFAULT_CSS = """
     Chart { height: 1fr; min-height: 7; }
@@ -206,6 +247,8 @@ class Chart(Vertical):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.series = series
         self.spec: ChartSpec | None = None
+        self.points: Points = ()
+        self._legend: Text | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(classes="legend")
@@ -213,9 +256,26 @@ class Chart(Vertical):
 
     def show(self, spec: ChartSpec) -> None:
         self.spec = spec
-        plotted = {line.label for line in spec.lines if line.job_type in self.series.tracks}
-        self.query_one(".legend", Static).update(legend_text(spec, plotted))
-        self.query_one(Plot).refresh()
+        self.redraw()
+
+    def redraw(self, force: bool = False) -> None:
+        spec = self.spec
+        if spec is None or not self.is_mounted:
+            return
+        plot = self.query_one(Plot)
+        buckets = max(10, (plot.size.width or 60) - Y_AXIS_COLUMNS)
+        points: list[tuple[Line, tuple[float, ...], tuple[float, ...]]] = []
+        for line in spec.lines:
+            xs, ys = self.series.points(line.job_type, line.field, spec.window_s, buckets)
+            if xs:
+                points.append((line, tuple(xs), tuple(ys)))
+        legend = legend_text(spec, {line.label for line, _, _ in points})
+        if legend != self._legend:
+            self._legend = legend
+            self.query_one(".legend", Static).update(legend)
+        if force or tuple(points) != self.points:
+            self.points = tuple(points)
+            plot.draw()
 
 
 def chart_lines(labels_and_types: Sequence[tuple[str, str]], field: str, colors: Sequence[str]) -> tuple[Line, ...]:
