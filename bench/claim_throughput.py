@@ -86,7 +86,7 @@ def main() -> None:
             prepare(layout, options.backlog)
             queue_rates.append(run_queue_threads(layout, clients, options.seconds))
             prepare(layout, options.backlog)
-            pgbench_rates.append(run_pgbench(script, clients, options.seconds))
+            pgbench_rates.append(run_pgbench(script, layout, clients, options.seconds))
             print(f"  {clients} clients: queue {queue_rates[-1]:,.0f}/s, pgbench {pgbench_rates[-1]:,.0f}/s "
                   f"({load_average()})", flush=True)  # fmt: skip
         q, p = statistics.median(queue_rates), statistics.median(pgbench_rates)

@@ -4,7 +4,9 @@ For each size (total rows in the queue and completed tables together) and each d
 queue once (INSERT ... SELECT from generate_series / a recursive CTE, then the native indexes, then VACUUM
 ANALYZE on PostgreSQL) and keeps it for later runs. Then it measures, on a monitor connection:
 
-- the first poll (the bootstrap: highest id, a window of arrivals and completions, the three counts), once;
+- the first poll (the bootstrap: highest id, a window of arrivals and completions, the counts), once, after
+  a minute of finished jobs is written at the activity's rate (bench SQL), so that the first poll reads a full
+  window and every later one carries it, as a monitor does once it has run for a minute;
 - `--polls` warm polls, one per `--interval` (1 s, the dashboard's pace), each after a round of activity on
   a second connection (300 arrivals and 250 claims + completions of priority-0 jobs, so the watermark reads
   have something to read and the prebuilt rows are never touched), reported as p50 and p95, with the p50 of
@@ -47,7 +49,7 @@ from common import (
     sqlite_target,
 )
 
-from queuetop.collector import Collector
+from queuetop.collector import WINDOW_S, Collector
 from queuetop.db import Database, Target
 from queuetop.layouts import NATIVE, Layout
 from queuetop.queue import Queue
@@ -314,10 +316,7 @@ def build(data: Dataset) -> None:
         init_schema(db, data.layout)
         data.base_max_id = data.mix.rows
         if data.kind == "postgres":
-            sequence = db.fetchone("SELECT pg_get_serial_sequence(?, ?)",
-                                   (db.dialect.qualify(data.layout.schema, data.layout.queue_table),
-                                    data.layout.columns["id"]))[0]  # fmt: skip
-            db.execute(f"SELECT setval('{sequence}', {data.base_max_id})")
+            _set_identity(db, data, data.base_max_id)
             db.execute(f"VACUUM ANALYZE {names['queue']}")  # autovacuum may be off: do its work once, as it would
             db.execute(f"VACUUM ANALYZE {names['completed']}")
         else:
@@ -326,6 +325,45 @@ def build(data: Dataset) -> None:
         db.execute(f"INSERT INTO {meta_table(data)} VALUES (?, ?, ?)",
                    (data.base_max_id, data.mix.signature, t0.isoformat()))  # fmt: skip
         _store_index_signature(db, data, index_signature(db, data.layout))
+
+
+def prefill_window(db: Database, data: Dataset, per_s: float) -> None:
+    """One window (60 s) of finished jobs at the activity's rate, as if the activity had been running for a
+    while: the first poll reads them and every later poll carries a full window, as a monitor does after a
+    minute. Ids above everything so far (the restore removes them); the identity moves past them."""
+    names = db.dialect.names(data.layout)
+    count = int(per_s * WINDOW_S)
+    first = 1 + max(db.dialect.max_job_id(db, data.layout), _identity_value(db, data))
+    t0 = db.now()
+    fill: Fill = PostgresFill(t0) if data.kind == "postgres" else SQLiteFill(t0)
+    prefix, source = fill.series(first, first + count - 1)
+    db.execute(f"""/* queuetop bench */ {prefix}INSERT INTO {names['completed']} ({names['c_id']}, {names['c_type']},
+            {names['c_created']}, {names['c_claimed_at']}, {names['c_completed']}, {names['c_claimed_by']},
+            {names['c_attempts']}, {names['c_outcome']})
+        SELECT i, {fill.type_name('ua')}, {fill.at('done + work + wait')}, {fill.at('done + work')}, {fill.at('done')},
+               'bench-activity', 1, 'succeeded'
+        FROM (SELECT i, {fill.u(0)} AS ua, {fill.u(1)} * 0.05 AS work, {fill.u(2)} * 0.5 AS wait,
+                     {fill.real(f'({first + count} - i)')} * {WINDOW_S / count} AS done FROM {source}) AS s""")
+    _set_identity(db, data, first + count - 1)
+
+
+def _identity_value(db: Database, data: Dataset) -> int:
+    if data.kind == "postgres":
+        return int(db.fetchone(f"SELECT last_value FROM {_sequence(db, data)}")[0])
+    row = db.fetchone("SELECT seq FROM sqlite_sequence WHERE name = ?", (data.layout.queue_table,))
+    return int(row[0]) if row else 0
+
+
+def _set_identity(db: Database, data: Dataset, value: int) -> None:
+    if data.kind == "postgres":
+        db.execute(f"SELECT setval('{_sequence(db, data)}', {int(value)})")
+    else:
+        db.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = ?", (value, data.layout.queue_table))
+
+
+def _sequence(db: Database, data: Dataset) -> str:
+    return db.fetchone("SELECT pg_get_serial_sequence(?, ?)", (db.dialect.qualify(data.layout.schema,
+                       data.layout.queue_table), data.layout.columns["id"]))[0]  # fmt: skip
 
 
 def restore(db: Database, data: Dataset) -> None:
@@ -434,9 +472,8 @@ def measure(data: Dataset, polls: int, interval_s: float, per_round: int, naive_
     worker = Database.open(data.target)
     monitor = TimedDatabase(Database.open(data.target, purpose="monitor"))
     try:
+        prefill_window(worker, data, per_round * 5 // 6 / interval_s)  # the monitor starts in a steady state
         activity = Activity(worker, data.layout, per_round)
-        for _ in range(5):  # recent history for the bootstrap's one-window look back
-            activity.run_round()
         collector = Collector(monitor, data.layout)  # type: ignore[arg-type]  # the timing stand-in
         started = time.perf_counter()
         collector.poll()

@@ -26,15 +26,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from queuetop.actions import Actions  # noqa: E402
-from queuetop.db import Database, parse_target  # noqa: E402
-from queuetop.monitor import CONNECTED, Monitor, PollOutcome  # noqa: E402
-from queuetop.queue import Queue  # noqa: E402
-from queuetop.schema import init_schema  # noqa: E402
-from queuetop.series import Series  # noqa: E402
-from queuetop.tui.app import QueuetopApp  # noqa: E402
-from queuetop.tui.scenes import SIZE, FixedActions, FixedSource, FrozenClock, many_types_snapshot  # noqa: E402
-from queuetop.tui.widgets import Plot  # noqa: E402
+from queuetop.actions import Actions
+from queuetop.db import Database, parse_target
+from queuetop.monitor import CONNECTED, Monitor, PollOutcome
+from queuetop.queue import Queue
+from queuetop.schema import init_schema
+from queuetop.series import Series
+from queuetop.tui.app import QueuetopApp
+from queuetop.tui.scenes import SIZE, FixedActions, FixedSource, FrozenClock, many_types_snapshot
+from queuetop.tui.widgets import Plot
 
 GOAL_MS = 16.0
 TYPES = 200
@@ -57,7 +57,7 @@ def bench_render(polls: int) -> dict[str, list[float]]:
     def drawing() -> bool:
         return any(plot.drawing for plot in app.screen.query(Plot))
 
-    async def run(pilot) -> None:  # noqa: ANN001
+    async def run(pilot) -> None:
         app.apply(first)
         await pilot.pause()
         for i in range(polls):
@@ -95,7 +95,7 @@ def bench_idle_cpu(seconds: float) -> tuple[float, int]:
     app = QueuetopApp(monitor, actions, interval=1.0)
     measured: dict[str, float] = {}
 
-    async def run(pilot) -> None:  # noqa: ANN001
+    async def run(pilot) -> None:
         await asyncio.sleep(3.0)  # the first polls and the first full paint are not idling
         polls_before = app.series.point_count()
         cpu, wall = time.process_time(), time.perf_counter()

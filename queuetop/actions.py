@@ -55,8 +55,10 @@ class EnqueueResult:
 
     def describe(self) -> str:
         n = len(self.ids)
+        if n == 1:
+            return f"enqueued 1 job of type {self.job_type!r}: id {self.ids[0]}"
         listed = ", ".join(map(str, self.ids)) if n <= 5 else f"{self.ids[0]}..{self.ids[-1]}"
-        return f"enqueued {n:,} {'job' if n == 1 else 'jobs'} of type {self.job_type!r}: id{'s' if n > 1 else ''} {listed}"
+        return f"enqueued {n:,} jobs of type {self.job_type!r}: ids {listed}"
 
 
 def parse_enqueue_form(job_type: str, count: str, payload: str, priority: str) -> tuple[EnqueueRequest | None,
@@ -94,11 +96,12 @@ def describe_release(result: ReleaseResult, job_type: str | None) -> str:
     scope = f" of type {job_type!r}" if job_type else ""
     if result.timed_out == 0:
         return f"Nothing to release: no claims{scope} are past their timeout."
-    claims = f"{result.timed_out:,} claim{'s' if result.timed_out != 1 else ''}"
     if result.dry_run:
-        return f"{claims}{scope} {'are' if result.timed_out != 1 else 'is'} past {'their' if result.timed_out != 1 else 'its'} timeout."
-    return (f"Released {result.released:,} timed-out claim{'s' if result.released != 1 else ''}{scope} back to "
-            f"pending; {result.dead:,} out of attempts moved to dead.")  # fmt: skip
+        if result.timed_out == 1:
+            return f"1 claim{scope} is past its timeout."
+        return f"{result.timed_out:,} claims{scope} are past their timeout."
+    claims = "1 timed-out claim" if result.released == 1 else f"{result.released:,} timed-out claims"
+    return f"Released {claims}{scope} back to pending; {result.dead:,} out of attempts moved to dead."
 
 
 # -- drill-down ------------------------------------------------------------------------------------------
@@ -219,17 +222,17 @@ class Actions:
             now = db.now()
             pending_rows = dialect.oldest_pending(db, layout, job_type, limit)
             claim_rows = dialect.current_claims(db, layout, job_type, limit)
-            completion_rows = dialect.recent_completions(db, layout, job_type, now - timedelta(seconds=RECENT_S),
-                                                         limit)  # fmt: skip
+            since = now - timedelta(seconds=RECENT_S)
+            completion_rows = dialect.recent_completions(db, layout, job_type, since, limit)
         pending = tuple(
             PendingJob(id=int(job_id), age_s=_seconds_between(now, decode(created)) or 0.0, priority=int(priority),
                        attempts=int(attempts or 0), available_in_s=_seconds_between(decode(available), now) or 0.0,
-                       info=info)  # fmt: skip
+                       info=info)
             for job_id, created, available, priority, attempts, info in pending_rows
         )
         claims = tuple(
             ClaimedJob(id=int(job_id), worker=worker, claimed_for_s=_seconds_between(now, decode(claimed_at)) or 0.0,
-                       expires_in_s=_seconds_between(decode(timeout), now), attempts=int(attempts or 0))  # fmt: skip
+                       expires_in_s=_seconds_between(decode(timeout), now), attempts=int(attempts or 0))
             for job_id, worker, claimed_at, timeout, attempts in claim_rows
         )
         completions = []

@@ -64,7 +64,8 @@ class Monitor:
 
     def __init__(self, target: Target, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
                  auto_init: bool = False, backoff: Sequence[float] = BACKOFF_S,
-                 clock: Callable[[], float] = time.monotonic, open_database: Opener = Database.open) -> None:  # fmt: skip
+                 clock: Callable[[], float] = time.monotonic,
+                 open_database: Opener = Database.open) -> None:  # fmt: skip
         self.target = target
         self.layout = layout
         self.job_types = tuple(job_types)

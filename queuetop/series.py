@@ -72,6 +72,7 @@ class Series:
         self.tracks: dict[str, Track] = {}
         self.latest: float | None = None  # time of the newest point
         self._ranked: tuple[tuple, list[str]] | None = None
+        self._points: dict[tuple, tuple[int, Track, tuple[list[float], list[float]]]] = {}
 
     def add(self, snapshot: Snapshot) -> bool:
         """Record one snapshot; False (and nothing recorded) if it is not newer than the last one."""
@@ -103,6 +104,19 @@ class Series:
             return [], []
         width = window_s / buckets
         current = math.floor(self.latest / width)
+        key = (job_type, name, window_s, buckets)
+        cached = self._points.get(key)
+        if cached is not None and cached[0] == current and cached[1] is track:
+            return cached[2]  # no bucket has completed since: the same points
+        result = self._bucket_means(track, name, width, current, buckets)
+        if len(self._points) > 512:
+            self._points.clear()
+        self._points[key] = (current, track, result)
+        return result
+
+    @staticmethod
+    def _bucket_means(track: Track, name: str, width: float, current: int,
+                      buckets: int) -> tuple[list[float], list[float]]:  # fmt: skip
         times, values = track.times, track.values(name)
         xs: list[float] = []
         ys: list[float] = []

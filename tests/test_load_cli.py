@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -54,6 +55,7 @@ def test_ctrl_c_stops_within_seconds_and_leaves_no_claim(tmp_path):
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert process.stderr is not None
+        assert select.select([process.stderr], [], [], 20)[0], "no progress line within 20 s"
         first_line = process.stderr.readline()  # the progress line, once running
         assert first_line.startswith("load "), first_line + process.stderr.read()
         time.sleep(2.0)

@@ -109,11 +109,6 @@ class _Budget:
             self._left -= granted
             return granted
 
-    def refund(self, n: int) -> None:
-        if self._left is not None:
-            with self._lock:
-                self._left += n
-
     @property
     def exhausted(self) -> bool:
         return self._left == 0

@@ -17,12 +17,12 @@ import shlex
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
@@ -86,7 +86,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
     TITLE = "queuetop"
     ENABLE_COMMAND_PALETTE = True
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", tooltip="quit (a load started with the dashboard stops too)"),
         Binding("question_mark", "help", "Help", key_display="?", tooltip="this list of keys"),
         Binding("e", "enqueue", "Enqueue", tooltip="enqueue test jobs (type prefilled from the selection)"),

@@ -7,11 +7,11 @@ worker after each poll (one read at a time), so a slow database slows this scree
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
@@ -50,8 +50,9 @@ def summary_text(job_type: str, row: TypeStats | None) -> Text:
     text.append(f"\narrivals {fmt.rate(row.arrivals_10s_per_s)}/s over 10 s, {fmt.rate(row.arrivals_60s_per_s)}/s "
                 f"over 60 s · completions {fmt.rate(row.completions_10s_per_s)}/s over 10 s, "
                 f"{fmt.rate(row.completions_60s_per_s)}/s over 60 s")
-    text.append("\nwait p50/p95/p99 " + _three(row.wait_p50_s, row.wait_p95_s, row.wait_p99_s)
-                + " · processing p50/p95/p99 " + _three(row.processing_p50_s, row.processing_p95_s, row.processing_p99_s))
+    text.append("\nwait p50/p95/p99 " + _three(row.wait_p50_s, row.wait_p95_s, row.wait_p99_s))
+    text.append(" · processing p50/p95/p99 " + _three(row.processing_p50_s, row.processing_p95_s,
+                                                       row.processing_p99_s))  # fmt: skip
     return text
 
 
@@ -102,7 +103,7 @@ def completion_rows(detail: TypeDetail) -> list[tuple[Text, ...]]:
 class DetailScreen(HandlesThreadResults, Screen):
     """One job type's drill-down."""
 
-    BINDINGS = [Binding("escape", "back", "Back", tooltip="back to the table")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back", tooltip="back to the table")]
 
     def __init__(self, job_type: str) -> None:
         super().__init__()
@@ -155,7 +156,7 @@ class DetailScreen(HandlesThreadResults, Screen):
         app = self.dashboard
         snapshot = app.latest
         row = snapshot.type_named(self.job_type) if snapshot else None
-        self.query_one("#summary", Static).update(summary_text(self.job_type, row))
+        self.query_one("#summary", Static).update(summary_text(self.job_type, row), layout=False)
         window = app.window_s
         self.query_one("#type-depth", Chart).show(ChartSpec(
             "depth", (Line("depth", self.job_type, "depth", "cyan"),), window))
@@ -194,4 +195,4 @@ class DetailScreen(HandlesThreadResults, Screen):
         summary = summary_text(self.job_type, self.dashboard.latest.type_named(self.job_type)
                                if self.dashboard.latest else None)  # fmt: skip
         summary.append(f"\ncould not read the job lists: {error}", style="red")
-        self.query_one("#summary", Static).update(summary)
+        self.query_one("#summary", Static).update(summary, layout=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
@@ -44,7 +45,7 @@ def keys_table(sections: Sequence[Section]) -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,q", "close", "Close help"),
     ]
 

@@ -6,19 +6,27 @@ app's latest snapshot and chart history, re-read at every poll.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from queuetop.monitor import NO_SCHEMA
 from queuetop.snapshot import TOTAL
 from queuetop.tui.table import COLUMN_KEYS, COLUMNS, QueueTable, ordered
-from queuetop.tui.widgets import Chart, ChartSpec, EmptyState, Line, StatusBar, StatusView, chart_lines
+from queuetop.tui.widgets import (
+    CONNECTING,
+    Chart,
+    ChartSpec,
+    EmptyState,
+    Line,
+    StatusBar,
+    StatusView,
+    chart_lines,
+)
 
 if TYPE_CHECKING:
     from queuetop.tui.app import QueuetopApp
@@ -29,7 +37,7 @@ TYPE_COLORS = ("orange", "magenta", "green")
 
 
 class MainScreen(Screen):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter", tooltip="filter job types by name (Enter keeps it, Escape clears it)"),
         Binding("less_than_sign", "sort_by(-1)", "Sort", key_display="<", group=SORT,
                 tooltip="sort by the column to the left"),
@@ -62,9 +70,14 @@ class MainScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#filter").display = False
+        self._show_filter(False)
         self.query_one("#empty-area").display = False
         self.query_one(QueueTable).focus()
+
+    def _show_filter(self, shown: bool) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = shown
+        box.can_focus = shown  # hidden, it must not take the focus (and the letter keys) back after a dialog
 
     @property
     def selected_type(self) -> str | None:
@@ -81,17 +94,19 @@ class MainScreen(Screen):
         app = self.dashboard
         snapshot, link = app.latest, app.link
         empty_kind = None
-        if snapshot is None and link is not None and link.state == NO_SCHEMA:
-            empty_kind = NO_SCHEMA
-        elif snapshot is not None and not snapshot.types and not self.needle:
+        if snapshot is None:
+            empty_kind = link.state if link is not None else CONNECTING
+        elif not snapshot.types and not self.needle:
             empty_kind = "empty"
         body, empty = self.query_one("#body"), self.query_one("#empty", EmptyState)
         body.display = empty_kind is None
         self.query_one("#empty-area").display = empty_kind is not None
         if empty_kind is not None:
-            empty.show(empty_kind, app.db_option, app.read_only)
+            empty.show(empty_kind, app.db_option, app.read_only, link.error if link is not None else None)
             return
         body.set_class(snapshot is not None and not app.connected, "stale")
+        if self.focused is None:
+            self.query_one(QueueTable).focus()  # the table was hidden behind the empty state until now
         if snapshot is None:
             return
         rows = ordered(snapshot.types, self.sort_key, self.descending, self.needle)
@@ -102,9 +117,8 @@ class MainScreen(Screen):
         depth_lines = (Line("all" if not self.needle else "all types", TOTAL, "depth", "cyan"),
                        *chart_lines([(name, name) for name in top], "depth", TYPE_COLORS))  # fmt: skip
         self.query_one("#depth-chart", Chart).show(ChartSpec("depth", depth_lines, window))
-        self.query_one("#rate-chart", Chart).show(ChartSpec(
-            "jobs/s",
-            (Line("arrivals", TOTAL, "arrivals", "magenta"), Line("completions", TOTAL, "completions", "green")), window))
+        rates = (Line("arrivals", TOTAL, "arrivals", "magenta"), Line("completions", TOTAL, "completions", "green"))
+        self.query_one("#rate-chart", Chart).show(ChartSpec("jobs/s", rates, window))
 
     # -- sorting and filtering -----------------------------------------------------------------------------
     def action_sort_by(self, step: int) -> None:
@@ -128,16 +142,15 @@ class MainScreen(Screen):
         self.sort_on(event.column_key)
 
     def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.display = True
-        box.focus()
+        self._show_filter(True)
+        self.query_one("#filter", Input).focus()
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#filter", Input)
         if not box.display and not self.needle:
             return
         box.value = ""
-        box.display = False
+        self._show_filter(False)
         self.needle = ""
         self.query_one(QueueTable).focus()
         self.refresh_data()
@@ -149,9 +162,9 @@ class MainScreen(Screen):
 
     @on(Input.Submitted, "#filter")
     def _filter_kept(self) -> None:
-        if not self.needle:
-            self.query_one("#filter").display = False
         self.query_one(QueueTable).focus()
+        if not self.needle:
+            self._show_filter(False)
 
     @on(QueueTable.Selected)
     def _drill_down(self) -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
@@ -32,7 +33,7 @@ FIELDS = ("job_type", "count", "payload", "priority")
 class EnqueueModal(ModalScreen[EnqueueRequest | None]):
     """Job type (prefilled from the selection), count, payload, priority."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, job_type: str | None, known_types: Sequence[str] = ()) -> None:
         super().__init__()
@@ -98,7 +99,7 @@ class ReleaseChoice:
 class ReleaseModal(HandlesThreadResults, ModalScreen[ReleaseChoice | None]):
     """Choose the scope, see the dry-run count, confirm."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, job_type: str | None, count: Callable[[str | None], ReleaseResult]) -> None:
         super().__init__()

@@ -274,6 +274,11 @@ EMPTY = PollOutcome(CONNECTED, Snapshot(taken_at=MOMENT, target=TARGET.display, 
 NO_QUEUE = PollOutcome(NO_SCHEMA, error=f"the queue schema is missing in {TARGET.display} (run `queuetop init` to "
                                         "create it)", retry_in_s=5.0, failures=1)  # fmt: skip
 
+UNREACHABLE = PollOutcome(RECONNECTING, error='cannot reach the database server (5.0 s): connection to server at '
+                                              '"db1.internal" (10.0.3.7), port 5432 failed: timeout expired (check '
+                                              'SERVER and PORT in the connection string and that the server is '
+                                              'running)', retry_in_s=8.0, failures=4)  # fmt: skip
+
 SCENES: dict[str, Scene] = {
     scene.name: scene
     for scene in (
@@ -288,6 +293,8 @@ SCENES: dict[str, Scene] = {
         Scene("no-schema", "a database without the queue tables", lambda: scene_app(NO_QUEUE),
               _showing(NO_QUEUE, select=None)),
         Scene("disconnected", "the database went away: stale data, reconnecting", _disconnected_app, _disconnected),
+        Scene("unreachable", "the database cannot be reached at start", lambda: scene_app(UNREACHABLE),
+              _showing(UNREACHABLE, select=None)),
         Scene("read-only", "read-only: enqueue refused", lambda: scene_app(LIVE, series=history(), read_only=True),
               _dialog("e")),
     )

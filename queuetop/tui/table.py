@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
 from functools import lru_cache
+from typing import ClassVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -125,7 +125,7 @@ class QueueTable(ScrollView, can_focus=True):
     job type through re-sorting, filtering and types coming and going.
     """
 
-    COMPONENT_CLASSES = {"queue-table--header", "queue-table--cursor", "queue-table--totals"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"queue-table--header", "queue-table--cursor", "queue-table--totals"}
     DEFAULT_CSS = """
     QueueTable { height: auto; max-height: 60%; background: $surface; }
     QueueTable > .queue-table--header { background: $panel; text-style: bold; }
@@ -133,7 +133,7 @@ class QueueTable(ScrollView, can_focus=True):
     QueueTable:focus > .queue-table--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
     QueueTable > .queue-table--totals { background: $panel; }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "move(-1)", "Up", show=False),
         Binding("down", "move(1)", "Down", show=False),
         Binding("pageup", "page(-1)", "Page up", show=False),
@@ -164,6 +164,17 @@ class QueueTable(ScrollView, can_focus=True):
         self._index: dict[str, int] = {}
         self._headers: tuple[str, ...] = tuple(column.label for column in COLUMNS)
         self.width_needed = sum(column.width + 2 for column in COLUMNS)
+        self._styles: dict[tuple[str, bool, str], Style] = {}
+
+    def on_focus(self) -> None:
+        self.refresh()  # the cursor line changes colour with the focus
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        self._styles.clear()  # the theme or the CSS changed
+        super().notify_style_update()
 
     # -- data ----------------------------------------------------------------------------------------------
     @property
@@ -254,15 +265,22 @@ class QueueTable(ScrollView, can_focus=True):
         else:
             index = round(self.scroll_y) + y - 1
             if not 0 <= index < len(self.rows) or y > last:
-                return Strip.blank(width, self.rich_style)
+                return Strip.blank(width, self._component("base"))
             on_cursor = index == self.cursor
-            base = self._component("queue-table--cursor") if on_cursor else self.rich_style
+            base = self._component("queue-table--cursor" if on_cursor else "base")
             strip = self._strip(cells(self.rows[index]), base, keep_colors=not on_cursor)
         x = round(self.scroll_x)
         return strip.crop(x, x + width).extend_cell_length(width, strip_style(strip))
 
     def _component(self, name: str) -> Style:
-        return self.rich_style + self.get_component_rich_style(name)
+        # Computing a style from CSS is dear and a frame asks for it on every line: keep it while the focus
+        # and theme stay the same.
+        key = (name, self.has_focus, self.app.theme)
+        style = self._styles.get(key)
+        if style is None:
+            base = self.rich_style if name == "base" else self.rich_style + self.get_component_rich_style(name)
+            style = self._styles[key] = base
+        return style
 
     def _strip(self, row: Sequence[Cell], base: Style, keep_colors: bool = True) -> Strip:
         segments = []

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from textual.message import Message
 from textual.dom import DOMNode
+from textual.message import Message
 from textual.worker import Worker
 
 from queuetop.db import QueuetopError

@@ -103,9 +103,9 @@ class StatusBar(Vertical):
         yield Static(id="freshness")
 
     def show(self, view: StatusView) -> None:
-        link, freshness = status_lines(view)
-        self.query_one("#link", Static).update(link)
-        self.query_one("#freshness", Static).update(freshness)
+        for static, line in zip(self.query(Static), status_lines(view), strict=True):
+            if line != static.content:
+                static.update(line, layout=False)  # one line each, always: no layout pass needed
 
 
 # -- charts ----------------------------------------------------------------------------------------------
@@ -184,6 +184,10 @@ class Plot(HandlesThreadResults, PlotextPlot):
         self.drawn: Text = Text()
         self.drawing = False
         self._again = False
+
+    def on_mount(self) -> None:
+        # (PlotextPlot's own on_mount runs too: Textual calls the handler of every class in the MRO.)
+        self.app.theme_changed_signal.subscribe(self, lambda _: self.chart.redraw(force=True))
 
     def on_resize(self) -> None:
         self.chart.redraw(force=True)  # the bucket count and the drawing follow the size
@@ -272,7 +276,7 @@ class Chart(Vertical):
         legend = legend_text(spec, {line.label for line, _, _ in points})
         if legend != self._legend:
             self._legend = legend
-            self.query_one(".legend", Static).update(legend)
+            self.query_one(".legend", Static).update(legend, layout=False)
         if force or tuple(points) != self.points:
             self.points = tuple(points)
             plot.draw()
@@ -284,10 +288,24 @@ def chart_lines(labels_and_types: Sequence[tuple[str, str]], field: str, colors:
 
 
 # -- empty state -----------------------------------------------------------------------------------------
-def empty_text(kind: str, db_option: str, read_only: bool) -> Text:
-    """The friendly panel for an empty queue ("empty") or a database without the schema ("no schema").
-    `db_option` is what to add to a command to reach the same database ("" for the embedded default)."""
+CONNECTING = "connecting"
+
+
+def empty_text(kind: str, db_option: str, read_only: bool, error: str | None = None) -> Text:
+    """The panel shown instead of the table: before any data ("connecting", "reconnecting"), for a database
+    without the schema ("no schema") or an empty queue ("empty"). `db_option` is what to add to a command to
+    reach the same database ("" for the embedded default)."""
     text = Text()
+    if kind in (CONNECTING, RECONNECTING):
+        text.append("Connecting to the database…" if kind == CONNECTING else "Cannot read the database yet:",
+                    style="bold")  # fmt: skip
+        if error:
+            text.append(f"\n\n{error}", style="red")
+        text.append("\n\nqueuetop keeps trying by itself, with back-off (the status line counts down).\n")
+        text.append("Targets (--db, $QUEUETOP_DB) are explained by ")
+        text.append("queuetop --help", style="bold cyan")
+        text.append(".")
+        return text
     if kind == NO_SCHEMA:
         text.append("This database has no queue yet.\n\n", style="bold")
         text.append("Create the queue tables with\n\n")
@@ -309,8 +327,8 @@ def empty_text(kind: str, db_option: str, read_only: bool) -> Text:
 
 class EmptyState(Static):
     DEFAULT_CSS = """
-    EmptyState { width: auto; max-width: 100%; height: auto; }
+    EmptyState { width: auto; max-width: 90%; height: auto; }
     """
 
-    def show(self, kind: str, db_option: str, read_only: bool) -> None:
-        self.update(empty_text(kind, db_option, read_only))
+    def show(self, kind: str, db_option: str, read_only: bool, error: str | None = None) -> None:
+        self.update(empty_text(kind, db_option, read_only, error))

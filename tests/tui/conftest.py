@@ -31,8 +31,7 @@ class RecordingApp(QueuetopApp):
         super().notify(message, **kwargs)
 
     def on_polled(self, message: Any) -> None:
-        self.polls += 1
-        super().on_polled(message)
+        self.polls += 1  # QueuetopApp.on_polled runs as well: Textual calls the handler of each class
 
 
 AppFactory = Callable[..., RecordingApp]

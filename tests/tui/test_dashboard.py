@@ -51,7 +51,7 @@ def depth_of(app: QueuetopApp, job_type: str) -> int | None:
     return row.depth if row else None
 
 
-async def type_into(pilot, selector: str, value: str) -> None:  # noqa: ANN001
+async def type_into(pilot, selector: str, value: str) -> None:
     box = pilot.app.screen.query_one(selector, Input)
     box.focus()
     box.value = value
@@ -59,7 +59,7 @@ async def type_into(pilot, selector: str, value: str) -> None:  # noqa: ANN001
 
 
 # -- enqueue ------------------------------------------------------------------------------------------------
-async def enqueue_through_the_modal(app: RecordingApp, backend: Backend, pilot) -> None:  # noqa: ANN001
+async def enqueue_through_the_modal(app: RecordingApp, backend: Backend, pilot) -> None:
     await wait_for(pilot, lambda: depth_of(app, "email") == 2, "the first poll")
     table(app).select_type("email")
     await pilot.press("e")
@@ -116,7 +116,7 @@ async def test_validation_errors_keep_the_modal_open_and_change_nothing(sqlite_b
 
 
 # -- release ------------------------------------------------------------------------------------------------
-async def release_through_the_confirm(app: RecordingApp, backend: Backend, pilot) -> None:  # noqa: ANN001
+async def release_through_the_confirm(app: RecordingApp, backend: Backend, pilot) -> None:
     await wait_for(pilot, lambda: app.latest and app.latest.type_named("email") and
                    app.latest.type_named("email").timed_out == 3, "the timed-out claims on screen")  # fmt: skip
     table(app).select_type("email")
@@ -133,8 +133,8 @@ async def release_through_the_confirm(app: RecordingApp, backend: Backend, pilot
     assert rows(backend, "report") == (0, 2)  # another type's timed-out claims were left alone
 
 
-async def test_release_through_the_confirm_releases_exactly_the_timed_out_claims(sqlite_backend: Backend,
-                                                                                 make_app: AppFactory) -> None:  # fmt: skip
+async def test_release_through_the_confirm_releases_exactly_the_timed_out_claims(
+        sqlite_backend: Backend, make_app: AppFactory) -> None:  # fmt: skip
     claim(sqlite_backend, "email", 3, lease=0.05)
     claim(sqlite_backend, "email", 2, lease=600)
     claim(sqlite_backend, "report", 2, lease=0.05)
@@ -201,26 +201,26 @@ async def test_filter_and_sort(sqlite_backend: Backend, make_app: AppFactory) ->
     enqueue(sqlite_backend, "thumbnail", 3)
     app = make_app(sqlite_backend)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: table(app)._order[:-1] == ["email", "thumbnail", "report"],
+        await wait_for(pilot, lambda: table(app).shown_types == ["email", "thumbnail", "report"],
                        "rows by depth, deepest first")  # fmt: skip
         await pilot.press("less_than_sign")  # the column left of depth: the type, A to Z
         assert (app.main.sort_key, app.main.descending) == ("type", False)
-        assert table(app)._order[:-1] == ["email", "report", "thumbnail"]
+        assert table(app).shown_types == ["email", "report", "thumbnail"]
         await pilot.press("i")
-        assert table(app)._order[:-1] == ["thumbnail", "report", "email"]
+        assert table(app).shown_types == ["thumbnail", "report", "email"]
         await pilot.press("greater_than_sign", "greater_than_sign")  # two to the right: oldest
         assert app.main.sort_key == "oldest"
 
         await pilot.press("slash")
         assert app.focused is app.main.query_one("#filter", Input)
         await pilot.press("r", "e", "p")
-        assert table(app)._order == ["report", "(all)"]
+        assert table(app).shown_types == ["report"]
         await pilot.press("enter")  # keep the filter, back to the table
         assert app.focused is table(app)
         await wait_for(pilot, lambda: app.polls > 3, "a few more polls")
-        assert table(app)._order == ["report", "(all)"]  # the filter survives refreshes
+        assert table(app).shown_types == ["report"]  # the filter survives refreshes
         await pilot.press("escape")
-        assert len(table(app)._order) == 4
+        assert len(table(app).shown_types) == 3
 
 
 async def test_the_selection_follows_its_type_across_refreshes(sqlite_backend: Backend, make_app: AppFactory) -> None:
@@ -228,11 +228,11 @@ async def test_the_selection_follows_its_type_across_refreshes(sqlite_backend: B
     enqueue(sqlite_backend, "report", 1)
     app = make_app(sqlite_backend)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: table(app)._order[:-1] == ["email", "report"], "the first poll")
+        await wait_for(pilot, lambda: table(app).shown_types == ["email", "report"], "the first poll")
         table(app).select_type("report")
         enqueue(sqlite_backend, "report", 10)  # report becomes the deepest: it moves to the top
-        await wait_for(pilot, lambda: table(app)._order[:-1] == ["report", "email"], "the new order")
-        assert table(app).selected_type == "report" and table(app).cursor_row == 0
+        await wait_for(pilot, lambda: table(app).shown_types == ["report", "email"], "the new order")
+        assert table(app).selected_type == "report" and table(app).cursor == 0
 
 
 async def test_drill_down_and_back(sqlite_backend: Backend, make_app: AppFactory) -> None:
@@ -256,14 +256,15 @@ async def test_drill_down_and_back(sqlite_backend: Backend, make_app: AppFactory
         assert table(app).selected_type == "thumbnail"
 
 
-async def test_the_totals_row_has_no_drill_down(sqlite_backend: Backend, make_app: AppFactory) -> None:
+async def test_no_drill_down_when_the_filter_leaves_no_row(sqlite_backend: Backend, make_app: AppFactory) -> None:
     enqueue(sqlite_backend, "email", 1)
     app = make_app(sqlite_backend)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: depth_of(app, "email") == 1, "the first poll")
-        await pilot.press("down", "enter")
-        assert isinstance(app.screen, MainScreen)
-        assert "Select a job type first: the totals row has no drill-down." in app.notes
+        await pilot.press("slash", "z", "enter", "enter")
+        assert table(app).shown_types == [] and isinstance(app.screen, MainScreen)
+        app.action_drill_down()  # as the command palette's "Drill down" would
+        assert "No job type to drill into: the table is empty." in app.notes
 
 
 # -- resilience ---------------------------------------------------------------------------------------------
@@ -279,7 +280,7 @@ async def test_database_removed_mid_run_then_back(sqlite_backend: Backend, make_
         await wait_for(pilot, lambda: app.link.state == RECONNECTING, "the reconnecting state")
         assert "reconnecting in" in status(app) and "STALE" in status(app) and "is gone" in status(app)
         assert app.main.query_one("#body").has_class("stale")
-        assert table(app)._order[:-1] == ["email"]  # the last data stays visible
+        assert table(app).shown_types == ["email"]  # the last data stays visible
         assert any(n.startswith("Lost the database") for n in app.notes)
         away.rename(path)
         await wait_for(pilot, lambda: app.link.state == CONNECTED, "recovery")
@@ -347,8 +348,8 @@ class BrokenActions(Actions):
         raise RuntimeError("a bug")
 
 
-async def test_a_bug_in_an_action_is_notified_and_the_app_carries_on(sqlite_backend: Backend,
-                                                                     caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+async def test_a_bug_in_an_action_is_notified_and_the_app_carries_on(
+        sqlite_backend: Backend, caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
     from queuetop.monitor import Monitor
 
     enqueue(sqlite_backend, "email", 1)
@@ -393,7 +394,7 @@ async def test_the_same_flow_on_postgres(pg_backend: Backend, make_app: AppFacto
         await release_and_drill_down(app, pg_backend, pilot)
 
 
-async def release_and_drill_down(app: RecordingApp, backend: Backend, pilot) -> None:  # noqa: ANN001
+async def release_and_drill_down(app: RecordingApp, backend: Backend, pilot) -> None:
     """The release flow once 14 email claims are held (3 timed out) and nothing is pending."""
     await wait_for(pilot, lambda: app.latest.type_named("email").timed_out == 3, "the timed-out claims on screen")
     table(app).select_type("email")

@@ -10,6 +10,6 @@ from queuetop.tui.scenes import SCENES, SIZE
 
 
 @pytest.mark.parametrize("name", sorted(SCENES))
-def test_scene(name: str, snap_compare) -> None:  # noqa: ANN001
+def test_scene(name: str, snap_compare) -> None:
     scene = SCENES[name]
     assert snap_compare(scene.make(), press=scene.press, terminal_size=SIZE, run_before=scene.prepare)

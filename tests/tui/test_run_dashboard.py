@@ -1,0 +1,80 @@
+"""`run_dashboard`, the entry point the CLI calls: wiring, the exit status, and the log of unexpected errors."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from textual.app import App
+from textual.pilot import Pilot
+
+from queuetop.db import parse_target
+from queuetop.tui import logging_to, run_dashboard
+from queuetop.tui.app import QueuetopApp
+from tests.conftest import Backend
+from tests.tui.conftest import SIZE
+
+
+def run_headless_then(keys: tuple[str, ...], seen: dict) -> object:
+    def run(self: QueuetopApp) -> object:
+        async def pilot(pilot: Pilot) -> None:
+            for _ in range(100):
+                if self.connected:
+                    break
+                await pilot.pause(0.05)
+            seen["connected"] = self.connected
+            seen["types"] = [row.job_type for row in self.latest.types] if self.latest else None
+            seen["read_only"] = self.read_only
+            seen["load"] = self.status_view().load_line
+            await pilot.press(*keys)
+
+        return App.run(self, headless=True, size=SIZE, auto_pilot=pilot)
+
+    return run
+
+
+def test_run_dashboard_creates_the_embedded_database_and_quits_with_0(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    seen: dict = {}
+    monkeypatch.setattr(QueuetopApp, "run", run_headless_then(("q",), seen))
+
+    class Load:
+        def progress_line(self) -> str:
+            return "load: 10 enqueued"
+
+    target = parse_target(str(tmp_path / "data" / "queuetop.db"))
+    status = run_dashboard(target, interval=0.1, read_only=True, auto_init=True, background=Load(),
+                           log_path=tmp_path / "logs" / "queuetop.log")  # fmt: skip
+    assert status == 0
+    assert seen == {"connected": True, "types": [], "read_only": True, "load": "load: 10 enqueued"}
+    assert (tmp_path / "data" / "queuetop.db").exists() and (tmp_path / "logs").is_dir()
+
+
+def test_run_dashboard_limits_the_view_to_the_types_asked_for(sqlite_backend: Backend,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    from queuetop.queue import Queue
+
+    with sqlite_backend.open() as db:
+        Queue(db).enqueue_many("email", 1)
+        Queue(db).enqueue_many("report", 1)
+    seen: dict = {}
+    monkeypatch.setattr(QueuetopApp, "run", run_headless_then(("q",), seen))
+    assert run_dashboard(sqlite_backend.target, interval=0.1, job_types=["report"]) == 0
+    assert seen["types"] == ["report"]
+
+
+def test_unexpected_errors_go_to_the_log_file_and_nowhere_else(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    path = tmp_path / "state" / "log" / "queuetop.log"
+    logger = logging.getLogger("queuetop")
+    with logging_to(path):
+        try:
+            raise RuntimeError("kaboom")
+        except RuntimeError:
+            logger.exception("unexpected error while testing")
+    text = path.read_text()
+    assert "unexpected error while testing" in text and "RuntimeError: kaboom" in text and "Traceback" in text
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""  # the screen stays clean
+    assert not any(isinstance(h, logging.FileHandler) for h in logger.handlers)
