@@ -22,6 +22,7 @@ p50 ≤ 20 ms at 10^7 rows and p50(10^7) / p50(10^4) ≤ 2.
     .venv/bin/python bench/poll_cost.py --no-1e7 --db sqlite # quicker
     .venv/bin/python bench/poll_cost.py --explain 1e6,1e7    # plans of every poll statement at those sizes
     .venv/bin/python bench/poll_cost.py --rebuild            # build the data again
+    .venv/bin/python bench/poll_cost.py --tag _b             # a second copy of the data (another index set)
 
 Data: PostgreSQL schemas `bench_poll_1e4` ... (env QUEUETOP_BENCH_PG names the server), SQLite files
 /tmp/queuetop-bench/poll-1e4.db ... (env QUEUETOP_BENCH_DIR). Built once, reused while the mix is the same.
@@ -208,11 +209,11 @@ class Dataset:
     note: str = "reused"
 
 
-def dataset_for(kind: str, label: str) -> Dataset:
+def dataset_for(kind: str, label: str, tag: str = "") -> Dataset:
     mix = Mix.for_rows(SIZES[label])
     if kind == "postgres":
-        return Dataset(kind, label, pg_target(), bench_layout(f"bench_poll_{label}"), mix)
-    return Dataset(kind, label, sqlite_target(f"poll-{label}.db"), NATIVE, mix)
+        return Dataset(kind, label, pg_target(), bench_layout(f"bench_poll_{label}{tag}"), mix)
+    return Dataset(kind, label, sqlite_target(f"poll-{label}{tag}.db"), NATIVE, mix)
 
 
 def meta_table(data: Dataset, name: str = "bench_meta") -> str:
@@ -594,6 +595,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--naive-runs", type=int, default=0, help="naive GROUP BY runs (default 5, 3 at 1e7)")
     parser.add_argument("--rebuild", action="store_true", help="build the data again even if a build is stored")
     parser.add_argument("--explain", default="", help="sizes whose poll statements get their plans printed")
+    parser.add_argument("--tag", default="", help="a suffix for the data's schema and file names, to keep a second "
+                        "copy (e.g. one per index set when comparing code before and after a change)")
     args = parser.parse_args(argv)
     labels = [s.strip() for s in args.sizes.split(",") if s.strip() and not (args.no_1e7 and s.strip() == "1e7")]
     kinds = [k.strip() for k in args.db.split(",") if k.strip()]
@@ -609,7 +612,7 @@ def main(argv: list[str] | None = None) -> None:
     results = []
     for kind in kinds:
         for label in labels:
-            data = dataset_for(kind, label)
+            data = dataset_for(kind, label, args.tag)
             prepare(data, args.rebuild)
             runs = args.naive_runs or (3 if SIZES[label] >= 10**7 else 5)
             result = measure(data, args.polls, args.interval, args.activity, runs, label in explain_labels)

@@ -240,7 +240,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if args.with_load:
         from queuetop.load.command import config_from_args, start_background_load
 
-        background = start_background_load(target, config_from_args(args))
+        config = config_from_args(args)
+        if _is_embedded_default(args, target):
+            open_target(args).close()  # the load's workers need the schema before the dashboard makes it
+        background = start_background_load(target, config)
     return _dashboard(args, target, background, auto_init=_is_embedded_default(args, target))
 
 

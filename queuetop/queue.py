@@ -158,6 +158,12 @@ class Queue:
             return "dead"
         raise LeaseLost(f"job {job_id}: the claim was lost (timed out and released, or taken by another worker)")
 
+    def give_back(self, job_id: int, token: str) -> None:
+        """Return a claimed job that was never started (a worker shutting down), without spending an
+        attempt. Raises LeaseLost if the claim is no longer ours."""
+        if not self.dialect.unclaim(self.db, self.layout, job_id=job_id, token=token):
+            raise LeaseLost(f"job {job_id}: the claim was lost (timed out and released, or taken by another worker)")
+
     # -- steering ----------------------------------------------------------------------------------------
     def release_timed_out(self, job_type: str | None = None, dry_run: bool = False) -> ReleaseResult:
         """Count (dry run) or release claims past their timeout. Out of attempts → dead."""

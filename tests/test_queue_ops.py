@@ -166,3 +166,15 @@ def test_init_is_idempotent_and_says_what_it_found(backend):
         steps = init_schema(db, backend.layout)
     assert steps and not any(step.created for step in steps)
     assert {step.kind for step in steps} >= {"table", "view", "index"}
+
+
+def test_give_back_returns_an_unstarted_job_without_spending_an_attempt(backend):
+    clock = FakeClock(0)
+    q = open_queue(backend, clock)
+    job_id = q.enqueue("email")
+    job = q.claim("w1")[0]
+    q.give_back(job.id, job.token)
+    again = q.claim("w2")[0]
+    assert again.id == job_id and again.attempts == 1
+    with pytest.raises(LeaseLost):
+        q.give_back(job.id, job.token)

@@ -47,7 +47,6 @@ IDLE_MIN_S, IDLE_MAX_S = 0.005, 0.1  # back-off of a consumer that finds nothing
 BUSY_RETRIES = 6  # consecutive Timeout errors (database busy, lock timeout) before a thread gives up
 CONTROL_EVERY_S = 0.05
 RATE_WINDOW_S = 5.0
-NO_ATTEMPT_LIMIT = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -459,13 +458,13 @@ class LoadRun:
         return None if every is None else db.now() - timedelta(seconds=2 * every + 1.0)
 
     def _give_back(self, queue: Queue, jobs: list[Job]) -> None:
-        """Hand unstarted jobs back to pending at once (the attempt stays counted, but never buries a job)."""
+        """Hand unstarted jobs back to pending at once, their attempt unspent."""
         for job in jobs:
-            back = self._retrying(lambda j=job: queue.dialect.retry_later(
-                queue.db, queue.layout, job_id=j.id, token=j.token, available=queue.db.now(),
-                max_attempts=NO_ATTEMPT_LIMIT))  # fmt: skip
-            if back:
+            try:
+                self._retrying(lambda j=job: queue.give_back(j.id, j.token))
                 self._tally.add("given_back")
+            except LeaseLost:  # released meanwhile: nothing left to give back
+                pass
 
     def _recover(self, queue: Queue, abandoned: list[Job]) -> None:
         """At stop: release the claims this consumer abandoned that no sweeper has released yet, as a

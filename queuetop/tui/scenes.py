@@ -182,6 +182,13 @@ class FixedActions:
         return _detail(job_type)
 
 
+class FixedLoad:
+    """A background load (as `queuetop demo` runs one) that always reports the same progress."""
+
+    def progress_line(self) -> str:
+        return "load 4m12s · 61,204 enqueued · 57,330 completed · 12 dead · 38 crashed · 3,862 in flight · 231/s"
+
+
 # -- the scenes -------------------------------------------------------------------------------------------
 Prepare = Callable[[Pilot], Awaitable[None]]
 
@@ -196,9 +203,9 @@ class Scene:
 
 
 def scene_app(outcome: PollOutcome | None = None, *, series: Series | None = None, read_only: bool = False,
-              clock: FrozenClock | None = None) -> QueuetopApp:  # fmt: skip
+              clock: FrozenClock | None = None, background: FixedLoad | None = None) -> QueuetopApp:  # fmt: skip
     return QueuetopApp(FixedSource(outcome or PollOutcome(CONNECTED, snapshot_at(0.0))), FixedActions(),
-                       read_only=read_only, clock=clock or FrozenClock(), series=series,
+                       read_only=read_only, clock=clock or FrozenClock(), series=series, background=background,
                        poll_on_start=False)  # fmt: skip
 
 
@@ -232,7 +239,7 @@ LIVE = PollOutcome(CONNECTED, snapshot_at(0.0))
 
 
 def _main_app() -> QueuetopApp:
-    return scene_app(LIVE, series=history())
+    return scene_app(LIVE, series=history(), background=FixedLoad())
 
 
 async def _drill_down(pilot: Pilot) -> None:

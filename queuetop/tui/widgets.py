@@ -43,9 +43,9 @@ class StatusView:
     waiting_s: float | None = None  # a poll has been running this long (shown once it is slow)
 
 
-def status_lines(view: StatusView) -> tuple[Text, Text]:
+def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
     """Line 1: the link's state first (it must survive truncation), flags, then where. Line 2: how fresh the
-    data is and the polling; when disconnected, the error."""
+    data is and the polling; when disconnected, the error. Line 3, only with a background load: its progress."""
     line = Text()
     if view.state is None:
         line.append("● connecting…", style="bold yellow")
@@ -81,30 +81,33 @@ def status_lines(view: StatusView) -> tuple[Text, Text]:
     if view.waiting_s is not None:
         second.append(f" · waiting {view.waiting_s:.0f} s for the database to answer", style="bold yellow")
     second.append(f" · every {view.interval_s:g} s · chart {int(view.window_s // 60)} min")
-    if view.load_line:
-        second.append(" · ")
-        second.append(view.load_line, style="magenta")
     if not connected and view.error:
         second.append(" · ")
         second.append(view.error, style="red" if view.state == RECONNECTING else "yellow")
-    return line, second
+    return line, second, Text(view.load_line, style="magenta") if view.load_line else None
 
 
 class StatusBar(Vertical):
-    """Two lines that never wrap: what does not fit ends in an ellipsis."""
+    """Two lines (three while a background load runs) that never wrap: what does not fit ends in an ellipsis."""
 
     DEFAULT_CSS = """
-    StatusBar { height: 2; padding: 0 1; }
+    StatusBar { height: auto; padding: 0 1; }
     StatusBar > Static { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static(id="link")
         yield Static(id="freshness")
+        yield Static(id="load")
+
+    def on_mount(self) -> None:
+        self.query_one("#load").display = False
 
     def show(self, view: StatusView) -> None:
         for static, line in zip(self.query(Static), status_lines(view), strict=True):
-            if line != static.content:
+            if static.id == "load" and static.display != (line is not None):
+                static.display = line is not None
+            if line is not None and line != static.content:
                 static.update(line, layout=False)  # one line each, always: no layout pass needed
 
 

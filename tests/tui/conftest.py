@@ -71,4 +71,4 @@ def text(widget: Static) -> str:
 def status(app: QueuetopApp) -> str:
     screen = app.dashboard_screen()
     assert screen is not None
-    return "\n".join(text(screen.query_one(f"#{part}", Static)) for part in ("link", "freshness"))
+    return "\n".join(text(screen.query_one(f"#{part}", Static)) for part in ("link", "freshness", "load"))

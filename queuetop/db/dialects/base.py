@@ -140,6 +140,12 @@ class Dialect:
         params = (self.encode_time(available), job_id, self.encode_token(token), max_attempts)
         return db.execute(sql, params) == 1
 
+    def unclaim(self, db: Database, layout: Layout, *, job_id: int, token: str) -> bool:
+        """Hand an unstarted job back as if never claimed (its attempt is not spent), if the token matches."""
+        sql = self.sql(layout, """UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL,
+            {timeout} = NULL, {attempts} = {attempts} - 1 WHERE {id} = ? AND {token} = ?""")
+        return db.execute(sql, (job_id, self.encode_token(token))) == 1
+
     def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None, now: datetime,
                           max_attempts: int) -> tuple[int, int]:  # fmt: skip
         """Release claims past their timeout: (returned to pending, moved to dead)."""
@@ -205,6 +211,12 @@ class Dialect:
         sql = self.sql(layout, "SELECT {c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_outcome} "
                                "FROM {completed}{nolock} WHERE {c_completed} > ?")
         return db.fetchall(sql, (self.encode_time(since),))
+
+    def count_completed_between(self, db: Database, layout: Layout, after: datetime, upto: datetime) -> int:
+        """How many jobs finished in (after, upto]: tells the collector whether a completion committed late."""
+        sql = self.sql(layout, "SELECT COUNT(*) FROM {completed}{nolock} "
+                               "WHERE {c_completed} > ? AND {c_completed} <= ?")
+        return int(db.fetchone(sql, (self.encode_time(after), self.encode_time(upto)))[0])
 
     # -- drill-down reads: one job type's oldest pending jobs, claims in flight, recent completions ---------
     def first_rows(self, template: str) -> str:

@@ -124,6 +124,12 @@ class PostgresDialect(Dialect):
             WHERE {id} = CAST(? AS bigint) AND {token} = CAST(? AS uuid) AND {attempts} < CAST(? AS integer)""")
         return db.execute(sql, (available, job_id, token, max_attempts)) == 1
 
+    def unclaim(self, db: Database, layout: Layout, *, job_id: int, token: str) -> bool:
+        sql = self.sql(layout, """UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL,
+            {timeout} = NULL, {attempts} = {attempts} - 1
+            WHERE {id} = CAST(? AS bigint) AND {token} = CAST(? AS uuid)""")
+        return db.execute(sql, (job_id, token)) == 1
+
     def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None, now: datetime,
                           max_attempts: int) -> tuple[int, int]:  # fmt: skip
         types = [job_type] if job_type else []

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from queuetop.db.connection import Database
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+MAX_CLAIM_ARMS = 100  # job types a claim reads as separate index ranges
 
 
 class SQLiteDialect(Dialect):
@@ -92,16 +93,37 @@ class SQLiteDialect(Dialect):
 
     def claim(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
               batch: int, now: datetime, timeout: datetime) -> list[Row]:  # fmt: skip
+        t = self.encode_time(now)
+        pick, pick_params = self._claim_pick(job_types, t, batch)
         sql = self.sql(layout, """UPDATE {queue} SET {claimed_at} = ?, {claimed_by} = ?, {token} = ?,
                 {timeout} = ?, {attempts} = {attempts} + 1
-            WHERE {id} IN (SELECT {id} FROM {queue} WHERE {claimed_at} IS NULL AND {available} <= ?"""
-            + self.job_type_filter(layout, job_types) + """
-                ORDER BY {priority}, {available}, {id} LIMIT ?)
+            WHERE {id} IN (""" + pick + """)
             RETURNING {id}, {type}, {info}, {priority}, {created}, {attempts}""")  # fmt: skip
-        t = self.encode_time(now)
-        params = (t, worker, token, self.encode_time(timeout), t, *job_types, batch)
+        params = (t, worker, token, self.encode_time(timeout), *pick_params)
         with db.transaction():
             return db.fetchall(sql, params)
+
+    def _claim_pick(self, job_types: Sequence[str], now: Any, batch: int) -> tuple[str, tuple[Any, ...]]:
+        """The ids a claim takes, read in index order so it stops after `batch` rows instead of sorting the
+        backlog. Untyped: IX_WorkQueue_Dequeue (priority, available, rowid). Typed: IX_WorkQueue_Pending,
+        whose keys here are (type, priority, available, created, rowid); several types: one range per type,
+        each stopped at `batch` rows, merged (an IN list would make SQLite sort every pending row)."""
+        pending = "{claimed_at} IS NULL AND {available} <= ?"
+        if not job_types:
+            pick = f"SELECT {{id}} FROM {{queue}} WHERE {pending} ORDER BY {{priority}}, {{available}}, {{id}} LIMIT ?"
+            return pick, (now, batch)
+        order = "ORDER BY {priority}, {available}, {created}, {id}"
+        one = (f"SELECT {{id}}, {{priority}}, {{available}}, {{created}} FROM {{queue}} "
+               f"WHERE {pending} AND {{type}} = ? {order} LIMIT ?")  # fmt: skip
+        if len(job_types) == 1:
+            return f"SELECT {{id}} FROM ({one})", (now, job_types[0], batch)
+        if len(job_types) > MAX_CLAIM_ARMS:  # SQLite caps compound selects at 500 terms: the slow, sorting way
+            in_list = f"{{type}} IN ({self.placeholders(len(job_types))})"
+            return f"SELECT {{id}} FROM {{queue}} WHERE {pending} AND {in_list} {order} LIMIT ?", (
+                now, *job_types, batch)
+        arms = " UNION ALL ".join([f"SELECT * FROM ({one})"] * len(job_types))
+        params = tuple(p for job_type in job_types for p in (now, job_type, batch))
+        return f"SELECT {{id}} FROM ({arms}) {order} LIMIT ?", (*params, batch)
 
     def move_to_completed(self, db: Database, layout: Layout, *, job_id: int, token: str, outcome: str,
                           now: datetime, min_attempts: int | None = None) -> bool:  # fmt: skip
