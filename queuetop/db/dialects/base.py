@@ -41,6 +41,9 @@ class Dialect:
     supports_schemas = True
     supports_include = True
 
+    def __init__(self) -> None:
+        self._statements: dict[tuple[int, str], tuple[Layout, str]] = {}
+
     # -- identifiers -------------------------------------------------------------------------------------
     def quote(self, identifier: str) -> str:
         return '"' + identifier.replace('"', '""') + '"'
@@ -62,7 +65,14 @@ class Dialect:
         return names
 
     def sql(self, layout: Layout, template: str) -> str:
-        return TAG + template.format_map(self.names(layout))
+        """The statement for a template, filled with the layout's quoted names (cached: the hot path of every
+        queue operation)."""
+        key = (id(layout), template)
+        cached = self._statements.get(key)
+        if cached is None or cached[0] is not layout:
+            cached = (layout, TAG + template.format_map(self.names(layout)))
+            self._statements[key] = cached
+        return cached[1]
 
     # -- values ------------------------------------------------------------------------------------------
     def encode_time(self, value: datetime | None) -> Any:
