@@ -24,8 +24,16 @@ p50 ≤ 20 ms at 10^7 rows and p50(10^7) / p50(10^4) ≤ 2.
     .venv/bin/python bench/poll_cost.py --rebuild            # build the data again
     .venv/bin/python bench/poll_cost.py --tag _b             # a second copy of the data (another index set)
 
+It prints, per database and size: the first poll, p50 and p95 of the warm polls, the naive query and its
+ratio to the poll, how many depths the last poll marked as estimates (≈) and how far the depths shown were
+from a count made right after (they should be 0); then each statement's p50, the first poll's statements,
+and the goals with the ratio p50(10^7)/p50(10^4). The load average is printed throughout: the machine may be
+shared, so repeat a run whose load was high.
+
 Data: PostgreSQL schemas `bench_poll_1e4` ... (env QUEUETOP_BENCH_PG names the server), SQLite files
-/tmp/queuetop-bench/poll-1e4.db ... (env QUEUETOP_BENCH_DIR). Built once, reused while the mix is the same.
+/tmp/queuetop-bench/poll-1e4.db ... (env QUEUETOP_BENCH_DIR). Built once (about 3 minutes for 10^7 on both),
+reused while the mix is the same; each run first removes what the last one added. If the code defines the
+native indexes differently from the build, they are remade, so the same rows serve a before and an after.
 """
 
 from __future__ import annotations
@@ -69,8 +77,8 @@ GOAL_P50_MS = 20.0
 GOAL_RATIO = 2.0
 
 # The statements of a poll, as the collector calls them through the dialect, in the order they run.
-READS = ("max_job_id", "arrivals_since", "arrivals_after", "completions_since", "pending_by_type", "pending_heads",
-         "claimed_by_type", "dead_by_type")  # fmt: skip
+READS = ("max_job_id", "arrivals_since", "arrivals_after", "count_completed_between", "completions_since",
+         "pending_by_type", "pending_heads", "claimed_by_type", "dead_by_type")  # fmt: skip
 
 
 # -- the data ------------------------------------------------------------------------------------------------
@@ -480,6 +488,7 @@ def measure(data: Dataset, polls: int, interval_s: float, per_round: int, naive_
         collector.poll()
         result = Result(data, (time.perf_counter() - started) * 1000, monitor.take_times(), [])
         first_statements = dict(monitor.statements)
+        monitor.statements.clear()
         next_poll = time.monotonic()
         for _ in range(polls):
             next_poll += interval_s

@@ -211,7 +211,7 @@ class Actions:
     def _release(self, job_type: str | None, dry_run: bool) -> ReleaseResult:
         with self._writer.use() as db:
             queue = Queue(db, self.layout, max_attempts=self.max_attempts)
-            if job_type is not None and job_type not in queue.job_types():
+            if job_type is not None and not queue.has_job_type(job_type):
                 # A type with only finished jobs left (dead ones, say) has no claims at all.
                 return ReleaseResult(timed_out=0, dry_run=dry_run)
             return queue.release_timed_out(job_type, dry_run=dry_run)

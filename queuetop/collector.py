@@ -3,9 +3,17 @@
 A poll reads little and holds nothing: each read is one short autocommit statement through an index that
 holds only live rows (pending or claimed), or only what happened since the last poll.
 
-- depth and oldest age: the pending-only index, grouped by type;
+- depth and oldest age: per type, one seek into the pending-by-age index for the oldest, and an exact count
+  that stops at DEPTH_EXACT_UP_TO. Deeper than that the depth is tracked, not counted: the jobs of a type in
+  the queue table (pending or claimed) change only by arrivals and completions, which the poll reads anyway,
+  so depth = queued − claimed, marked as an estimate (≈) because anything that bypasses those reads (a DELETE
+  by hand, a completion committed later than the overlap) would go unseen;
 - claimed and timed out: the claimed-only index (claims in flight are few);
-- dead: the dead-only index on the completed table;
+- dead: tracked the same way, from the completions read with outcome "dead";
+- a full count of every pending and dead row corrects the tracked figures: on the first poll, then every
+  RECOUNT_EVERY_S, spaced out further if it is slow (at most RECOUNT_MAX_SHARE of the time), and at once when
+  a capped count shows a tracked figure has drifted. A type whose oldest pending job is gone has no pending
+  jobs at all, so a purge shows at the next poll;
 - arrivals: identity deltas. Ids above the highest one seen, in either table, plus the few lower ids that
   were missing last time (identities commit out of order, so a gap may fill in later);
 - completions, wait and processing times: a watermark on the completed table's CompletedDate. A completion
@@ -13,7 +21,10 @@ holds only live rows (pending or claimed), or only what happened since the last 
   and re-reads it (dropping ids already seen) only when that count says something arrived late.
 
 So a poll's cost grows with the number of job types and the work done since the last poll, not with the
-size of the history. The first poll looks back one window (60 s) so rates are meaningful at once.
+size of the history or of the backlog. The first poll looks back one window (60 s) so rates are meaningful at
+once. The full count runs as statements apart from the tracked deltas (the monitor never holds a
+transaction), so a job that moves in the milliseconds between them can leave an estimate off by one until the
+next count; exact figures are never affected.
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from itertools import chain
 
 from queuetop.db import Database
 from queuetop.history import EventWindow, LatencyWindow, drain_eta, percentiles, rate_per_s
@@ -33,6 +45,9 @@ SHORT_WINDOW_S = 10.0
 COMPLETION_OVERLAP_S = 3.0  # how late a completion may commit and still be counted
 MAX_TRACKED_GAPS = 256  # missing ids re-checked on later polls
 GAP_PATIENCE_S = 30.0  # after this a missing id is taken as rolled back
+DEPTH_EXACT_UP_TO = 200  # pending jobs per type counted exactly on every poll; deeper ones are tracked
+RECOUNT_EVERY_S = 60.0  # a full count of depth and dead this often corrects the tracked figures ...
+RECOUNT_MAX_SHARE = 0.01  # ... spaced out so it takes at most this share of the time (0.5 s → every 50 s)
 EPOCH = datetime(1970, 1, 1)
 
 
@@ -62,6 +77,9 @@ class Collector:
         self._gaps: dict[int, float] = {}  # id -> when first seen missing
         self._completion_mark: datetime | None = None
         self._recent_completions: dict[int, datetime] = {}
+        self._queued: dict[str, int] = {}  # per type, jobs in the queue table (pending or claimed): tracked
+        self._dead: dict[str, int] = {}  # per type, dead jobs: tracked
+        self._next_count_at: float | None = None  # server seconds; None: count everything at the next poll
 
     def use(self, db: Database) -> None:
         """Carry on over a new connection (after a reconnect); the watermarks stay valid."""
@@ -78,10 +96,12 @@ class Collector:
         else:
             self._read_arrivals(now)
             self._read_completions(now)
-        pending = {row[0]: (int(row[1]), dialect.decode_time(row[2])) for row in dialect.pending_by_type(db, layout)}
         claimed = {row[0]: (int(row[1]), int(row[2] or 0)) for row in dialect.claimed_by_type(db, layout, now)}
-        dead = {row[0]: int(row[1]) for row in dialect.dead_by_type(db, layout)}
-        snapshot = self._build(now, pending, claimed, dead)
+        if self._next_count_at is None or seconds(now) >= self._next_count_at:
+            pending = self._count_everything(now, claimed)
+        else:
+            pending = self._read_pending_heads(claimed)
+        snapshot = self._build(now, pending, claimed, dict(self._dead))
         return Snapshot(
             taken_at=now,
             target=db.target.display,
@@ -104,6 +124,48 @@ class Collector:
         self._read_completions(now)
         self._observed_since = seconds(since)
 
+    def _count_everything(self, now: datetime, claimed: dict) -> dict[str, tuple[int, datetime | None, bool]]:
+        """Exact depth, oldest and dead for every type: reads every pending and every dead row, so it runs on the
+        first poll and then rarely, resetting the tracked figures."""
+        dialect, db, layout = self.db.dialect, self.db, self.layout
+        started = time.perf_counter()
+        pending = {row[0]: (int(row[1]), dialect.decode_time(row[2]), False)
+                   for row in dialect.pending_by_type(db, layout)}  # fmt: skip
+        self._dead = {row[0]: int(row[1]) for row in dialect.dead_by_type(db, layout)}
+        spent = time.perf_counter() - started
+        self._next_count_at = seconds(now) + max(RECOUNT_EVERY_S, spent / RECOUNT_MAX_SHARE)
+        self._queued = {job_type: pending.get(job_type, (0,))[0] + claimed.get(job_type, (0,))[0]
+                        for job_type in set(pending) | set(claimed)}  # fmt: skip
+        return pending
+
+    def _read_pending_heads(self, claimed: dict) -> dict[str, tuple[int, datetime | None, bool]]:
+        """Depth and oldest per type at a cost bounded by the number of types: exact up to DEPTH_EXACT_UP_TO,
+        tracked (queued − claimed, an estimate) above it."""
+        dialect = self.db.dialect
+        for job_type, (in_flight, _) in claimed.items():
+            self._queued[job_type] = max(self._queued.get(job_type, 0), in_flight)
+        tracked = {job_type: queued - claimed.get(job_type, (0,))[0] for job_type, queued in self._queued.items()}
+        wanted = sorted(t for t in tracked if not self.only_types or t in self.only_types)
+        counted = {t: tracked[t] <= DEPTH_EXACT_UP_TO for t in wanted}
+        rows = dialect.pending_heads(self.db, self.layout, [(t, counted[t]) for t in wanted],
+                                     DEPTH_EXACT_UP_TO + 1) if wanted else []  # fmt: skip
+        pending: dict[str, tuple[int, datetime | None, bool]] = {}
+        for job_type, depth_read, oldest_read in rows:
+            oldest, in_flight = dialect.decode_time(oldest_read), claimed.get(job_type, (0,))[0]
+            if oldest is None or (counted[job_type] and int(depth_read) <= DEPTH_EXACT_UP_TO):
+                depth, estimate = (0 if oldest is None else int(depth_read)), False  # exact: nothing, or counted
+                self._queued[job_type] = depth + in_flight
+            elif counted[job_type]:  # more than the tracked figure said: it drifted; count everything next poll
+                depth, estimate = DEPTH_EXACT_UP_TO + 1, True
+                self._queued[job_type] = depth + in_flight
+                self._next_count_at = None
+            else:
+                depth, estimate = tracked[job_type], True
+            if depth:
+                pending[job_type] = (depth, oldest, estimate)
+        self._queued = {t: queued for t, queued in self._queued.items() if queued > 0 or t in claimed}
+        return pending
+
     def _read_arrivals(self, now: datetime) -> None:
         dialect = self.db.dialect
         rows = dialect.arrivals_after(self.db, self.layout, self._highest_id, sorted(self._gaps))
@@ -114,6 +176,7 @@ class Collector:
             seen.add(job_id)
             self._gaps.pop(job_id, None)
             self._history_of(job_type).arrivals.add(seconds(dialect.decode_time(created)))
+            self._queued[job_type] = self._queued.get(job_type, 0) + 1
         above = sorted(i for i in seen if i > self._highest_id)
         if above:
             missing = set(range(self._highest_id + 1, above[-1])) - seen
@@ -142,6 +205,9 @@ class Collector:
             created, claimed, completed = (dialect.decode_time(v) for v in (created, claimed, completed))
             self._recent_completions[job_id] = completed
             mark = max(mark, completed)
+            self._queued[job_type] = self._queued.get(job_type, 0) - 1
+            if outcome == "dead":
+                self._dead[job_type] = self._dead.get(job_type, 0) + 1
             history = self._history_of(job_type)
             history.completions.add(seconds(completed))
             if outcome != "dead":  # a dead job's "processing" is its timeout, not work
@@ -178,19 +244,21 @@ class Collector:
             names &= self.only_types
         rows = []
         for job_type in sorted(names):
-            depth, oldest = pending.get(job_type, (0, None))
+            depth, oldest, estimate = pending.get(job_type, (0, None, False))
             in_flight, timed_out = claimed.get(job_type, (0, 0))
             history = self._history.get(job_type)
             rows.append(self._stats(job_type, t, depth, oldest and (now - oldest).total_seconds(), in_flight,
-                                    timed_out, dead.get(job_type, 0), [history] if history else []))
+                                    timed_out, dead.get(job_type, 0), [history] if history else [], estimate))
         ages = [row.oldest_age_s for row in rows if row.oldest_age_s is not None]
         totals = self._stats(TOTAL, t, sum(r.depth for r in rows), max(ages) if ages else None,
                              sum(r.claimed for r in rows), sum(r.timed_out for r in rows), sum(r.dead for r in rows),
-                             [self._history[r.job_type] for r in rows if r.job_type in self._history])
+                             [self._history[r.job_type] for r in rows if r.job_type in self._history],
+                             any(r.depth_is_estimate for r in rows))
         return tuple(rows), totals
 
     def _stats(self, job_type: str, t: float, depth: int, oldest_age_s: float | None, claimed: int,
-               timed_out: int, dead: int, histories: list[_TypeHistory]) -> TypeStats:  # fmt: skip
+               timed_out: int, dead: int, histories: list[_TypeHistory],
+               depth_is_estimate: bool = False) -> TypeStats:  # fmt: skip
         observed = self._observed_since if self._observed_since is not None else t
 
         def rate(kind: str, span: float) -> float | None:
@@ -199,10 +267,9 @@ class Collector:
             values = [rate_per_s(getattr(h, kind), t, span, observed) for h in histories]
             return None if any(v is None for v in values) else sum(values)
 
-        waits = [w for h in histories for w in h.latency.waits()]
-        work = [p for h in histories for p in h.latency.processing()]
-        wait_p = percentiles(waits)
-        work_p = percentiles(work)
+        # Each window is sorted already: sorting them together only merges the runs.
+        wait_p = percentiles(chain.from_iterable(h.latency.waits() for h in histories))
+        work_p = percentiles(chain.from_iterable(h.latency.processing() for h in histories))
         arrivals_60, completions_60 = rate("arrivals", self.window_s), rate("completions", self.window_s)
         drain, eta = drain_eta(depth, arrivals_60, completions_60)
         return TypeStats(
@@ -211,5 +278,5 @@ class Collector:
             completions_10s_per_s=rate("completions", SHORT_WINDOW_S), completions_60s_per_s=completions_60,
             wait_p50_s=wait_p[0], wait_p95_s=wait_p[1], wait_p99_s=wait_p[2],
             processing_p50_s=work_p[0], processing_p95_s=work_p[1], processing_p99_s=work_p[2],
-            drain=drain, drain_eta_s=eta,
+            drain=drain, drain_eta_s=eta, depth_is_estimate=depth_is_estimate,
         )  # fmt: skip

@@ -181,9 +181,12 @@ class Queue:
         """The job types that have jobs in the queue table (pending or claimed)."""
         return self.dialect.queued_job_types(self.db, self.layout)
 
+    def has_job_type(self, job_type: str) -> bool:
+        """Whether jobs of this type are in the queue table (pending or claimed); cheap at any depth."""
+        return self.dialect.has_job_type(self.db, self.layout, check_job_type(job_type))
+
     def require_known_type(self, job_type: str) -> None:
-        check_job_type(job_type)
-        known = self.job_types()
-        if job_type not in known:
+        if not self.has_job_type(job_type):
+            known = self.job_types()  # the scan runs only to word the error
             listed = ", ".join(known[:12]) + (" …" if len(known) > 12 else "") if known else "none: the queue is empty"
             raise UsageError(f"unknown job type {job_type!r}", f"job types in the queue: {listed}")

@@ -1,10 +1,18 @@
 """The collector's incremental reads on a real PostgreSQL server: identities and completions that commit out
-of order are still counted, exactly once; the type filter; a poll leaves no transaction open."""
+of order are still counted, exactly once; the type filter; a poll leaves no transaction open. Then, on every
+backend, depths beyond the exact cap: tracked from arrivals and completions, marked as estimates, and put
+right by the full count (purges and drift)."""
 
 from __future__ import annotations
 
+import pytest
+
+from queuetop import collector as collector_module
 from queuetop.collector import Collector
+from queuetop.db import Database
 from queuetop.queue import Queue
+
+from .helpers import FakeClock
 
 
 def counted(rate_per_s: float | None, window_s: float = 60.0) -> int:
@@ -59,3 +67,98 @@ def test_type_filter_and_no_transaction_left_open(pg_backend):
         state = db.fetchone("SELECT state FROM pg_stat_activity WHERE pid = ?", (monitor_pid,))
         assert state == ("idle",)  # never "idle in transaction"
         monitor.close()
+
+
+# -- depth beyond the exact cap: tracked, marked as an estimate, corrected by the full count ---------------
+SMALL_CAP = 5
+
+
+@pytest.fixture
+def small_cap(monkeypatch):
+    monkeypatch.setattr(collector_module, "DEPTH_EXACT_UP_TO", SMALL_CAP)
+
+
+def row(snapshot, job_type):
+    found = snapshot.type_named(job_type)
+    return (found.depth, found.depth_is_estimate) if found else (0, False)
+
+
+def delete_jobs(db, layout, ids):
+    sql = db.dialect.sql(layout, "DELETE FROM {queue} WHERE {id} IN (" + db.dialect.placeholders(len(ids)) + ")")
+    db.execute(sql, ids)
+
+
+def test_a_deep_type_is_tracked_from_arrivals_and_completions(backend, small_cap):
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        queue = Queue(db, backend.layout)
+        queue.enqueue_many("bulk", 20)
+        queue.enqueue_many("small", 3)
+        collector = Collector(monitor_db, backend.layout)
+        first = collector.poll()
+        assert row(first, "bulk") == (20, False) and row(first, "small") == (3, False)  # the first poll counts all
+        queue.enqueue_many("bulk", 4)
+        jobs = queue.claim("w", job_types=["bulk"], batch=6)
+        for job in jobs[:2]:
+            queue.complete(job.id, job.token)
+        queue.fail(jobs[2].id, jobs[2].token, retry_after=0)  # back to pending
+        second = collector.poll()
+        assert row(second, "bulk") == (20 + 4 - 6 + 1, True)  # tracked: exact here, but marked ≈
+        assert row(second, "small") == (3, False)
+        assert second.type_named("bulk").claimed == 3
+        assert second.totals.depth == 22 and second.totals.depth_is_estimate
+        assert second.type_named("bulk").oldest_age_s is not None
+
+
+def test_a_type_drained_below_the_cap_is_counted_exactly_again(backend, small_cap):
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        queue = Queue(db, backend.layout)
+        queue.enqueue_many("bulk", 8)
+        collector = Collector(monitor_db, backend.layout)
+        collector.poll()
+        for job in queue.claim("w", batch=5):
+            queue.complete(job.id, job.token)
+        assert row(collector.poll(), "bulk") == (3, False)
+
+
+def test_a_purge_by_hand_shows_at_once_and_a_partial_one_at_the_next_full_count(backend, small_cap):
+    clock = FakeClock()
+    with backend.open() as db, Database.open(backend.target, purpose="monitor", clock=clock) as monitor_db:
+        queue = Queue(db, backend.layout)
+        bulk = queue.enqueue_many("bulk", 20)
+        gone = queue.enqueue_many("gone", 10)
+        collector = Collector(monitor_db, backend.layout)
+        collector.poll()
+        delete_jobs(db, backend.layout, gone)  # no pending row left: the oldest is gone, so is the depth
+        delete_jobs(db, backend.layout, bulk[:4])  # bypasses the reads the tracking rests on
+        clock.at(1)
+        snapshot = collector.poll()
+        assert row(snapshot, "gone") == (0, False)
+        assert row(snapshot, "bulk") == (20, True)  # not seen yet, and marked as an estimate
+        clock.at(1 + collector_module.RECOUNT_EVERY_S)
+        assert row(collector.poll(), "bulk") == (16, False)
+
+
+def test_drift_above_the_cap_triggers_a_full_count(backend, small_cap):
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        Queue(db, backend.layout).enqueue_many("email", 3)
+        collector = Collector(monitor_db, backend.layout)
+        collector.poll()
+        # Rows the arrival reads cannot see: ids below the highest one already seen.
+        insert = db.dialect.sql(backend.layout, "INSERT INTO {queue} ({id}, {type}, {created}, {available}) "
+                                                "VALUES (?, 'email', ?, ?)")  # fmt: skip
+        now = db.dialect.encode_time(db.now())
+        for job_id in range(-10, 0):
+            db.execute(insert, (job_id, now, now))
+        assert row(collector.poll(), "email") == (SMALL_CAP + 1, True)  # at least this many: it drifted
+        assert row(collector.poll(), "email") == (13, False)
+
+
+def test_dead_jobs_after_the_first_poll_are_counted_from_completions(backend):
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        queue = Queue(db, backend.layout, max_attempts=1)
+        queue.enqueue_many("email", 3)
+        collector = Collector(monitor_db, backend.layout)
+        assert collector.poll().totals.dead == 0
+        for job in queue.claim("w", batch=2):
+            assert queue.fail(job.id, job.token) == "dead"
+        assert collector.poll().type_named("email").dead == 2

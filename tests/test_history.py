@@ -42,6 +42,16 @@ def test_latency_window_is_bounded_in_age_and_size():
     assert window.waits() == [4]
 
 
+def test_latency_window_keeps_its_values_sorted_as_they_come_and_go():
+    window = LatencyWindow(span_s=10, max_samples=4)
+    for t, wait in enumerate([5.0, 1.0, 5.0, 3.0, 2.0]):  # the first 5.0 falls out of the full window
+        window.add(t, wait_s=wait, processing_s=10 - wait)
+    assert window.waits() == [1.0, 2.0, 3.0, 5.0] and window.processing() == [5.0, 7.0, 8.0, 9.0]
+    window.prune(now=12.5)  # drops the samples at t = 1 and 2: waits 1.0 and 5.0
+    assert window.waits() == [2.0, 3.0] and window.processing() == [7.0, 8.0]
+    assert percentiles(window.waits()) == (2.0, 3.0, 3.0)
+
+
 @pytest.mark.parametrize(
     ("depth", "arrivals", "completions", "expected"),
     [

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 TAG = "/* queuetop */ "
 Row = tuple[Any, ...]
+HEADS_PER_STATEMENT = 500  # job types per `pending_heads` statement: SQL Server takes at most 2,100 parameters
 
 
 @dataclass(frozen=True)
@@ -107,9 +108,14 @@ class Dialect:
         """(name, table role, key columns, included columns, filter) for each native index."""
         n = self.names(layout)
         return [
-            # Pending rows only: depth, oldest age and typed dequeue all seek here.
+            # Pending rows only: typed dequeue seeks here.
             ("IX_WorkQueue_Pending", "queue", f"{n['type']}, {n['priority']}, {n['available']}",
              n["created"], f"{n['claimed_at']} IS NULL"),
+            # Pending rows by age, for the monitor: a type's oldest pending job is one seek. `Attempts >= 0` is
+            # always true; it is there so that only statements that say it can use this index: a claim, whose
+            # order this index does not give, must never pick it (as a planner would on stale statistics).
+            ("IX_WorkQueue_PendingAge", "queue", f"{n['type']}, {n['created']}", "",
+             f"{n['claimed_at']} IS NULL AND {n['attempts']} >= 0"),
             # Dequeue across all types in priority order without sorting the queue.
             ("IX_WorkQueue_Dequeue", "queue", f"{n['priority']}, {n['available']}", "", f"{n['claimed_at']} IS NULL"),
             # Claims in flight: claimed and timed-out counts, and the release sweep, read only these.
@@ -173,14 +179,46 @@ class Dialect:
         params = (self.encode_time(now), *([job_type] if job_type else []))
         return int(db.fetchone(sql, params)[0])
 
+    def has_job_type(self, db: Database, layout: Layout, job_type: str) -> bool:
+        """Whether any job of this type is in the queue table: two index seeks, never a scan."""
+        sql = self.sql(layout, "SELECT CASE WHEN EXISTS (SELECT 1 FROM {queue}{nolock} WHERE {type} = ? "
+                               "AND {claimed_at} IS NULL) OR EXISTS (SELECT 1 FROM {queue}{nolock} "
+                               "WHERE {type} = ? AND {claimed_at} IS NOT NULL) THEN 1 ELSE 0 END")
+        return bool(db.fetchone(sql, (job_type, job_type))[0])
+
     def queued_job_types(self, db: Database, layout: Layout) -> list[str]:
         sql = self.sql(layout, "SELECT DISTINCT {type} FROM {queue}{nolock} ORDER BY 1")
         return [row[0] for row in db.fetchall(sql)]
 
     def pending_by_type(self, db: Database, layout: Layout) -> list[Row]:
-        """(type, depth, oldest created) per type, from the pending-only index."""
+        """(type, depth, oldest created) per type: reads every pending row, so the collector runs it rarely."""
         return db.fetchall(self.sql(layout, "SELECT {type}, COUNT(*), MIN({created}) FROM {queue}{nolock} "
                                             "WHERE {claimed_at} IS NULL GROUP BY {type}"))
+
+    def pending_heads(self, db: Database, layout: Layout, types: Sequence[tuple[str, bool]], limit: int) -> list[Row]:
+        """(type, depth counted up to `limit`, oldest created) for each (type, count it?) given; 0 for a type not
+        counted. One seek per type for the age and at most `limit` index entries per counted type, however deep
+        the queue: the cost grows with the number of types, not with the backlog."""
+        rows: list[Row] = []
+        for start in range(0, len(types), HEADS_PER_STATEMENT):
+            rows += db.fetchall(*self.pending_heads_statement(layout, types[start:start + HEADS_PER_STATEMENT], limit))
+        return rows
+
+    def pending_heads_statement(self, layout: Layout, types: Sequence[tuple[str, bool]],
+                                limit: int) -> tuple[str, tuple[Any, ...]]:  # fmt: skip
+        # The casts type the list for PostgreSQL (psqlODBC prepares it server-side); the others take them as is.
+        values = ", ".join(["(CAST(? AS varchar(128)), CAST(? AS integer))"] * len(types))
+        pending = "{type} = qt_types.job_type AND {claimed_at} IS NULL"
+        sql = self.sql(layout, f"WITH qt_types (job_type, counted) AS (VALUES {values}) SELECT qt_types.job_type, "
+                               f"(SELECT COUNT(*) FROM (SELECT 1 AS one FROM {{queue}}{{nolock}} WHERE {pending} "
+                               "AND qt_types.counted = 1 LIMIT CAST(? AS integer)) AS capped), "
+                               f"(SELECT MIN({{created}}) FROM {{queue}}{{nolock}} "
+                               f"WHERE {pending}{self.age_index_guard(layout)}) FROM qt_types")
+        return sql, (*(v for job_type, counted in types for v in (job_type, int(counted))), limit)
+
+    def age_index_guard(self, layout: Layout) -> str:
+        """The condition that lets a monitor read use IX_WorkQueue_PendingAge (see index_definitions)."""
+        return " AND {attempts} >= 0" if layout.has("attempts") else ""
 
     def claimed_by_type(self, db: Database, layout: Layout, now: datetime) -> list[Row]:
         """(type, claimed, timed out) per type, from the claimed-only index."""
