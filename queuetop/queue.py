@@ -68,9 +68,9 @@ def check_priority(priority: object) -> int:
     return priority
 
 
-def check_count(count: object, what: str = "count", limit: int = MAX_ENQUEUE) -> int:
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= limit:
-        raise UsageError(f"{what} must be a whole number from 1 to {limit:,}, not {count!r}")
+def check_count(count: object, what: str = "count", limit: int = MAX_ENQUEUE, low: int = 1) -> int:
+    if isinstance(count, bool) or not isinstance(count, int) or not low <= count <= limit:
+        raise UsageError(f"{what} must be a whole number from {low} to {limit:,}, not {count!r}")
     return count
 
 

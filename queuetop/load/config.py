@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from queuetop.db import UsageError
-from queuetop.queue import check_job_type
+from queuetop.queue import check_count, check_job_type, check_seconds
 
 MAX_THREADS = 256
 MAX_TYPES = 100
@@ -106,11 +106,11 @@ class LoadConfig:
                 raise UsageError(f"--types: the weight of {name!r} must be a positive number, not {weight!r}")
         if len(set(names)) != len(names):
             raise UsageError("--types names a job type twice", "give each type once, e.g. email:5,report:1")
-        _check_whole(self.producers, "--producers", 0, MAX_THREADS)
+        check_count(self.producers, "--producers", MAX_THREADS, low=0)
         if not self.pools or sum(p.count for p in self.pools) < 1:
             raise UsageError("a load needs at least one consumer", "e.g. --consumers 4")
         for pool in self.pools:
-            _check_whole(pool.count, "--consumers", 0, MAX_THREADS)
+            check_count(pool.count, "--consumers", MAX_THREADS, low=0)
             unknown = [t for t in pool.job_types if t not in names]
             if unknown:
                 raise UsageError(f"consumers claim job type {unknown[0]!r}, which the load does not produce")
@@ -119,9 +119,9 @@ class LoadConfig:
         if not 0 <= self.wave < 1:
             raise UsageError(f"the rate wave must be a fraction from 0 to below 1, not {self.wave!r}")
         if self.duration_s is not None:
-            _check_positive(self.duration_s, "--duration")
+            check_seconds(self.duration_s, "--duration")
         if self.jobs is not None:
-            _check_whole(self.jobs, "--jobs", 1, MAX_JOBS)
+            check_count(self.jobs, "--jobs", MAX_JOBS, low=1)
         unknown = [t for t in self.work if t not in names]
         if unknown:
             raise UsageError(f"--work names job type {unknown[0]!r}, which is not in --types",
@@ -129,14 +129,14 @@ class LoadConfig:
         object.__setattr__(self, "work", MappingProxyType(dict(self.work)))
         check_fraction(self.fail, "--fail")
         check_fraction(self.crash, "--crash")
-        _check_positive(self.lease_s, "--lease")
-        _check_whole(self.batch, "--batch", 1, 10_000)
+        check_seconds(self.lease_s, "--lease")
+        check_count(self.batch, "--batch", 10_000, low=1)
         if self.release_every_s is not None:
-            _check_positive(self.release_every_s, "--release-every")
-        _check_whole(self.max_attempts, "--max-attempts", 1, 1000)
+            check_seconds(self.release_every_s, "--release-every")
+        check_count(self.max_attempts, "--max-attempts", 1000, low=1)
         if not 0 <= self.retry_after_s < 10**6:
             raise UsageError(f"the retry delay must be zero or more seconds, not {self.retry_after_s!r}")
-        _check_positive(self.drain_s, "the drain time")
+        check_seconds(self.drain_s, "the drain time")
 
     # -- derived -----------------------------------------------------------------------------------------
     @property
@@ -178,18 +178,6 @@ class LoadConfig:
 
 
 # -- checks ------------------------------------------------------------------------------------------------
-def _check_whole(value: object, option: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise UsageError(f"{option} must be a whole number from {low} to {high:,}, not {value!r}")
-    return value
-
-
-def _check_positive(value: object, option: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 10**7:
-        raise UsageError(f"{option} must be a positive number of seconds, not {value!r}")
-    return float(value)
-
-
 def check_fraction(value: object, option: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
         raise UsageError(f"{option} must be a fraction from 0 up to (not including) 1, such as 0.05; not {value!r}")
