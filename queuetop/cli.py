@@ -13,6 +13,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from queuetop import __version__
 from queuetop import format as fmt
@@ -20,6 +21,9 @@ from queuetop.db import Database, QueuetopError, UsageError, parse_target
 from queuetop.db.target import ENV_VAR, Target, default_database_path
 from queuetop.load.command import add_load_arguments
 from queuetop.snapshot import Snapshot, TypeStats
+
+if TYPE_CHECKING:
+    from queuetop.load.driver import LoadRun
 
 EXIT_USAGE = 2
 COMMANDS = ("init", "stats", "enqueue", "release", "watch", "load", "demo")
@@ -271,7 +275,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return status
 
 
-def _dashboard(args: argparse.Namespace, target: Target, background, auto_init: bool) -> int:
+def _dashboard(args: argparse.Namespace, target: Target, background: LoadRun | None, auto_init: bool) -> int:
     from queuetop.tui import run_dashboard
 
     try:
