@@ -222,9 +222,15 @@ class QueuetopApp(HandlesThreadResults, App[int]):
                 return screen
         return None
 
-    def refresh_screen(self) -> None:
+    def _live_dashboard_screen(self) -> DashboardScreen | None:
+        """The dashboard screen, if its widgets are there to draw on: while the app shuts down a timer or a
+        poll result can still arrive after they were removed."""
         screen = self.dashboard_screen()
-        if screen is not None and screen.is_mounted:
+        return screen if screen is not None and screen.is_mounted and screen.query("#status") else None
+
+    def refresh_screen(self) -> None:
+        screen = self._live_dashboard_screen()
+        if screen is not None:
             screen.refresh_data()
             screen.show_status(self.status_view())
 
@@ -251,8 +257,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
 
     def _tick(self) -> None:
         """Once a second: the "polled N s ago" and "reconnecting in N s" figures move on."""
-        screen = self.dashboard_screen()
-        if screen is not None and screen.is_mounted:
+        screen = self._live_dashboard_screen()
+        if screen is not None:
             self._read_load_line()
             screen.show_status(self.status_view())
 

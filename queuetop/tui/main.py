@@ -87,13 +87,10 @@ class MainScreen(Screen):
         self.dashboard.refresh_screen()  # shown again (a drill-down or dialog closed): catch up at once
 
     def show_status(self, view: StatusView) -> None:
-        for bar in self.query("#status").results(StatusBar):  # none while the app is shutting down
-            bar.show(view)
+        self.query_one("#status", StatusBar).show(view)
 
     # -- redrawing -----------------------------------------------------------------------------------------
     def refresh_data(self) -> None:
-        if not self.query("#body"):  # the app is shutting down: its widgets are gone already
-            return
         app = self.dashboard
         snapshot, link = app.latest, app.link
         empty_kind = None
