@@ -17,12 +17,11 @@ Data: the PostgreSQL schema `bench_claim`, made afresh before each measurement a
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import threading
 import time
 
-from common import bench_layout, load_average, pg_target, print_table, ratio
+from common import bench_layout, load_average, pg_target, print_table, ratio, throughput_options
 from driver_vs_pgbench import JOB_TYPE, pgbench_script, prepare, run_pgbench
 
 from queuetop.db import Database
@@ -68,12 +67,7 @@ def run_queue_threads(layout: Layout, clients: int, seconds: float) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--clients", default="1,4,8", help="concurrency levels, comma-separated (default 1,4,8)")
-    parser.add_argument("--seconds", type=float, default=8.0, help="measured seconds per run (default 8)")
-    parser.add_argument("--reps", type=int, default=2, help="runs per side and level (default 2)")
-    parser.add_argument("--backlog", type=int, default=100_000, help="jobs waiting at the start of each run")
-    options = parser.parse_args()
+    options = throughput_options(__doc__.split("\n\n")[0], seconds=8.0, backlog=100_000)
     layout = bench_layout("bench_claim")
     with Database.open(pg_target()) as db:
         script = pgbench_script(db.dialect, layout)

@@ -8,6 +8,7 @@ figures, so a noisy run can be told apart and repeated.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 import sys
@@ -62,6 +63,16 @@ def pg_connection_parts(target_text: str = PG_TARGET_TEXT) -> dict[str, str]:
         "user": fields.get("UID", fields.get("USER", "postgres")),
         "password": fields.get("PWD", fields.get("PASSWORD", "")),
     }
+
+
+def throughput_options(description: str, seconds: float, backlog: int) -> argparse.Namespace:
+    """The options of the claim + complete benchmarks (queue threads or load driver, against pgbench)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--clients", default="1,4,8", help="concurrency levels, comma-separated (default 1,4,8)")
+    parser.add_argument("--seconds", type=float, default=seconds, help=f"seconds per run (default {seconds:g})")
+    parser.add_argument("--reps", type=int, default=2, help="runs per side and level (default 2)")
+    parser.add_argument("--backlog", type=int, default=backlog, help="jobs waiting at the start of each run")
+    return parser.parse_args()
 
 
 def load_average() -> str:

@@ -17,7 +17,6 @@ Data: the PostgreSQL schema `bench_driver` (dropped and made again before each m
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import statistics
@@ -29,7 +28,16 @@ from contextlib import nullcontext
 from datetime import datetime
 from typing import Any
 
-from common import bench_layout, load_average, pg_connection_parts, pg_target, print_table, ratio, recreate_pg_schema
+from common import (
+    bench_layout,
+    load_average,
+    pg_connection_parts,
+    pg_target,
+    print_table,
+    ratio,
+    recreate_pg_schema,
+    throughput_options,
+)
 
 from queuetop.db import Database
 from queuetop.layouts import Layout
@@ -165,12 +173,7 @@ def completed_count(layout: Layout) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--clients", default="1,4,8", help="concurrency levels, comma-separated (default 1,4,8)")
-    parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds per run (default 10)")
-    parser.add_argument("--reps", type=int, default=2, help="runs per side and level (default 2)")
-    parser.add_argument("--backlog", type=int, default=120_000, help="jobs waiting at the start of each run")
-    options = parser.parse_args()
+    options = throughput_options(__doc__.split("\n\n")[0], seconds=10.0, backlog=120_000)
     layout = bench_layout("bench_driver")
     with Database.open(pg_target()) as db:
         script = pgbench_script(db.dialect, layout)

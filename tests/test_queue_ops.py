@@ -112,7 +112,7 @@ def test_release_dry_run_counts_and_changes_nothing_then_releases_and_buries(bac
     assert (done.timed_out, done.released, done.dead) == (1, 0, 1)
     assert completed_rows(q.db, q.layout)[again[0].id][1] == "dead"
     assert len(first) == 3
-    assert q.release_timed_out() .timed_out == 0
+    assert q.release_timed_out().timed_out == 0
 
 
 def test_release_of_an_unknown_type_is_refused_and_changes_nothing(backend):
@@ -153,9 +153,8 @@ def test_enqueue_many_is_all_or_nothing(sqlite_backend):
     q = open_queue(sqlite_backend, FakeClock(0))
     ids = q.enqueue_many("bulk", 12_000)  # more than one chunk
     assert len(ids) == 12_000 and ids == sorted(set(ids))
-    with q.db.transaction():
-        q.db.execute("CREATE TRIGGER stop_at_20k AFTER INSERT ON WorkQueue WHEN NEW.WorkQueueID > 20000 "
-                     "BEGIN SELECT RAISE(ABORT, 'full'); END")
+    q.db.execute("CREATE TRIGGER stop_at_20k AFTER INSERT ON WorkQueue WHEN NEW.WorkQueueID > 20000 "
+                 "BEGIN SELECT RAISE(ABORT, 'full'); END")
     with pytest.raises(Exception, match="full"):
         q.enqueue_many("bulk", 9_000)  # the second chunk fails: the first must not stay
     assert len(queue_rows(q.db, q.layout)) == 12_000
