@@ -34,10 +34,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import chain
+from typing import Any
 
 from queuetop.db import Database
 from queuetop.history import EventWindow, LatencyWindow, drain_eta, percentiles, rate_per_s
 from queuetop.layouts import NATIVE, Layout
+from queuetop.shape_collector import ShapeCollector
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 
 WINDOW_S = 60.0
@@ -53,6 +55,16 @@ EPOCH = datetime(1970, 1, 1)
 
 def seconds(moment: datetime) -> float:
     return (moment - EPOCH).total_seconds()
+
+
+def collector_for(db: Database, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
+                  settings: dict[str, Any] | None = None, note: str | None = None) -> Collector | ShapeCollector:
+    """The collector for a layout: the incremental one for the native schema, the state reader for any other."""
+    if layout.native:
+        collector = Collector(db, layout, job_types=job_types)
+        collector.note = note
+        return collector
+    return ShapeCollector(db, layout, job_types=job_types, settings=settings, note=note)
 
 
 @dataclass
@@ -80,6 +92,7 @@ class Collector:
         self._queued: dict[str, int] = {}  # per type, jobs in the queue table (pending or claimed): tracked
         self._dead: dict[str, int] = {}  # per type, dead jobs: tracked
         self._next_count_at: float | None = None  # server seconds; None: count everything at the next poll
+        self.note: str | None = None
 
     def use(self, db: Database) -> None:
         """Carry on over a new connection (after a reconnect); the watermarks stay valid."""
@@ -110,6 +123,10 @@ class Collector:
             window_s=self.window_s,
             types=snapshot[0],
             totals=snapshot[1],
+            layout=layout.name,
+            figures=dict(layout.provides),
+            clock=layout.clock,
+            note=self.note,
         )
 
     def _bootstrap(self, now: datetime) -> None:

@@ -32,7 +32,10 @@ def rate(per_s: float | None) -> str:
     return f"{per_s / 1000:.1f}k"
 
 
-def count(value: int, estimate: bool = False) -> str:
+def count(value: int | None, estimate: bool = False) -> str:
+    """1,234; ≈1,234 for an estimate; '—' when the shape cannot know it."""
+    if value is None:
+        return "—"
     return ("≈" if estimate else "") + f"{value:,}"
 
 

@@ -6,8 +6,10 @@ shape of `queuetop stats --json`; see the README before renaming one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 TOTAL = "(all)"
@@ -20,9 +22,11 @@ class TypeStats:
     job_type: str
     depth: int = 0  # pending: not yet claimed
     oldest_age_s: float | None = None  # age of the oldest pending job
-    claimed: int = 0  # in flight
-    timed_out: int = 0  # claims past their timeout, not yet released
-    dead: int = 0  # jobs that ran out of attempts
+    claimed: int | None = 0  # in flight; None: the shape cannot know (see Snapshot.figures)
+    timed_out: int | None = 0  # claims past their timeout, not yet released
+    dead: int | None = 0  # jobs that ran out of attempts
+    scheduled: int | None = None  # not claimable yet: available later (job_queue)
+    lost: int | None = None  # taken but never finished, past --lost-after (requests)
     arrivals_10s_per_s: float | None = None
     arrivals_60s_per_s: float | None = None
     completions_10s_per_s: float | None = None
@@ -42,7 +46,7 @@ class TypeStats:
 class Snapshot:
     """One poll of one queue."""
 
-    taken_at: datetime  # server time, UTC
+    taken_at: datetime  # server time, in `clock`
     target: str  # passwords masked
     dialect: str
     poll_ms: float
@@ -50,18 +54,29 @@ class Snapshot:
     types: tuple[TypeStats, ...] = ()
     totals: TypeStats = field(default_factory=lambda: TypeStats(TOTAL))
     error: str | None = None
+    layout: str = "native"
+    figures: Mapping[str, bool] = field(default_factory=lambda: MappingProxyType({}))  # what the shape can know
+    clock: str = "utc"  # the clock of taken_at and of the shape's times: "utc" or the server's "local" time
+    note: str | None = None  # e.g. how the layout was chosen
+
+    def provides(self, figure: str) -> bool:
+        """Whether the shape can know a figure (every figure, when the snapshot does not say)."""
+        return self.figures.get(figure, True)
 
     def type_named(self, job_type: str) -> TypeStats | None:
         return next((row for row in self.types if row.job_type == job_type), None)
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "taken_at": self.taken_at.isoformat(timespec="milliseconds") + "Z",
+            "taken_at": self.taken_at.isoformat(timespec="milliseconds") + ("Z" if self.clock == "utc" else ""),
             "target": self.target,
             "dialect": self.dialect,
             "poll_ms": round(self.poll_ms, 3),
             "window_s": self.window_s,
             "error": self.error,
+            "layout": self.layout,
+            "clock": self.clock,
+            "figures": dict(self.figures),
             "types": [asdict(row) for row in self.types],
             "totals": asdict(self.totals),
         }

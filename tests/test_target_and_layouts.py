@@ -52,8 +52,11 @@ def test_layout_identifiers_are_validated(bad):
 def test_layouts_are_data():
     assert load_layout("native") == NATIVE
     assert NATIVE.columns["token"] == "ProcessingMark" and NATIVE.has("claimed_at", "c_outcome")
-    seed002 = layout_from_toml("seed002", '[tables]\nqueue = "work_queue"\n[queue_columns]\nid = "work_queue_id"\n')
-    assert seed002.schema is None and not seed002.has("created")
+    text = '[tables]\nqueue = "work_queue"\n[queue_columns]\nid = "work_queue_id"\nfinished = "processed_flag bit"\n'
+    seed002 = layout_from_toml("seed002", text + '[states]\npending = "finished = 0"\n')
+    assert seed002.schema is None and not seed002.has("created") and seed002.types["finished"] == "bit"
+    with pytest.raises(UsageError, match="no pending state"):
+        layout_from_toml("seed002", text)
     with pytest.raises(UsageError, match="unknown layout"):
         load_layout("nope")
     with pytest.raises(UsageError, match="unknown role"):

@@ -1,7 +1,7 @@
 """The bottom layer: targets, connections, dialects and errors. Knows nothing of queues' meaning."""
 
 from queuetop.db.connection import Database, utc_now
-from queuetop.db.errors import (
+from queuetop.errors import (
     ConnectError,
     DatabaseError,
     DriverMissing,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from queuetop.db.dialects import Dialect, SQLiteDialect, dialect_for_dbms
-from queuetop.db.errors import (
+from queuetop.errors import (
     ConnectError,
     DatabaseError,
     DriverMissing,

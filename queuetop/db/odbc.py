@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-from queuetop.db.errors import DriverMissing
+from queuetop.errors import DriverMissing
 
 MSSQL_DRIVER_NAME = "ODBC Driver 18 for SQL Server"
 _DRIVER_KEY = re.compile(r"(?i)(^|;)\s*driver\s*=\s*(\{[^}]*\}|[^;]*)")

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from queuetop.db.errors import TargetError
+from queuetop.errors import TargetError
 
 ENV_VAR = "QUEUETOP_DB"
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")

@@ -1,9 +1,14 @@
-"""Layouts: which table, view and columns play each role of a queue, as data.
+"""Layouts: a queue's shape as data — its tables, the column playing each role, and its state machine.
 
-A layout names the queue table, its pending view, the completed table and the column that plays each role
-(job type, created, claimed-at, claim token, ...). Dialects build every statement from these roles, so a
-queue of another shape is a preset file, not new code. Identifiers are validated here, once; dialects quote
-them. Roles a shape lacks (a missing completed table, say) turn the matching metrics off.
+A layout (a TOML preset in `presets/`, or a user's file) names the queue table, an optional pending view and
+completed table, the column that plays each role with its SQL type (job type, created, claimed-at, claim
+token, timeout, attempts, completed-at, ...), which clock its times use (the database's local time, as the
+seeds' `GETDATE()`, or UTC), and the rule that puts a row in each state (pending, scheduled, claimed, timed
+out, dead, lost) as a condition over the roles (see `predicate.py`). It also says how arrivals and
+completions are seen, so rates and latencies can be read, and what `release` does on this shape.
+
+Every figure and action states what it needs (`Layout.provides`): a shape that lacks it shows null / "—",
+never a fake 0. Identifiers are validated here, once; the statement builders quote them.
 """
 
 from __future__ import annotations
@@ -11,20 +16,31 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
-from queuetop.db.errors import UsageError
+from queuetop.errors import UsageError
+from queuetop.layouts.predicate import Node, parse_predicate, roles_of, settings_of
 
 QUEUE_ROLES = (
     "id", "type", "info", "priority", "created", "available", "created_by",
-    "claimed_at", "claimed_by", "token", "timeout", "attempts",
+    "claimed_at", "claimed_by", "token", "timeout", "attempts", "finished",
 )  # fmt: skip
 COMPLETED_ROLES = (
-    "c_id", "c_type", "c_created", "c_claimed_at", "c_completed", "c_claimed_by", "c_attempts", "c_outcome",
+    "c_id", "c_type", "c_info", "c_created", "c_claimed_at", "c_completed", "c_claimed_by", "c_attempts",
+    "c_outcome",
 )  # fmt: skip
+STATES = ("pending", "scheduled", "claimed", "timed_out", "dead", "lost")
+FIGURES = ("depth", "oldest_age_s", "scheduled", "claimed", "timed_out", "dead", "lost", "arrivals",
+           "completions", "wait", "processing")  # fmt: skip
+SETTINGS = {"max_attempts": 3, "lost_after": 60}  # $settings a condition may use, with their defaults
+CLOCKS = ("utc", "local")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_TYPE = re.compile(r"^(bigint|int|smallint|tinyint|bit|guid|datetime2?|text|xml|n?varchar\((\d{1,4}|max)\))$")
+PRESET_NAMES = ("native", "queuesample", "requests", "work_queue", "processed", "job_queue")
 
 
 def check_identifier(name: str, what: str) -> str:
@@ -38,8 +54,42 @@ def check_identifier(name: str, what: str) -> str:
 
 
 @dataclass(frozen=True)
+class State:
+    """The rows of one table that are in one state."""
+
+    table: str  # "queue" | "completed"
+    condition: Node
+    text: str
+
+
+@dataclass(frozen=True)
+class Completions:
+    """How a finished job shows: the role stamping its completion, and the pairs of roles whose difference is its
+    wait (enqueued → taken) and its processing time (taken → finished). All in one table."""
+
+    at: str
+    wait: tuple[str, str] | None = None
+    processing: tuple[str, str] | None = None
+    where: State | None = None  # completed rows only (job_queue: the last attempt ended)
+
+    @property
+    def table(self) -> str:
+        return "completed" if self.at.startswith("c_") else "queue"
+
+
+@dataclass(frozen=True)
+class Release:
+    """What `release` does: clear the claim of rows in `state` (compare-and-set on the token), or move them
+    from the completed table back into the queue (`requeue`)."""
+
+    state: str
+    action: str  # "clear" | "requeue"
+    what: str  # the noun a user sees: "timed-out claims", "lost requests"
+
+
+@dataclass(frozen=True)
 class Layout:
-    """Where a queue lives and which column plays which role."""
+    """Where a queue lives, which column plays which role, and what state a row is in."""
 
     name: str
     schema: str | None
@@ -47,47 +97,254 @@ class Layout:
     pending_view: str | None
     completed_table: str | None
     columns: Mapping[str, str] = field(default_factory=dict)
+    types: Mapping[str, str] = field(default_factory=dict)
+    description: str = ""
+    seed: str | None = None
+    clock: str = "utc"
+    engine: str = "states"  # "native": the incremental engine of the schema `queuetop init` makes
+    states: Mapping[str, State] = field(default_factory=dict)
+    arrivals: str | None = None  # "identity" (ids above the last seen) | "created" (times past a watermark)
+    completions: Completions | None = None
+    throughput_from_depth: bool = False  # no times: completions = arrivals − Δdepth between polls
+    release: Release | None = None
+    dead_actions: bool = False  # dead jobs can be retried or deleted
+    enqueue_fields: Mapping[str, str] = field(default_factory=dict)  # form field → role it fills
+    detail: tuple[str, ...] = ()  # roles the drill-down shows beside the times
+    settings: Mapping[str, int] = field(default_factory=lambda: dict(SETTINGS))
+    table_required: bool = False  # the seed names no table: --table must
 
     def __post_init__(self) -> None:
+        where = f"layout {self.name}"
         if self.schema is not None:
-            check_identifier(self.schema, f"layout {self.name}: schema")
-        check_identifier(self.queue_table, f"layout {self.name}: queue table")
+            check_identifier(self.schema, f"{where}: schema")
+        check_identifier(self.queue_table, f"{where}: queue table")
         for label, value in (("pending view", self.pending_view), ("completed table", self.completed_table)):
             if value is not None:
-                check_identifier(value, f"layout {self.name}: {label}")
+                check_identifier(value, f"{where}: {label}")
         for role, column in self.columns.items():
             if role not in QUEUE_ROLES + COMPLETED_ROLES:
-                raise UsageError(f"layout {self.name}: unknown role {role!r}", f"roles: {', '.join(QUEUE_ROLES)}")
-            check_identifier(column, f"layout {self.name}: column for {role}")
+                raise UsageError(f"{where}: unknown role {role!r}",
+                                 f"roles: {', '.join(QUEUE_ROLES)} (completed table: the same with c_)")
+            check_identifier(column, f"{where}: column for {role}")
+        for role, sql_type in self.types.items():
+            if not _TYPE.match(sql_type):
+                raise UsageError(f"{where}: unknown type {sql_type!r} for {role}",
+                                 "types: bigint int smallint tinyint bit guid datetime datetime2 text xml varchar(N) nvarchar(N)")
+        if self.clock not in CLOCKS:
+            raise UsageError(f"{where}: clock must be one of {', '.join(CLOCKS)}, not {self.clock!r}")
+        if self.completed_table is None and any(r.startswith("c_") for r in self.columns):
+            raise UsageError(f"{where}: completed-table columns are given but no completed table")
         object.__setattr__(self, "columns", MappingProxyType(dict(self.columns)))
+        object.__setattr__(self, "types", MappingProxyType(dict(self.types)))
+        object.__setattr__(self, "states", MappingProxyType(dict(self.states)))
+        object.__setattr__(self, "settings", MappingProxyType({**SETTINGS, **self.settings}))
+        object.__setattr__(self, "enqueue_fields", MappingProxyType(dict(self.enqueue_fields)))
 
     def has(self, *roles: str) -> bool:
         return all(role in self.columns for role in roles)
 
+    @property
+    def native(self) -> bool:
+        return self.engine == "native"
 
-def load_layout(name: str = "native") -> Layout:
-    """Load a preset from queuetop/layouts/presets/NAME.toml."""
-    check_identifier(name, "layout name")
+    @property
+    def has_job_type(self) -> bool:
+        return "type" in self.columns
+
+    def type_of(self, role: str) -> str | None:
+        return self.types.get(role)
+
+    @property
+    def provides(self) -> Mapping[str, bool]:
+        """For every figure, whether this shape can know it."""
+        if self.native:
+            return dict.fromkeys(FIGURES, True) | {"scheduled": False, "lost": False}
+        pending = self.states.get("pending")
+        completions = self.completions is not None or self.throughput_from_depth
+        return {
+            "depth": pending is not None,
+            "oldest_age_s": pending is not None and self.has("created" if pending.table == "queue" else "c_created"),
+            **{name: name in self.states for name in ("scheduled", "claimed", "timed_out", "dead", "lost")},
+            "arrivals": self.arrivals is not None,
+            "completions": completions,
+            "wait": self.completions is not None and self.completions.wait is not None,
+            "processing": self.completions is not None and self.completions.processing is not None,
+        }
+
+    def table_names(self) -> list[str]:
+        """The tables as a user would name them: schema.table."""
+        prefix = f"{self.schema}." if self.schema else ""
+        return [prefix + t for t in (self.queue_table, self.pending_view, self.completed_table) if t]
+
+
+# -- reading presets and files ---------------------------------------------------------------------------
+def load_layout(name_or_path: str = "native") -> Layout:
+    """A preset by name (presets/NAME.toml) or a layout file (*.toml) that may start from a preset."""
+    if name_or_path.endswith(".toml") or "/" in name_or_path or "\\" in name_or_path:
+        path = Path(name_or_path).expanduser()
+        try:
+            text = path.read_text("utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot read the layout file {path}: {exc.strerror}",
+                             "give a preset name or the path of a .toml file") from None
+        return layout_from_toml(path.stem, text, source=str(path))
+    if name_or_path not in PRESET_NAMES:
+        raise UsageError(f"unknown layout {name_or_path!r}",
+                         f"presets: {', '.join(PRESET_NAMES)}; or a .toml file (`queuetop layouts` lists them)")
+    return layout_from_toml(name_or_path, preset_text(name_or_path))
+
+
+def preset_text(name: str) -> str:
+    return resources.files(__package__).joinpath("presets", f"{name}.toml").read_text("utf-8")
+
+
+def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        merged[key] = _merge(merged[key], value) if isinstance(value, Mapping) and isinstance(
+            merged.get(key), dict) else value  # fmt: skip
+    return merged
+
+
+def layout_from_toml(name: str, text: str, source: str | None = None) -> Layout:
+    where = f"layout {source or name}"
     try:
-        text = resources.files(__package__).joinpath("presets", f"{name}.toml").read_text("utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"unknown layout {name!r}", "the presets are in queuetop/layouts/presets/") from None
-    return layout_from_toml(name, text)
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{where} is not valid TOML: {exc}") from None
+    base = data.pop("preset", None)
+    if base is not None:
+        if base not in PRESET_NAMES:
+            raise UsageError(f"{where}: unknown preset {base!r}", f"presets: {', '.join(PRESET_NAMES)}")
+        data = _merge(tomllib.loads(preset_text(base)), data)
+        name = data.get("name", base if source is None else name)
+    try:
+        return _build(name, data, where)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{where}: {exc!s} is missing or malformed", "compare with `queuetop layouts --show native`"
+                         ) from None
 
 
-def layout_from_toml(name: str, text: str) -> Layout:
-    data = tomllib.loads(text)
+def _column(spec: str, role: str, where: str) -> tuple[str, str | None]:
+    parts = str(spec).split(None, 1)
+    if not parts:
+        raise UsageError(f"{where}: no column named for role {role}")
+    return parts[0], (parts[1].strip().lower() if len(parts) > 1 else None)
+
+
+def _build(name: str, data: dict[str, Any], where: str) -> Layout:
     tables = data.get("tables", {})
-    columns = dict(data.get("queue_columns", {}))
-    columns.update({f"c_{role}": col for role, col in data.get("completed_columns", {}).items()})
+    columns: dict[str, str] = {}
+    types: dict[str, str] = {}
+    for section, prefix in (("queue_columns", ""), ("completed_columns", "c_")):
+        for role, spec in data.get(section, {}).items():
+            column, sql_type = _column(spec, prefix + role, where)
+            columns[prefix + role] = column
+            if sql_type:
+                types[prefix + role] = sql_type
+    settings = {**SETTINGS, **data.get("settings", {})}
+
+    def state(text: str, label: str) -> State:
+        node = parse_predicate(text, f"{where}: {label}")
+        roles = roles_of(node)
+        unknown = sorted(r for r in roles if r not in columns)
+        if unknown:
+            raise UsageError(f"{where}: {label} mentions {', '.join(unknown)}, which the layout does not define")
+        tables_used = {"completed" if r.startswith("c_") else "queue" for r in roles}
+        if len(tables_used) > 1:
+            raise UsageError(f"{where}: {label} mixes roles of the queue and the completed table")
+        missing = sorted(settings_of(node) - set(settings))
+        if missing:
+            raise UsageError(f"{where}: {label} uses ${missing[0]}, which is not a setting",
+                             f"settings: {', '.join(sorted(settings))}")
+        return State(tables_used.pop() if tables_used else "queue", node, text)
+
+    states = {key: state(text, f"state {key}") for key, text in data.get("states", {}).items()}
+    unknown_states = sorted(set(states) - set(STATES))
+    if unknown_states:
+        raise UsageError(f"{where}: unknown state {unknown_states[0]!r}", f"states: {', '.join(STATES)}")
+    completions = None
+    if "completions" in data:
+        spec = data["completions"]
+        completions = Completions(
+            at=spec["at"],
+            wait=tuple(spec["wait"]) if "wait" in spec else None,
+            processing=tuple(spec["processing"]) if "processing" in spec else None,
+            where=state(spec["where"], "completions.where") if "where" in spec else None,
+        )  # type: ignore[arg-type]
+        for role in (completions.at, *(completions.wait or ()), *(completions.processing or ())):
+            if role not in columns:
+                raise UsageError(f"{where}: completions use {role!r}, which the layout does not define")
+    release = None
+    if "release" in data:
+        spec = data["release"]
+        release = Release(spec["state"], spec["action"], spec.get("what", spec["state"].replace("_", "-")))
+        if release.state not in states or release.action not in ("clear", "requeue"):
+            raise UsageError(f"{where}: release needs a defined state and the action clear or requeue")
+    engine = data.get("engine", "states")
+    if engine != "native" and "pending" not in states:
+        raise UsageError(f"{where}: no pending state", "say which rows wait, e.g. pending = \"claimed_at is null\"")
     return Layout(
-        name=name,
+        name=data.get("name", name),
         schema=tables.get("schema"),
-        queue_table=tables["queue"],
+        queue_table=tables.get("queue", "TABLE_NAME_REQUIRED"),
         pending_view=tables.get("pending_view"),
         completed_table=tables.get("completed"),
         columns=columns,
+        types=types,
+        description=data.get("description", ""),
+        seed=data.get("seed"),
+        clock=data.get("clock", "utc"),
+        engine=engine,
+        states=states,
+        arrivals=data.get("arrivals"),
+        completions=completions,
+        throughput_from_depth=bool(data.get("throughput_from_depth", False)),
+        release=release,
+        dead_actions=bool(data.get("dead_actions", False)),
+        enqueue_fields=data.get("enqueue", {}),
+        detail=tuple(data.get("detail", ())),
+        settings=settings,
+        table_required="queue" not in tables,
     )
+
+
+# -- overriding where the tables are ---------------------------------------------------------------------
+def split_table(text: str, what: str) -> tuple[str | None, str]:
+    """'[SCHEMA.]NAME' → (schema or None, name), each part a checked identifier."""
+    parts = text.split(".")
+    if len(parts) > 2 or not all(parts):
+        raise UsageError(f"{what} must be NAME or SCHEMA.NAME, not {text!r}")
+    if len(parts) == 1:
+        return None, check_identifier(parts[0], what)
+    return check_identifier(parts[0], what), check_identifier(parts[1], what)
+
+
+def with_tables(layout: Layout, table: str | None = None, completed_table: str | None = None) -> Layout:
+    """The layout with its queue table (and its schema) and completed table named by the user. The pending view
+    follows the schema; a queue table given without a schema keeps the preset's schema."""
+    changes: dict[str, Any] = {}
+    if table:
+        schema, name = split_table(table, "--table")
+        changes.update(queue_table=name, table_required=False)
+        if schema is not None:
+            changes["schema"] = schema
+    if completed_table:
+        if layout.completed_table is None:
+            raise UsageError(f"layout {layout.name} has no completed table", "drop --completed-table")
+        schema, name = split_table(completed_table, "--completed-table")
+        if schema is not None and schema != changes.get("schema", layout.schema):
+            raise UsageError("--completed-table must be in the queue table's schema",
+                             "give both tables with the same SCHEMA.")
+        changes["completed_table"] = name
+    return replace(layout, **changes) if changes else layout
+
+
+def require_table(layout: Layout) -> Layout:
+    if layout.table_required:
+        raise UsageError(f"layout {layout.name} needs the queue table's name (its seed names none)",
+                         "add --table [SCHEMA.]NAME")
+    return layout
 
 
 NATIVE = load_layout("native")

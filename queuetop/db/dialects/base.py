@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from queuetop.layouts import Layout
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
+    from queuetop.layouts import Layout
 
 TAG = "/* queuetop */ "
 Row = tuple[Any, ...]
@@ -50,9 +50,52 @@ class Dialect:
         return '"' + identifier.replace('"', '""') + '"'
 
     def qualify(self, schema: str | None, name: str) -> str:
-        if schema and self.supports_schemas:
+        schema = self.schema_for(schema)
+        if schema:
             return f"{self.quote(schema)}.{self.quote(name)}"
         return self.quote(name)
+
+    def schema_for(self, schema: str | None) -> str | None:
+        """The schema as this database spells it: None where it has none (SQLite), or where SQL Server's `dbo`
+        means "the default schema" (PostgreSQL: the search path's first, `public`)."""
+        if not self.supports_schemas or (schema == "dbo" and self.name != "mssql"):
+            return None
+        return schema
+
+    # -- primitives for statements built from a layout (queuetop.layouts.sql) ----------------------------
+    SQL_TYPES: dict[str, str] = {}  # the layouts' type vocabulary -> this database's type, where they differ
+
+    def now_sql(self, clock: str) -> str:
+        """The database's own current time, local ("local", as GETDATE()) or UTC."""
+        raise NotImplementedError
+
+    def shifted_now_sql(self, clock: str) -> str:
+        """The database's current time shifted by a `?` parameter made by `shift_param`."""
+        raise NotImplementedError
+
+    def shift_param(self, seconds: float) -> Any:
+        return seconds
+
+    def bit_literal(self, value: int) -> str:
+        return str(int(bool(value)))
+
+    def sql_type(self, layout_type: str) -> str:
+        base = layout_type.split("(")[0]
+        return self.SQL_TYPES.get(layout_type, self.SQL_TYPES.get(base, layout_type))
+
+    def param(self, layout_type: str | None) -> str:
+        """A `?` placeholder typed as the column it meets, so the database compares like with like (and, on SQL
+        Server, seeks a varchar index instead of converting every row to nvarchar)."""
+        return f"CAST(? AS {self.sql_type(layout_type)})" if layout_type else "?"
+
+    def encode_value(self, layout_type: str | None, value: Any) -> Any:
+        if value is None:
+            return None
+        if layout_type in ("datetime", "datetime2"):
+            return self.encode_time(value)
+        if layout_type == "bit":
+            return int(bool(value))
+        return value
 
     def names(self, layout: Layout) -> dict[str, str]:
         """Quoted identifiers for every role of the layout, for filling statement templates."""
@@ -267,6 +310,13 @@ class Dialect:
         return int(db.fetchone(sql, (self.encode_time(after), self.encode_time(upto)))[0])
 
     # -- drill-down reads: one job type's oldest pending jobs, claims in flight, recent completions ---------
+    def first_rows_sql(self, select: str) -> str:
+        """A `SELECT ...` limited to a `?` number of rows (see `first_rows_params`)."""
+        return select + " LIMIT ?"
+
+    def first_rows_params(self, params: tuple[Any, ...], limit: int) -> tuple[Any, ...]:
+        return (*params, limit)
+
     def first_rows(self, template: str) -> str:
         """`SELECT ...` limited to `?` rows: LIMIT here, TOP on SQL Server. The limit is the last parameter."""
         return template + " LIMIT ?"

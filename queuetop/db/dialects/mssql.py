@@ -14,10 +14,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from queuetop.db.dialects.base import Dialect, Row, SchemaObject
-from queuetop.layouts import Layout
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
+    from queuetop.layouts import Layout
 
 MAX_PARAMETERS = 2100
 
@@ -34,6 +34,13 @@ class MSSQLDialect(Dialect):
         if purpose == "monitor":
             statements.append("SET DEADLOCK_PRIORITY LOW")
         return statements
+
+    def first_rows_sql(self, select: str) -> str:
+        assert select.startswith("SELECT "), select
+        return "SELECT TOP (?) " + select.removeprefix("SELECT ")
+
+    def first_rows_params(self, params: tuple[Any, ...], limit: int) -> tuple[Any, ...]:
+        return (limit, *params)
 
     def oldest_pending(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
         sql = self.sql(layout, "SELECT TOP (?) {id}, {created}, {available}, {priority}, {attempts}, "
@@ -67,6 +74,23 @@ class MSSQLDialect(Dialect):
 
     def server_now_sql(self) -> str:
         return "SELECT SYSUTCDATETIME()"
+
+    SQL_TYPES = {"guid": "uniqueidentifier", "nvarchar(max)": "nvarchar(max)", "varchar(max)": "varchar(max)",
+                 "text": "nvarchar(max)", "datetime2": "datetime2(3)"}  # fmt: skip
+
+    def now_sql(self, clock: str) -> str:
+        return "GETDATE()" if clock == "local" else "SYSUTCDATETIME()"
+
+    def shifted_now_sql(self, clock: str) -> str:
+        return f"DATEADD(millisecond, ?, {self.now_sql(clock)})"
+
+    def shift_param(self, seconds: float) -> Any:
+        return round(seconds * 1000)
+
+    def encode_value(self, layout_type: str | None, value: Any) -> Any:
+        if layout_type in ("datetime", "datetime2"):
+            return value
+        return super().encode_value(layout_type, value)
 
     def error_kind(self, sqlstate: str, message: str) -> str | None:
         if sqlstate == "42S02" or "Invalid object name" in message:

@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from queuetop.db.dialects.base import Dialect, Row, SchemaObject
-from queuetop.layouts import Layout
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
+    from queuetop.layouts import Layout
 
 NOW_UTC = "(clock_timestamp() AT TIME ZONE 'UTC')"
 
@@ -24,7 +24,7 @@ class PostgresDialect(Dialect):
     name = "postgresql"
 
     def session_setup(self, purpose: str) -> list[str]:
-        statements = ["SET application_name = 'queuetop'", "SET lock_timeout = '2s'", "SET TIME ZONE 'UTC'"]
+        statements = ["SET application_name = 'queuetop'", "SET lock_timeout = '2s'"]
         # The monitor gives up quickly; workers get more room for big batches.
         statements.append("SET statement_timeout = '5s'" if purpose == "monitor" else "SET statement_timeout = '60s'")
         # A monitor session never waits for a lock and never holds one open: it is read-only.
@@ -34,6 +34,30 @@ class PostgresDialect(Dialect):
 
     def server_now_sql(self) -> str:
         return f"SELECT {NOW_UTC}"
+
+    SQL_TYPES = {"guid": "uuid", "bit": "boolean", "datetime": "timestamp", "datetime2": "timestamp", "tinyint": "smallint", "int": "integer",
+                 "nvarchar": "varchar", "varchar(max)": "text", "nvarchar(max)": "text"}  # fmt: skip
+
+    def now_sql(self, clock: str) -> str:
+        # The session's time zone is the server's (queuetop never changes it): LOCALTIMESTAMP is what the seeds'
+        # writers see as GETDATE().
+        return "LOCALTIMESTAMP" if clock == "local" else NOW_UTC
+
+    def shifted_now_sql(self, clock: str) -> str:
+        return f"({self.now_sql(clock)} + CAST(? AS double precision) * INTERVAL '1 second')"
+
+    def first_rows_sql(self, select: str) -> str:
+        return select + " LIMIT CAST(? AS integer)"
+
+    def bit_literal(self, value: int) -> str:
+        return "true" if value else "false"
+
+    def encode_value(self, layout_type: str | None, value: Any) -> Any:
+        if layout_type == "bit" and value is not None:
+            return "true" if value else "false"
+        if layout_type in ("datetime", "datetime2"):
+            return value  # bound as a timestamp through CAST
+        return super().encode_value(layout_type, value)
 
     def error_kind(self, sqlstate: str, message: str) -> str | None:
         if sqlstate == "42P01" or ("does not exist" in message and ("relation" in message or "schema" in message)):

@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from queuetop.db.dialects.base import Dialect, Row, SchemaObject
-from queuetop.layouts import Layout
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
+    from queuetop.layouts import Layout
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 MAX_CLAIM_ARMS = 100  # job types a claim reads as separate index ranges
@@ -34,6 +34,25 @@ class SQLiteDialect(Dialect):
 
     def server_now_sql(self) -> str:
         return "SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')"
+
+    def now_sql(self, clock: str) -> str:
+        return "strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')" if clock == "local" else \
+            "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+
+    def shifted_now_sql(self, clock: str) -> str:
+        local = ", 'localtime'" if clock == "local" else ""
+        return f"strftime('%Y-%m-%d %H:%M:%f', 'now'{local}, ?)"
+
+    def shift_param(self, seconds: float) -> Any:
+        return f"{seconds:+.3f} seconds"
+
+    def param(self, layout_type: str | None) -> str:
+        return "?"  # SQLite keeps what it is given; the columns' affinity does the rest
+
+    def encode_value(self, layout_type: str | None, value: Any) -> Any:
+        if layout_type == "guid" and isinstance(value, str):
+            return value.upper()  # as SQL Server shows a uniqueidentifier, and as the seeds' rows hold it
+        return super().encode_value(layout_type, value)
 
     def error_kind(self, sqlstate: str, message: str) -> str | None:
         if "no such table" in message:

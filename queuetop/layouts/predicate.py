@@ -1,0 +1,207 @@
+"""The little condition language of layouts: which rows of a table are in a state.
+
+A layout says `pending = "token is null and attempts = 0 and available <= now"`. Such a text is parsed here
+into a tree whose every leaf is checked: a role the layout defines, `now` (the database's own clock of the
+layout's kind, optionally `now - $setting`), a whole number, `true`/`false`, or a `$setting` bound as a
+parameter. Nothing from the text reaches SQL as typed: roles become quoted column names, values become `?`
+parameters, operators come from a fixed list. So a layout file can describe any shape and still never carry
+SQL of its own.
+
+Grammar: `expr := term (or term)*`, `term := factor (and factor)*`,
+`factor := not factor | ( expr ) | true | false | operand (is [not] null | op operand)`,
+`operand := role | now [(+|-) $setting] | number | $setting`, `op := = <> != < <= > >=`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from queuetop.errors import UsageError
+
+OPERATORS = ("<=", ">=", "<>", "!=", "=", "<", ">")
+_TOKEN = re.compile(r"\s*(?:(<=|>=|<>|!=|=|<|>|\(|\)|\+|-)|(\$[A-Za-z_][A-Za-z0-9_]*)|(\d+)|([A-Za-z_][A-Za-z0-9_]*))")
+KEYWORDS = {"and", "or", "not", "is", "null", "true", "false", "now"}
+
+
+@dataclass(frozen=True)
+class Role:
+    name: str
+
+
+@dataclass(frozen=True)
+class Now:
+    offset: str | None = None  # a setting holding seconds
+    sign: int = 1
+
+
+@dataclass(frozen=True)
+class Number:
+    value: int
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+
+
+Operand = Role | Now | Number | Setting
+
+
+@dataclass(frozen=True)
+class Compare:
+    left: Operand
+    op: str  # one of OPERATORS, or "is null" / "is not null"
+    right: Operand | None = None
+
+
+@dataclass(frozen=True)
+class Bool:
+    value: bool
+
+
+@dataclass(frozen=True)
+class Not:
+    inner: Node
+
+
+@dataclass(frozen=True)
+class Junction:
+    kind: str  # "and" | "or"
+    parts: tuple[Node, ...]
+
+
+Node = Compare | Bool | Not | Junction
+
+
+def _tokens(text: str, where: str) -> list[str]:
+    out, pos = [], 0
+    text = text.rstrip()
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if not match or match.end() == pos:
+            raise UsageError(f"{where}: cannot read {text[pos:].strip()[:20]!r} in {text!r}",
+                             "conditions use roles, now, numbers, $settings, and/or/not, is [not] null, = <> < <= > >=")
+        out.append(next(group for group in match.groups() if group is not None))
+        pos = match.end()
+    return out
+
+
+class _Parser:
+    def __init__(self, text: str, where: str) -> None:
+        self.text, self.where = text, where
+        self.tokens = _tokens(text, where)
+        self.pos = 0
+
+    def fail(self, what: str) -> UsageError:
+        return UsageError(f"{self.where}: {what} in {self.text!r}")
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos].lower() if self.pos < len(self.tokens) else None
+
+    def take(self, expected: str | None = None) -> str:
+        token = self.peek()
+        if token is None or (expected is not None and token != expected):
+            raise self.fail(f"expected {expected or 'more'}, found {token or 'the end'}")
+        self.pos += 1
+        return self.tokens[self.pos - 1]
+
+    def parse(self) -> Node:
+        node = self.expr()
+        if self.peek() is not None:
+            raise self.fail(f"unexpected {self.peek()!r}")
+        return node
+
+    def expr(self) -> Node:
+        parts = [self.term()]
+        while self.peek() == "or":
+            self.take()
+            parts.append(self.term())
+        return parts[0] if len(parts) == 1 else Junction("or", tuple(parts))
+
+    def term(self) -> Node:
+        parts = [self.factor()]
+        while self.peek() == "and":
+            self.take()
+            parts.append(self.factor())
+        return parts[0] if len(parts) == 1 else Junction("and", tuple(parts))
+
+    def factor(self) -> Node:
+        token = self.peek()
+        if token == "not":
+            self.take()
+            return Not(self.factor())
+        if token == "(":
+            self.take()
+            node = self.expr()
+            self.take(")")
+            return node
+        if token in ("true", "false"):
+            self.take()
+            return Bool(token == "true")
+        left = self.operand()
+        if self.peek() == "is":
+            self.take()
+            negated = self.peek() == "not"
+            if negated:
+                self.take()
+            self.take("null")
+            return Compare(left, "is not null" if negated else "is null")
+        op = self.take()
+        if op not in OPERATORS:
+            raise self.fail(f"expected a comparison, found {op!r}")
+        return Compare(left, "<>" if op == "!=" else op, self.operand())
+
+    def operand(self) -> Operand:
+        token = self.take()
+        lowered = token.lower()
+        if lowered == "now":
+            if self.peek() in ("+", "-"):
+                sign = 1 if self.take() == "+" else -1
+                setting = self.take()
+                if not setting.startswith("$"):
+                    raise self.fail("now can only be shifted by a $setting of seconds")
+                return Now(setting[1:], sign)
+            return Now()
+        if token.startswith("$"):
+            return Setting(token[1:])
+        if token.isdigit():
+            return Number(int(token))
+        if lowered in KEYWORDS or not re.match(r"^[A-Za-z_]", token):
+            raise self.fail(f"expected a role, now, a number or a $setting, found {token!r}")
+        return Role(token)
+
+
+def parse_predicate(text: str, where: str = "condition") -> Node:
+    """Parse a condition; raises UsageError naming `where` and what could not be read."""
+    if not isinstance(text, str) or not text.strip():
+        raise UsageError(f"{where}: the condition is empty")
+    return _Parser(text, where).parse()
+
+
+def roles_of(node: Node) -> set[str]:
+    """Every role a condition mentions."""
+    if isinstance(node, Compare):
+        return {o.name for o in (node.left, node.right) if isinstance(o, Role)}
+    if isinstance(node, Not):
+        return roles_of(node.inner)
+    if isinstance(node, Junction):
+        return set().union(*(roles_of(part) for part in node.parts))
+    return set()
+
+
+def settings_of(node: Node) -> set[str]:
+    """Every $setting a condition mentions."""
+    if isinstance(node, Compare):
+        found = set()
+        for o in (node.left, node.right):
+            if isinstance(o, Setting):
+                found.add(o.name)
+            elif isinstance(o, Now) and o.offset:
+                found.add(o.offset)
+        return found
+    if isinstance(node, Not):
+        return settings_of(node.inner)
+    if isinstance(node, Junction):
+        return set().union(*(settings_of(part) for part in node.parts))
+    return set()

@@ -1,0 +1,271 @@
+"""One poll of a queue of any shape (a state-machine layout) → one frozen `Snapshot`.
+
+The native schema has its incremental collector (`collector.py`); every other shape — the seeds' tables and
+users' own layouts — is read here, from its layout alone:
+
+- states (pending, scheduled, claimed, timed out, dead, lost): one round trip, one arm per state with its own
+  WHERE, counted per job type (or once, for a shape without one), plus the database's own clock of the layout's
+  kind, so every age is the server's time minus the server's time. The counts are exact; what they cost depends
+  on the shape's indexes (seed 003's (PROCESSED, ID) makes depth a seek; seed 002 has none, so it scans —
+  README and bench/ say which index fixes each);
+- arrivals: ids above the highest seen (identity shapes; a small overlap catches ids that commit out of order),
+  or rows created past a time watermark (seed 001, whose ids are GUIDs);
+- completions, wait and processing times: rows whose completion time is past a watermark (with an overlap for
+  late commits, duplicates dropped by id);
+- shapes with no times at all (seeds 002, 003): completions between two polls are the arrivals minus the change
+  in depth, over the time that really elapsed; the first poll has no rate (null, never 0).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from itertools import chain
+from typing import Any
+
+from queuetop.db import Database
+from queuetop.history import EventWindow, LatencyWindow, drain_eta, percentiles, rate_per_s
+from queuetop.layouts import STATES, Layout
+from queuetop.layouts.sql import Statements
+from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+
+WINDOW_S = 60.0
+SHORT_WINDOW_S = 10.0
+OVERLAP_S = 3.0  # how late a completion or arrival may commit and still be counted
+ID_OVERLAP = 256  # ids below the highest seen that are read again: identities commit out of order
+ARRIVALS_PER_POLL = 100_000  # at most this many new rows per poll; the rest are read by the next ones
+EPOCH = datetime(1970, 1, 1)
+
+
+def seconds(moment: datetime) -> float:
+    return (moment - EPOCH).total_seconds()
+
+
+class _History:
+    def __init__(self, window_s: float) -> None:
+        self.arrivals = EventWindow(window_s)
+        self.completions = EventWindow(window_s)
+        self.latency = LatencyWindow(window_s)
+
+    def empty(self) -> bool:
+        return not (len(self.arrivals) or len(self.completions))
+
+
+class ShapeCollector:
+    """Polls one queue of any layout; keeps the watermarks that make the next poll read only what is new."""
+
+    def __init__(self, db: Database, layout: Layout, *, job_types: Iterable[str] = (), window_s: float = WINDOW_S,
+                 settings: dict[str, Any] | None = None, note: str | None = None) -> None:  # fmt: skip
+        self.db = db
+        self.layout = layout
+        self.only_types = frozenset(job_types)
+        self.window_s = window_s
+        self.settings = dict(settings or {})
+        self.note = note
+        self.statements = Statements(db.dialect, layout)
+        self._history: dict[str, _History] = {}
+        self._observed: dict[str, float] = {}  # per event kind: since when it has been watched
+        self._highest_id: Any = None
+        self._recent_ids: set[Any] = set()  # arrivals with ids in the overlap
+        self._arrival_mark: datetime | None = None
+        self._recent_arrivals: dict[Any, datetime] = {}
+        self._completion_mark: datetime | None = None
+        self._recent_completions: dict[tuple[Any, Any], datetime] = {}
+        self._last_depth: dict[str, int] | None = None
+        self._arrived_since_last: dict[str, int] = {}
+
+    def use(self, db: Database) -> None:
+        """Carry on over a new connection (after a reconnect); the watermarks stay valid."""
+        self.db = db
+        self.statements = Statements(db.dialect, self.layout)
+
+    @property
+    def untyped_name(self) -> str:
+        """The one row of a shape without a job type column is named after its queue table."""
+        return self.layout.queue_table
+
+    def _type(self, value: Any) -> str:
+        return self.untyped_name if value is None else str(value)
+
+    # -- polling -----------------------------------------------------------------------------------------
+    def poll(self) -> Snapshot:
+        """Read the queue once. Raises QueuetopError if the database cannot be read."""
+        started = time.perf_counter()
+        layout, decode = self.layout, self.db.dialect.decode_time
+        states = [name for name in STATES if name in layout.states]
+        rows = self.db.fetchall(*self.statements.state_counts(states, self.settings))
+        now = decode(next(row[3] for row in rows if row[0] == "now"))
+        counts: dict[str, dict[str, tuple[int, datetime | None]]] = {name: {} for name in states}
+        for state, job_type, count, oldest in rows:
+            if state != "now" and (int(count) or job_type is None):
+                counts[state][self._type(job_type)] = (int(count), decode(oldest))
+        first = not self._observed
+        if layout.arrivals == "identity":
+            self._read_arrivals_by_id(now, first)
+        elif layout.arrivals == "created":
+            self._read_arrivals_by_time(now, first)
+        if layout.completions is not None:
+            self._read_completions(now, first)
+        depth = {t: c for t, (c, _) in counts["pending"].items()}
+        if layout.throughput_from_depth:
+            self._completions_from_depth(now, depth)
+        types, totals = self._build(now, counts)
+        return Snapshot(
+            taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,
+            poll_ms=(time.perf_counter() - started) * 1000, window_s=self.window_s, types=types, totals=totals,
+            layout=layout.name, figures=dict(layout.provides), clock=layout.clock, note=self.note,
+        )  # fmt: skip
+
+    def _history_of(self, job_type: str) -> _History:
+        history = self._history.get(job_type)
+        if history is None:
+            history = self._history[job_type] = _History(self.window_s)
+        return history
+
+    def _arrived(self, job_type: str, at: float) -> None:
+        self._history_of(job_type).arrivals.add(at)
+        self._arrived_since_last[job_type] = self._arrived_since_last.get(job_type, 0) + 1
+
+    def _read_arrivals_by_id(self, now: datetime, first: bool) -> None:
+        db, decode = self.db, self.db.dialect.decode_time
+        t = seconds(now)
+        if first:
+            self._highest_id = db.fetchone(*self.statements.max_id())[0] or 0
+            self._observed["arrivals"] = t
+            if self.layout.has("created"):  # look back one window, so a one-shot `stats` has a rate
+                since = now - timedelta(seconds=self.window_s)
+                for job_id, job_type, created in db.fetchall(*self.statements.arrivals_by_time(since)):
+                    if job_id <= self._highest_id and created is not None:
+                        self._history_of(self._type(job_type)).arrivals.add(seconds(decode(created)))
+                self._observed["arrivals"] = seconds(since)
+            return
+        low = max(0, int(self._highest_id) - ID_OVERLAP)
+        rows = db.fetchall(*self.statements.arrivals_by_id(low, ARRIVALS_PER_POLL))
+        for job_id, job_type, created in rows:
+            if job_id in self._recent_ids or job_id <= low:
+                continue
+            self._recent_ids.add(job_id)
+            moment = decode(created) if created is not None else None
+            self._arrived(self._type(job_type), seconds(moment) if moment else t)
+            self._highest_id = max(self._highest_id, job_id)
+        keep_above = int(self._highest_id) - ID_OVERLAP
+        self._recent_ids = {i for i in self._recent_ids if i > keep_above}
+
+    def _read_arrivals_by_time(self, now: datetime, first: bool) -> None:
+        decode = self.db.dialect.decode_time
+        if first:
+            self._arrival_mark = now - timedelta(seconds=self.window_s)
+            self._observed["arrivals"] = seconds(self._arrival_mark)
+        assert self._arrival_mark is not None
+        since = self._arrival_mark - timedelta(seconds=0 if first else OVERLAP_S)
+        for job_id, job_type, created in self.db.fetchall(*self.statements.arrivals_by_time(since)):
+            created = decode(created)
+            if job_id in self._recent_arrivals or created is None or created > now:
+                continue  # a row may sit in both tables for an instant while it moves
+            self._recent_arrivals[job_id] = created
+            self._arrived(self._type(job_type), seconds(created))
+            self._arrival_mark = max(self._arrival_mark, created)
+        forget = self._arrival_mark - timedelta(seconds=OVERLAP_S)
+        self._recent_arrivals = {i: c for i, c in self._recent_arrivals.items() if c > forget}
+
+    def _read_completions(self, now: datetime, first: bool) -> None:
+        spec, decode = self.layout.completions, self.db.dialect.decode_time
+        assert spec is not None
+        if first:
+            self._completion_mark = now - timedelta(seconds=self.window_s)
+            self._observed["completions"] = seconds(self._completion_mark)
+        assert self._completion_mark is not None
+        since = self._completion_mark - timedelta(seconds=0 if first else OVERLAP_S)
+        rows = self.db.fetchall(*self.statements.completions_after(since, self.settings))
+        for job_id, job_type, at, wait_from, wait_to, work_from, work_to in rows:
+            at = decode(at)
+            key = (job_id, at)
+            if key in self._recent_completions or at is None or at > now:
+                continue
+            self._recent_completions[key] = at
+            self._completion_mark = max(self._completion_mark, at)
+            history = self._history_of(self._type(job_type))
+            history.completions.add(seconds(at))
+            history.latency.add(seconds(at), _span(decode(wait_from), decode(wait_to)),
+                                _span(decode(work_from), decode(work_to)))  # fmt: skip
+        forget = self._completion_mark - timedelta(seconds=OVERLAP_S)
+        self._recent_completions = {k: c for k, c in self._recent_completions.items() if c > forget}
+
+    def _completions_from_depth(self, now: datetime, depth: dict[str, int]) -> None:
+        """No times: what left the queue between two polls is what arrived minus what the depth grew by."""
+        t = seconds(now)
+        if self._last_depth is not None:
+            for job_type in set(depth) | set(self._last_depth) | set(self._arrived_since_last):
+                done = (self._arrived_since_last.get(job_type, 0) + self._last_depth.get(job_type, 0)
+                        - depth.get(job_type, 0))  # fmt: skip
+                history = self._history_of(job_type)
+                for _ in range(max(0, done)):
+                    history.completions.add(t)
+        else:
+            self._observed["completions"] = t
+        self._last_depth = dict(depth)
+        self._arrived_since_last = {}
+
+    # -- figures -----------------------------------------------------------------------------------------
+    def _build(self, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]]
+               ) -> tuple[tuple[TypeStats, ...], TypeStats]:  # fmt: skip
+        t = seconds(now)
+        for history in self._history.values():
+            history.arrivals.prune(t)
+            history.completions.prune(t)
+            history.latency.prune(t)
+        live = set().union(*(set(c) for c in counts.values()))
+        for job_type in [jt for jt, h in self._history.items() if h.empty() and jt not in live]:
+            del self._history[job_type]
+        names = {jt for jt in live | set(self._history) if any(
+            counts[s].get(jt, (0,))[0] for s in counts) or jt in self._history}  # fmt: skip
+        if not self.layout.has_job_type:
+            names = {self.untyped_name}
+        if self.only_types:
+            names &= self.only_types
+        rows = [self._stats(jt, now, counts, [self._history[jt]] if jt in self._history else []) for jt in sorted(names)]
+        totals = self._stats(TOTAL, now, {s: {TOTAL: _sum(c, names)} for s, c in counts.items()},
+                             [self._history[jt] for jt in names if jt in self._history])  # fmt: skip
+        return tuple(rows), totals
+
+    def _stats(self, job_type: str, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]],
+               histories: list[_History]) -> TypeStats:  # fmt: skip
+        t, provides = seconds(now), self.layout.provides
+
+        def state(name: str) -> int | None:
+            return counts[name].get(job_type, (0, None))[0] if name in counts else None
+
+        def rate(kind: str, span: float) -> float | None:
+            if not provides[kind] or kind not in self._observed:
+                return None
+            return sum(rate_per_s(getattr(h, kind), t, span, self._observed[kind]) or 0.0 for h in histories) \
+                if t > self._observed[kind] else None
+
+        oldest = counts["pending"].get(job_type, (0, None))[1]
+        depth = state("pending") or 0
+        wait_p = percentiles(chain.from_iterable(h.latency.waits() for h in histories))
+        work_p = percentiles(chain.from_iterable(h.latency.processing() for h in histories))
+        arrivals_60, completions_60 = rate("arrivals", self.window_s), rate("completions", self.window_s)
+        drain, eta = drain_eta(depth, arrivals_60, completions_60)
+        return TypeStats(
+            job_type=job_type, depth=depth,
+            oldest_age_s=(now - oldest).total_seconds() if oldest is not None and depth else None,
+            claimed=state("claimed"), timed_out=state("timed_out"), dead=state("dead"),
+            scheduled=state("scheduled"), lost=state("lost"),
+            arrivals_10s_per_s=rate("arrivals", SHORT_WINDOW_S), arrivals_60s_per_s=arrivals_60,
+            completions_10s_per_s=rate("completions", SHORT_WINDOW_S), completions_60s_per_s=completions_60,
+            wait_p50_s=wait_p[0], wait_p95_s=wait_p[1], wait_p99_s=wait_p[2],
+            processing_p50_s=work_p[0], processing_p95_s=work_p[1], processing_p99_s=work_p[2],
+            drain=drain, drain_eta_s=eta,
+        )  # fmt: skip
+
+
+def _span(start: datetime | None, end: datetime | None) -> float | None:
+    return None if start is None or end is None else (end - start).total_seconds()
+
+
+def _sum(counts: dict[str, tuple[int, datetime | None]], names: set[str]) -> tuple[int, datetime | None]:
+    chosen = [v for k, v in counts.items() if k in names]
+    oldest = [o for c, o in chosen if o is not None and c]
+    return sum(c for c, _ in chosen), min(oldest) if oldest else None
