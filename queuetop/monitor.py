@@ -20,10 +20,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from queuetop.collector import Collector
+from queuetop.collector import Collector, collector_for
 from queuetop.db import ConnectError, Database, QueuetopError, SchemaMissing, Target
 from queuetop.layouts import NATIVE, Layout
 from queuetop.schema import init_schema, schema_present
+from queuetop.shape_collector import ShapeCollector
 from queuetop.snapshot import Snapshot
 
 log = logging.getLogger("queuetop")
@@ -64,18 +65,20 @@ class Monitor:
 
     def __init__(self, target: Target, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
                  auto_init: bool = False, backoff: Sequence[float] = BACKOFF_S,
-                 clock: Callable[[], float] = time.monotonic,
-                 open_database: Opener = Database.open) -> None:  # fmt: skip
+                 clock: Callable[[], float] = time.monotonic, open_database: Opener = Database.open,
+                 settings: dict | None = None, note: str | None = None) -> None:  # fmt: skip
         self.target = target
         self.layout = layout
         self.job_types = tuple(job_types)
         self.auto_init = auto_init
+        self.settings = settings
+        self.note = note
         self._backoff = tuple(backoff)
         self._clock = clock
         self._open = open_database
         self._lock = threading.Lock()
         self._db: Database | None = None
-        self._collector: Collector | None = None
+        self._collector: Collector | ShapeCollector | None = None
         self._file_identity: tuple[int, int] | None = None  # SQLite: (device, inode) the collector has read
         self._ever_connected = False
         self._failures = 0
@@ -126,7 +129,7 @@ class Monitor:
             raise self._file_gone()
         db = self._open(self.target, purpose="monitor", create=create)
         try:
-            if create and not schema_present(db, self.layout):
+            if create and self.layout.native and not schema_present(db, self.layout):
                 init_schema(db, self.layout)
             identity = self._sqlite_identity()
         except BaseException:
@@ -134,7 +137,8 @@ class Monitor:
             raise
         if self._collector is None or identity != self._file_identity:
             # A different file starts from scratch: its ids and completion times mean nothing to the old one.
-            self._collector = Collector(db, self.layout, job_types=self.job_types)
+            self._collector = collector_for(db, self.layout, job_types=self.job_types, settings=self.settings,
+                                            note=self.note)
         else:
             self._collector.use(db)
         self._db = db

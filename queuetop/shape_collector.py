@@ -224,7 +224,8 @@ class ShapeCollector:
             names = {self.untyped_name}
         if self.only_types:
             names &= self.only_types
-        rows = [self._stats(jt, now, counts, [self._history[jt]] if jt in self._history else []) for jt in sorted(names)]
+        rows = [self._stats(jt, now, counts, [self._history[jt]] if jt in self._history else [])
+                for jt in sorted(names)]
         totals = self._stats(TOTAL, now, {s: {TOTAL: _sum(c, names)} for s, c in counts.items()},
                              [self._history[jt] for jt in names if jt in self._history])  # fmt: skip
         return tuple(rows), totals

@@ -1,6 +1,7 @@
 """The bottom layer: targets, connections, dialects and errors. Knows nothing of queues' meaning."""
 
 from queuetop.db.connection import Database, utc_now
+from queuetop.db.target import Target, parse_target
 from queuetop.errors import (
     ConnectError,
     DatabaseError,
@@ -12,7 +13,6 @@ from queuetop.errors import (
     Timeout,
     UsageError,
 )
-from queuetop.db.target import Target, parse_target
 
 __all__ = [
     "ConnectError", "Database", "DatabaseError", "DriverMissing", "LeaseLost", "QueuetopError",

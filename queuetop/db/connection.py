@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from queuetop.db.dialects import Dialect, SQLiteDialect, dialect_for_dbms
+from queuetop.db.target import Target
 from queuetop.errors import (
     ConnectError,
     DatabaseError,
@@ -28,7 +29,6 @@ from queuetop.errors import (
     TargetError,
     Timeout,
 )
-from queuetop.db.target import Target
 
 Clock = Callable[[], datetime]
 LOGIN_TIMEOUT_S = 5

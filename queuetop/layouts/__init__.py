@@ -109,6 +109,8 @@ class Layout:
     release: Release | None = None
     dead_actions: bool = False  # dead jobs can be retried or deleted
     enqueue_fields: Mapping[str, str] = field(default_factory=dict)  # form field → role it fills
+    enqueue_constants: Mapping[str, int] = field(default_factory=dict)  # role → value every insert sets
+    dead_retry: Mapping[str, int | None] = field(default_factory=dict)  # role → value that makes a dead job pending
     detail: tuple[str, ...] = ()  # roles the drill-down shows beside the times
     settings: Mapping[str, int] = field(default_factory=lambda: dict(SETTINGS))
     table_required: bool = False  # the seed names no table: --table must
@@ -129,7 +131,8 @@ class Layout:
         for role, sql_type in self.types.items():
             if not _TYPE.match(sql_type):
                 raise UsageError(f"{where}: unknown type {sql_type!r} for {role}",
-                                 "types: bigint int smallint tinyint bit guid datetime datetime2 text xml varchar(N) nvarchar(N)")
+                                 "types: bigint int smallint tinyint bit guid datetime datetime2 text xml "
+                                 "varchar(N) nvarchar(N)")
         if self.clock not in CLOCKS:
             raise UsageError(f"{where}: clock must be one of {', '.join(CLOCKS)}, not {self.clock!r}")
         if self.completed_table is None and any(r.startswith("c_") for r in self.columns):
@@ -139,6 +142,11 @@ class Layout:
         object.__setattr__(self, "states", MappingProxyType(dict(self.states)))
         object.__setattr__(self, "settings", MappingProxyType({**SETTINGS, **self.settings}))
         object.__setattr__(self, "enqueue_fields", MappingProxyType(dict(self.enqueue_fields)))
+        object.__setattr__(self, "enqueue_constants", MappingProxyType(dict(self.enqueue_constants)))
+        object.__setattr__(self, "dead_retry", MappingProxyType(dict(self.dead_retry)))
+        for role in (*self.enqueue_fields.values(), *self.enqueue_constants, *self.dead_retry):
+            if role not in self.columns:
+                raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which the layout does not define")
 
     def has(self, *roles: str) -> bool:
         return all(role in self.columns for role in roles)
@@ -301,8 +309,10 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         completions=completions,
         throughput_from_depth=bool(data.get("throughput_from_depth", False)),
         release=release,
-        dead_actions=bool(data.get("dead_actions", False)),
-        enqueue_fields=data.get("enqueue", {}),
+        dead_actions=bool(data.get("dead_actions", False)) or "dead_retry" in data,
+        enqueue_fields={source: role for role, source in data.get("enqueue", {}).items() if isinstance(source, str)},
+        enqueue_constants={role: int(v) for role, v in data.get("enqueue", {}).items() if not isinstance(v, str)},
+        dead_retry={role: (None if v == "null" else int(v)) for role, v in data.get("dead_retry", {}).items()},
         detail=tuple(data.get("detail", ())),
         settings=settings,
         table_required="queue" not in tables,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 TAG = "/* queuetop */ "
 Statement = tuple[str, tuple[Any, ...]]
+Bind = Callable[[dict[str, Any]], Any]  # makes one `?` parameter from the settings of the moment
 
 
 class Statements:
@@ -30,7 +31,7 @@ class Statements:
     def __init__(self, dialect: Dialect, layout: Layout) -> None:
         self.dialect = dialect
         self.layout = layout
-        self._cache: dict[str, tuple[str, tuple[Callable[[dict[str, Any]], Any], ...]]] = {}
+        self._cache: dict[str, tuple[str, tuple[Bind, ...]]] = {}
 
     # -- names -------------------------------------------------------------------------------------------
     def table(self, which: str) -> str:
@@ -85,10 +86,10 @@ class Statements:
         binds.append(lambda s: int(s[name]))
         return self.dialect.param("int")
 
-    def _render(self, key: str, build: Callable[[list], str]) -> tuple[str, tuple[Callable[[dict[str, Any]], Any], ...]]:
+    def _render(self, key: str, build: Callable[[list], str]) -> tuple[str, tuple[Bind, ...]]:
         cached = self._cache.get(key)
         if cached is None:
-            binds: list[Callable[[dict[str, Any]], Any]] = []
+            binds: list[Bind] = []
             cached = (TAG + build(binds), tuple(binds))
             self._cache[key] = cached
         return cached
@@ -168,10 +169,136 @@ class Statements:
             type_role = prefix + "type"
             cols = [self.col(prefix + "id"), self.col(type_role) if self.layout.has(type_role) else "NULL",
                     self.col(spec.at), *(self.col(role) if role else "NULL" for role in pairs)]
-            where = f"{self.col(spec.at)} > {self.dialect.param(self.layout.type_of(spec.at))}"  # the first parameter: `since`
+            # `since` is the first parameter, before any of the condition's
+            where = f"{self.col(spec.at)} > {self.dialect.param(self.layout.type_of(spec.at))}"
             if spec.where is not None:
                 where += " AND " + self.condition(spec.where.condition, binds)
             return f"SELECT {', '.join(cols)} FROM {self.table(spec.table)}{self._hint()} WHERE {where}"
 
         sql, params = self._bound("completions_after", build, settings)
         return sql, (since, *params)
+
+    # -- actions -----------------------------------------------------------------------------------------
+    def _type_filter(self, state: State, job_type: str | None) -> str:
+        if job_type is None:
+            return ""
+        role = ("c_" if state.table == "completed" else "") + "type"
+        return f" AND {self.col(role)} = {self.dialect.param(self.layout.type_of(role))}"
+
+    def _type_param(self, state: State, job_type: str | None) -> tuple[Any, ...]:
+        if job_type is None:
+            return ()
+        role = ("c_" if state.table == "completed" else "") + "type"
+        return (self.dialect.encode_value(self.layout.type_of(role), job_type),)
+
+    def count_state(self, state_name: str, job_type: str | None = None,
+                    settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
+        """How many rows are in a state (of one job type)."""
+        state = self.layout.states[state_name]
+
+        def build(binds: list) -> str:
+            return (f"SELECT COUNT(*) FROM {self.table(state.table)}{self._hint()} WHERE "
+                    f"{self.condition(state.condition, binds)}{self._type_filter(state, job_type)}")
+
+        sql, params = self._bound(f"count:{state_name}:{job_type is not None}", build, settings)
+        return sql, (*params, *self._type_param(state, job_type))
+
+    def ids_in_state(self, state_name: str, job_type: str | None, limit: int,
+                     settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
+        """(id, token or NULL) of up to `limit` rows in a state: the rows an action then changes one by one."""
+        state = self.layout.states[state_name]
+        prefix = "c_" if state.table == "completed" else ""
+
+        def build(binds: list) -> str:
+            token = self.col("token") if not prefix and self.layout.has("token") else "NULL"
+            return self.dialect.first_rows_sql(
+                f"SELECT {self.col(prefix + 'id')}, {token} FROM {self.table(state.table)} WHERE "
+                f"{self.condition(state.condition, binds)}{self._type_filter(state, job_type)} "
+                f"ORDER BY {self.col(prefix + 'id')}")
+
+        sql, params = self._bound(f"ids:{state_name}:{job_type is not None}", build, settings)
+        return sql, self.dialect.first_rows_params((*params, *self._type_param(state, job_type)), limit)
+
+    def clear_claim(self, state_name: str, settings: dict[str, Any] | None, job_id: Any, token: Any) -> Statement:
+        """Clear one row's claim token, only while it still holds `token` and is still in the state: a job claimed
+        again meanwhile (a new token) is never stolen."""
+        state = self.layout.states[state_name]
+
+        def build(binds: list) -> str:
+            head = (f"UPDATE {self.table('queue')} SET {self.col('token')} = NULL WHERE {self.col('id')} = "
+                    f"{self.dialect.param(self.layout.type_of('id'))} AND {self.col('token')} = "
+                    f"{self.dialect.param(self.layout.type_of('token'))} AND ")
+            binds.append(lambda s: s["__id"])
+            binds.append(lambda s: s["__token"])
+            return head + self.condition(state.condition, binds)
+
+        return self._bound(f"clear:{state_name}", build, {**(settings or {}), "__id": job_id, "__token": token})
+
+    def _id_list(self, prefix: str, count: int) -> str:
+        placeholder = self.dialect.param(self.layout.type_of(prefix + "id"))
+        return f"{self.col(prefix + 'id')} IN ({', '.join([placeholder] * count)})"
+
+    def requeue(self, state_name: str, ids: Sequence[Any], settings: dict[str, Any] | None = None
+                ) -> tuple[Statement, Statement]:  # fmt: skip
+        """(insert back into the queue, delete from the completed table) for the given ids still in the state:
+        run in one transaction, and only kept when both touched the same number of rows."""
+        state = self.layout.states[state_name]
+        roles = [role.removeprefix("c_") for role in self.layout.columns if role.startswith("c_")
+                 and role.removeprefix("c_") in self.layout.columns]  # fmt: skip
+
+        def build_insert(binds: list) -> str:
+            where = self.condition(state.condition, binds)
+            return (f"INSERT INTO {self.table('queue')} ({', '.join(self.col(r) for r in roles)}) "
+                    f"SELECT {', '.join(self.col('c_' + r) for r in roles)} FROM {self.table('completed')} "
+                    f"WHERE {self._id_list('c_', len(ids))} AND {where}")
+
+        def build_delete(binds: list) -> str:
+            where = self.condition(state.condition, binds)
+            return f"DELETE FROM {self.table('completed')} WHERE {self._id_list('c_', len(ids))} AND {where}"
+
+        id_values = tuple(self.dialect.encode_value(self.layout.type_of("c_id"), i) for i in ids)
+        insert_sql, insert_params = self._bound(f"requeue_insert:{state_name}:{len(ids)}", build_insert, settings)
+        delete_sql, delete_params = self._bound(f"requeue_delete:{state_name}:{len(ids)}", build_delete, settings)
+        return (insert_sql, (*id_values, *insert_params)), (delete_sql, (*id_values, *delete_params))
+
+    def retry_dead(self, job_type: str | None, settings: dict[str, Any] | None = None) -> Statement:
+        """Every dead job (of one type) back to pending, as the layout's dead_retry says."""
+        state = self.layout.states["dead"]
+
+        def build(binds: list) -> str:
+            sets = ", ".join(f"{self.col(role)} = {'NULL' if value is None else int(value)}"
+                             for role, value in self.layout.dead_retry.items())  # fmt: skip
+            return (f"UPDATE {self.table('queue')} SET {sets} WHERE {self.condition(state.condition, binds)}"
+                    f"{self._type_filter(state, job_type)}")
+
+        sql, params = self._bound(f"retry_dead:{job_type is not None}", build, settings)
+        return sql, (*params, *self._type_param(state, job_type))
+
+    def delete_state(self, state_name: str, job_type: str | None, settings: dict[str, Any] | None = None) -> Statement:
+        state = self.layout.states[state_name]
+
+        def build(binds: list) -> str:
+            return (f"DELETE FROM {self.table(state.table)} WHERE {self.condition(state.condition, binds)}"
+                    f"{self._type_filter(state, job_type)}")
+
+        sql, params = self._bound(f"delete:{state_name}:{job_type is not None}", build, settings)
+        return sql, (*params, *self._type_param(state, job_type))
+
+    def insert(self, fields: Sequence[str], delayed: bool) -> str:
+        """INSERT of one job: the given roles as typed parameters (the available time, when `delayed`, as the
+        database's clock plus a parameter), the layout's constants, and its id returned."""
+        def build(binds: list) -> str:
+            layout = self.layout
+            columns, values = [], []
+            for role in fields:
+                columns.append(self.col(role))
+                if role == "available" and delayed:
+                    values.append(self.dialect.shifted_now_sql(layout.clock))
+                else:
+                    values.append(self.dialect.param(layout.type_of(role)))
+            for role, value in layout.enqueue_constants.items():
+                columns.append(self.col(role))
+                values.append(self.dialect.bit_literal(value) if layout.type_of(role) == "bit" else str(int(value)))
+            return self.dialect.insert_returning_sql(self.table("queue"), columns, values, self.col("id"))
+
+        return self._render(f"insert:{','.join(fields)}:{delayed}", build)[0]

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
-
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
@@ -63,7 +62,7 @@ class Dialect:
         return schema
 
     # -- primitives for statements built from a layout (queuetop.layouts.sql) ----------------------------
-    SQL_TYPES: dict[str, str] = {}  # the layouts' type vocabulary -> this database's type, where they differ
+    SQL_TYPES: ClassVar[dict[str, str]] = {}  # the layouts' type vocabulary -> this database's type, where they differ
 
     def now_sql(self, clock: str) -> str:
         """The database's own current time, local ("local", as GETDATE()) or UTC."""
@@ -75,6 +74,12 @@ class Dialect:
 
     def shift_param(self, seconds: float) -> Any:
         return seconds
+
+    def insert_returning_sql(self, table: str, columns: list[str], values: list[str], id_column: str) -> str:
+        """INSERT of one row that returns its id."""
+        names = f" ({', '.join(columns)})" if columns else ""
+        rows = f"VALUES ({', '.join(values)})" if values else "DEFAULT VALUES"
+        return f"INSERT INTO {table}{names} {rows} RETURNING {id_column}"
 
     def bit_literal(self, value: int) -> str:
         return str(int(bool(value)))
@@ -142,6 +147,11 @@ class Dialect:
     def error_kind(self, sqlstate: str, message: str) -> str | None:
         """Classify a driver error: "schema", "timeout", or None for anything else."""
         return None
+
+    # -- the catalog: what tables and columns exist (layout detection and checks) -------------------------
+    def catalog_sql(self) -> str:
+        """(schema, table, column, is_view) of every user table and view, in one statement."""
+        raise NotImplementedError
 
     # -- schema ------------------------------------------------------------------------------------------
     def schema_objects(self, layout: Layout) -> list[SchemaObject]:

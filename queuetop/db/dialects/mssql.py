@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from queuetop.db.dialects.base import Dialect, Row, SchemaObject
 
@@ -34,6 +34,11 @@ class MSSQLDialect(Dialect):
         if purpose == "monitor":
             statements.append("SET DEADLOCK_PRIORITY LOW")
         return statements
+
+    def insert_returning_sql(self, table: str, columns: list[str], values: list[str], id_column: str) -> str:
+        names = f" ({', '.join(columns)})" if columns else ""
+        rows = f"VALUES ({', '.join(values)})" if values else "DEFAULT VALUES"
+        return f"INSERT INTO {table}{names} OUTPUT inserted.{id_column} {rows}"
 
     def first_rows_sql(self, select: str) -> str:
         assert select.startswith("SELECT "), select
@@ -75,8 +80,10 @@ class MSSQLDialect(Dialect):
     def server_now_sql(self) -> str:
         return "SELECT SYSUTCDATETIME()"
 
-    SQL_TYPES = {"guid": "uniqueidentifier", "nvarchar(max)": "nvarchar(max)", "varchar(max)": "varchar(max)",
-                 "text": "nvarchar(max)", "datetime2": "datetime2(3)"}  # fmt: skip
+    SQL_TYPES: ClassVar[dict[str, str]] = {
+        "guid": "uniqueidentifier", "nvarchar(max)": "nvarchar(max)", "varchar(max)": "varchar(max)",
+        "text": "nvarchar(max)", "datetime2": "datetime2(3)",
+    }  # fmt: skip
 
     def now_sql(self, clock: str) -> str:
         return "GETDATE()" if clock == "local" else "SYSUTCDATETIME()"
@@ -98,6 +105,11 @@ class MSSQLDialect(Dialect):
         if sqlstate == "HYT00" or "Lock request time out" in message:
             return "timeout"
         return None
+
+    def catalog_sql(self) -> str:
+        return ("SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, CASE WHEN t.TABLE_TYPE = 'VIEW' THEN 1 ELSE 0 END "
+                "FROM INFORMATION_SCHEMA.COLUMNS AS c JOIN INFORMATION_SCHEMA.TABLES AS t "
+                "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME")
 
     # -- schema ------------------------------------------------------------------------------------------
     def schema_objects(self, layout: Layout) -> list[SchemaObject]:

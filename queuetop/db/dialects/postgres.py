@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from queuetop.db.dialects.base import Dialect, Row, SchemaObject
 
@@ -35,8 +35,10 @@ class PostgresDialect(Dialect):
     def server_now_sql(self) -> str:
         return f"SELECT {NOW_UTC}"
 
-    SQL_TYPES = {"guid": "uuid", "bit": "boolean", "datetime": "timestamp", "datetime2": "timestamp", "tinyint": "smallint", "int": "integer",
-                 "nvarchar": "varchar", "varchar(max)": "text", "nvarchar(max)": "text"}  # fmt: skip
+    SQL_TYPES: ClassVar[dict[str, str]] = {
+        "guid": "uuid", "bit": "boolean", "datetime": "timestamp", "datetime2": "timestamp", "tinyint": "smallint",
+        "int": "integer", "nvarchar": "varchar", "varchar(max)": "text", "nvarchar(max)": "text",
+    }  # fmt: skip
 
     def now_sql(self, clock: str) -> str:
         # The session's time zone is the server's (queuetop never changes it): LOCALTIMESTAMP is what the seeds'
@@ -65,6 +67,12 @@ class PostgresDialect(Dialect):
         if sqlstate in ("57014", "55P03") or "canceling statement due to" in message:
             return "timeout"
         return None
+
+    def catalog_sql(self) -> str:
+        return ("SELECT c.table_schema, c.table_name, c.column_name, t.table_type = 'VIEW' "
+                "FROM information_schema.columns AS c JOIN information_schema.tables AS t "
+                "ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
+                "WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema')")
 
     # -- schema ------------------------------------------------------------------------------------------
     def schema_objects(self, layout: Layout) -> list[SchemaObject]:

@@ -61,6 +61,10 @@ class SQLiteDialect(Dialect):
             return "timeout"
         return None
 
+    def catalog_sql(self) -> str:
+        return ("SELECT NULL, m.name, p.name, m.type = 'view' FROM sqlite_master AS m "
+                "JOIN pragma_table_info(m.name) AS p WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite_%'")
+
     # -- schema ------------------------------------------------------------------------------------------
     def schema_objects(self, layout: Layout) -> list[SchemaObject]:
         now = "(strftime('%Y-%m-%d %H:%M:%f', 'now'))"

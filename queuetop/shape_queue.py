@@ -1,0 +1,188 @@
+"""The actions on a queue of any shape: enqueue the way the seed's own insert does, release, dead retry/delete.
+
+The native schema has its own operations (`queue.py`); every other layout is served here from its data:
+which form fields its insert takes (`[enqueue]`), what `release` does (`[release]`: clear a claim by
+compare-and-set on its token, or move lost rows from the completed table back into the queue), and how a dead
+job is retried (`[dead_retry]`). A shape that cannot do something says why, in one sentence, before anything
+is written; a failed action leaves the queue as it was (each change is one transaction).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from queuetop.db import Database
+from queuetop.errors import UsageError
+from queuetop.layouts import Layout
+from queuetop.layouts.sql import Statements
+from queuetop.queue import ReleaseResult, check_count, check_job_type, check_priority
+
+ENQUEUE_CHUNK = 1_000  # rows per transaction: short transactions, no lock escalation on SQL Server
+RELEASE_BATCH = 500  # rows looked at per round of a release
+
+
+def check_guid(value: str) -> str:
+    try:
+        return str(uuid.UUID(value)).upper()
+    except (ValueError, AttributeError, TypeError):
+        raise UsageError(f"the job type {value!r} is not a GUID",
+                         "this shape's JobType is a uniqueidentifier: e.g. --type AC351A46-49E4-4F0C-BF8C-F45255012150",
+                         ) from None
+
+
+def nothing_to_release(layout: Layout) -> str:
+    """Why a shape has no release: said by the CLI and the dashboard alike."""
+    if "claimed" not in layout.states and "timed_out" not in layout.states:
+        if layout.throughput_from_depth:
+            return "the processed flag is final: no claim can time out"
+        return "retrieval is final: no claim can time out"
+    return "its layout says nothing about releasing claims"
+
+
+class ShapeQueue:
+    """The actions on one queue of a state-machine layout, over one connection (so: one thread)."""
+
+    def __init__(self, db: Database, layout: Layout, settings: dict[str, Any] | None = None) -> None:
+        self.db = db
+        self.layout = layout
+        self.settings = dict(settings or {})
+        self.statements = Statements(db.dialect, layout)
+
+    # -- enqueue -----------------------------------------------------------------------------------------
+    def check_job_type(self, job_type: str | None) -> str | None:
+        """The job type as this shape stores it; an error if the shape has none, or if it is malformed."""
+        if not self.layout.has_job_type:
+            if job_type is not None:
+                raise UsageError(f"layout {self.layout.name} has no job type column, so --type {job_type!r} cannot "
+                                 "be stored", "drop --type")
+            return None
+        if job_type is None:
+            raise UsageError(f"layout {self.layout.name} needs a job type", "name it with --type T")
+        if self.layout.type_of("type") == "guid":
+            return check_guid(job_type)
+        return check_job_type(job_type)
+
+    def enqueue_many(self, job_type: str | None, count: int, info: str | None = None, priority: int | None = None,
+                     delay_s: float = 0.0) -> list[Any]:  # fmt: skip
+        """Add `count` jobs the way the seed's insert does, in transactions of ENQUEUE_CHUNK; their ids."""
+        layout, fields = self.layout, self.layout.enqueue_fields
+        job_type = self.check_job_type(job_type)
+        check_count(count)
+        if priority is not None:
+            if "priority" not in fields:
+                raise UsageError(f"layout {layout.name} has no priority column", "drop --priority")
+            check_priority(priority)
+        if delay_s:
+            if "available" not in fields:
+                raise UsageError(f"layout {layout.name} has no available-at column", "drop --delay")
+            if delay_s < 0:
+                raise UsageError(f"--delay must be zero or more seconds, not {delay_s}")
+        if info is not None and "info" not in fields:
+            raise UsageError(f"layout {layout.name} keeps no payload", "drop --info")
+        given = {"type": job_type, "info": info, "priority": priority}
+        roles, values = [], []
+        for field_name, role in fields.items():
+            if field_name in given and given[field_name] is not None:
+                roles.append(role)
+                values.append(given[field_name])
+        if delay_s:
+            roles.append(fields["available"])
+        sql = self.statements.insert(roles, delayed=bool(delay_s))
+        encode = self.db.dialect.encode_value
+        params = [encode(layout.type_of(role), value) for role, value in zip(roles, values, strict=False)]
+        if delay_s:
+            params.append(self.db.dialect.shift_param(delay_s))
+        ids: list[Any] = []
+        while len(ids) < count:
+            chunk = min(ENQUEUE_CHUNK, count - len(ids))
+            with self.db.transaction():
+                ids += [self.db.fetchone(sql, params)[0] for _ in range(chunk)]
+        return ids
+
+    # -- release -----------------------------------------------------------------------------------------
+    def release(self, job_type: str | None = None, dry_run: bool = False) -> ReleaseResult:
+        """Count (dry run) or release what this shape's `[release]` names; raises UsageError if it has none."""
+        release = self.layout.release
+        if release is None:
+            raise UsageError(f"layout {self.layout.name} has nothing to release: {nothing_to_release(self.layout)}")
+        job_type = self._filter_type(job_type)
+        found = int(self.db.fetchone(*self.statements.count_state(release.state, job_type, self.settings))[0])
+        dead = self._count("dead", job_type)
+        if dry_run or found == 0:
+            return ReleaseResult(timed_out=found, dead=dead, dry_run=dry_run)
+        released = self._requeue(job_type) if release.action == "requeue" else self._clear(job_type)
+        return ReleaseResult(timed_out=found, released=released, dead=dead)
+
+    def _filter_type(self, job_type: str | None) -> str | None:
+        if job_type is None:
+            return None
+        return self.check_job_type(job_type)
+
+    def _count(self, state: str, job_type: str | None) -> int:
+        if state not in self.layout.states:
+            return 0
+        return int(self.db.fetchone(*self.statements.count_state(state, job_type, self.settings))[0])
+
+    def _clear(self, job_type: str | None) -> int:
+        """Clear each claim by compare-and-set on its token; a row taken again meanwhile keeps its new claim."""
+        state, released = self.layout.release.state, 0  # type: ignore[union-attr]
+        seen: set[Any] = set()
+        while True:
+            rows = self.db.fetchall(*self.statements.ids_in_state(state, job_type, RELEASE_BATCH, self.settings))
+            fresh = [(job_id, token) for job_id, token in rows if job_id not in seen]
+            if not fresh:
+                return released
+            for job_id, token in fresh:
+                seen.add(job_id)
+                released += self.db.execute(*self.statements.clear_claim(state, self.settings, job_id, token))
+
+    def _requeue(self, job_type: str | None) -> int:
+        """Move rows back into the queue in sets: insert and delete in one transaction, kept only when both
+        touched the same rows (a request completed meanwhile rolls its set back, and is tried alone next)."""
+        state, moved = self.layout.release.state, 0  # type: ignore[union-attr]
+        skipped: set[Any] = set()
+        while True:
+            rows = self.db.fetchall(*self.statements.ids_in_state(state, job_type, RELEASE_BATCH, self.settings))
+            ids = [job_id for job_id, _ in rows if job_id not in skipped]
+            if not ids:
+                return moved
+            moved_now = self._requeue_set(state, ids)
+            if moved_now is not None:
+                moved += moved_now
+                continue
+            for job_id in ids:  # a race: each alone, so one request completed meanwhile does not hold back the rest
+                alone = self._requeue_set(state, [job_id])
+                if alone is None:
+                    skipped.add(job_id)
+                else:
+                    moved += alone
+
+    def _requeue_set(self, state: str, ids: list[Any]) -> int | None:
+        (insert, insert_params), (delete, delete_params) = self.statements.requeue(state, ids, self.settings)
+        try:
+            with self.db.transaction():
+                inserted = self.db.execute(insert, insert_params)
+                deleted = self.db.execute(delete, delete_params)
+                if inserted != deleted:
+                    raise _Mismatch
+        except _Mismatch:
+            return None
+        return deleted
+
+    # -- dead jobs ---------------------------------------------------------------------------------------
+    def dead(self, action: str, job_type: str | None = None) -> int:
+        """"count", "retry" (back to pending, as if never tried) or "delete" the dead jobs (of one type)."""
+        if "dead" not in self.layout.states or not self.layout.dead_actions:
+            raise UsageError(f"layout {self.layout.name} has no dead jobs", "only shapes with an attempt limit do")
+        job_type = self._filter_type(job_type)
+        if action == "count":
+            return self._count("dead", job_type)
+        statement = (self.statements.retry_dead(job_type, self.settings) if action == "retry"
+                     else self.statements.delete_state("dead", job_type, self.settings))  # fmt: skip
+        with self.db.transaction():
+            return self.db.execute(*statement)
+
+
+class _Mismatch(Exception):
+    """The insert and the delete of a requeue disagreed: roll back."""
