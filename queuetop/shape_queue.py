@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 from queuetop.db import Database
-from queuetop.errors import UsageError
+from queuetop.errors import QueuetopError, UsageError
 from queuetop.layouts import Layout
 from queuetop.layouts.sql import Statements
 from queuetop.queue import ReleaseResult, check_count, check_job_type, check_priority
@@ -178,10 +178,27 @@ class ShapeQueue:
         job_type = self._filter_type(job_type)
         if action == "count":
             return self._count("dead", job_type)
+        if action == "retry" and self.layout.dead_move_back:
+            return self._move_back(job_type)
         statement = (self.statements.retry_dead(job_type, self.settings) if action == "retry"
                      else self.statements.delete_state("dead", job_type, self.settings))  # fmt: skip
         with self.db.transaction():
             return self.db.execute(*statement)
+
+    def _move_back(self, job_type: str | None) -> int:
+        moved = 0
+        while True:
+            rows = self.db.fetchall(*self.statements.ids_in_state("dead", job_type, RELEASE_BATCH, self.settings))
+            if not rows:
+                return moved
+            (insert, insert_params), (delete, delete_params) = self.statements.requeue(
+                "dead", [job_id for job_id, _ in rows], self.settings, self.layout.dead_move_back)
+            with self.db.transaction():
+                inserted = self.db.execute(insert, insert_params)
+                if self.db.execute(delete, delete_params) != inserted:
+                    raise QueuetopError("dead jobs changed while they were retried: nothing was changed",
+                                        "try again")
+            moved += inserted
 
 
 class _Mismatch(Exception):

@@ -111,6 +111,7 @@ class Layout:
     enqueue_fields: Mapping[str, str] = field(default_factory=dict)  # form field → role it fills
     enqueue_constants: Mapping[str, int] = field(default_factory=dict)  # role → value every insert sets
     dead_retry: Mapping[str, int | None] = field(default_factory=dict)  # role → value that makes a dead job pending
+    dead_move_back: tuple[str, ...] = ()  # or: roles copied back from the completed table into the queue
     detail: tuple[str, ...] = ()  # roles the drill-down shows beside the times
     settings: Mapping[str, int] = field(default_factory=lambda: dict(SETTINGS))
     table_required: bool = False  # the seed names no table: --table must
@@ -312,7 +313,9 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         dead_actions=bool(data.get("dead_actions", False)) or "dead_retry" in data,
         enqueue_fields={source: role for role, source in data.get("enqueue", {}).items() if isinstance(source, str)},
         enqueue_constants={role: int(v) for role, v in data.get("enqueue", {}).items() if not isinstance(v, str)},
-        dead_retry={role: (None if v == "null" else int(v)) for role, v in data.get("dead_retry", {}).items()},
+        dead_retry={role: (None if v == "null" else int(v)) for role, v in data.get("dead_retry", {}).items()
+                    if role != "move_back"},
+        dead_move_back=tuple(data.get("dead_retry", {}).get("move_back", ())),
         detail=tuple(data.get("detail", ())),
         settings=settings,
         table_required="queue" not in tables,

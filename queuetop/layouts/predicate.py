@@ -2,14 +2,14 @@
 
 A layout says `pending = "token is null and attempts = 0 and available <= now"`. Such a text is parsed here
 into a tree whose every leaf is checked: a role the layout defines, `now` (the database's own clock of the
-layout's kind, optionally `now - $setting`), a whole number, `true`/`false`, or a `$setting` bound as a
-parameter. Nothing from the text reaches SQL as typed: roles become quoted column names, values become `?`
-parameters, operators come from a fixed list. So a layout file can describe any shape and still never carry
+layout's kind, optionally `now - $setting`), a whole number, a short 'text' (letters, digits, space . _ -),
+a `$setting` (bound as a parameter), `true`/`false`. Nothing else reaches SQL: roles become quoted column names,
+operators come from a fixed list. So a layout file can describe any shape and still never carry
 SQL of its own.
 
 Grammar: `expr := term (or term)*`, `term := factor (and factor)*`,
 `factor := not factor | ( expr ) | true | false | operand (is [not] null | op operand)`,
-`operand := role | now [(+|-) $setting] | number | $setting`, `op := = <> != < <= > >=`.
+`operand := role | now [(+|-) $setting] | number | 'text' | $setting`, `op := = <> != < <= > >=`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from queuetop.errors import UsageError
 
 OPERATORS = ("<=", ">=", "<>", "!=", "=", "<", ">")
-_TOKEN = re.compile(r"\s*(?:(<=|>=|<>|!=|=|<|>|\(|\)|\+|-)|(\$[A-Za-z_][A-Za-z0-9_]*)|(\d+)|([A-Za-z_][A-Za-z0-9_]*))")
+_TOKEN = re.compile(r"\s*(?:(<=|>=|<>|!=|=|<|>|\(|\)|\+|-)|(\$[A-Za-z_][A-Za-z0-9_]*)|(\d+)|([A-Za-z_][A-Za-z0-9_]*)"
+                    r"|('[A-Za-z0-9_ .-]{0,64}'))")
 KEYWORDS = {"and", "or", "not", "is", "null", "true", "false", "now"}
 
 
@@ -45,7 +46,12 @@ class Setting:
     name: str
 
 
-Operand = Role | Now | Number | Setting
+@dataclass(frozen=True)
+class Text:
+    value: str  # bound as a parameter, never pasted
+
+
+Operand = Role | Now | Number | Setting | Text
 
 
 @dataclass(frozen=True)
@@ -165,6 +171,8 @@ class _Parser:
             return Now()
         if token.startswith("$"):
             return Setting(token[1:])
+        if token.startswith("'"):
+            return Text(token[1:-1])
         if token.isdigit():
             return Number(int(token))
         if lowered in KEYWORDS or not re.match(r"^[A-Za-z_]", token):

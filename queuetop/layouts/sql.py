@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from queuetop.layouts import Layout, State
-from queuetop.layouts.predicate import Bool, Compare, Junction, Node, Not, Now, Number, Operand, Role, Setting
+from queuetop.layouts.predicate import Bool, Compare, Junction, Node, Not, Now, Number, Operand, Role, Setting, Text
 
 if TYPE_CHECKING:
     from queuetop.db.dialects import Dialect
@@ -81,6 +81,10 @@ class Statements:
             if other_type == "bit":
                 return self.dialect.bit_literal(operand.value)
             return str(operand.value)
+        if isinstance(operand, Text):
+            # Written as a literal, so a filtered index on it (Outcome = 'dead') can serve the statement; the
+            # grammar admits no quote in it, so it cannot end the literal early.
+            return f"'{operand.value}'"
         assert isinstance(operand, Setting)
         name = operand.name
         binds.append(lambda s: int(s[name]))
@@ -238,13 +242,15 @@ class Statements:
         placeholder = self.dialect.param(self.layout.type_of(prefix + "id"))
         return f"{self.col(prefix + 'id')} IN ({', '.join([placeholder] * count)})"
 
-    def requeue(self, state_name: str, ids: Sequence[Any], settings: dict[str, Any] | None = None
-                ) -> tuple[Statement, Statement]:  # fmt: skip
+    def requeue(self, state_name: str, ids: Sequence[Any], settings: dict[str, Any] | None = None,
+                roles: Sequence[str] | None = None) -> tuple[Statement, Statement]:  # fmt: skip
         """(insert back into the queue, delete from the completed table) for the given ids still in the state:
-        run in one transaction, and only kept when both touched the same number of rows."""
+        run in one transaction, and only kept when both touched the same number of rows. `roles`: the columns
+        copied back (default: every role both tables have)."""
         state = self.layout.states[state_name]
-        roles = [role.removeprefix("c_") for role in self.layout.columns if role.startswith("c_")
-                 and role.removeprefix("c_") in self.layout.columns]  # fmt: skip
+        if roles is None:
+            roles = [role.removeprefix("c_") for role in self.layout.columns if role.startswith("c_")
+                     and role.removeprefix("c_") in self.layout.columns]  # fmt: skip
 
         def build_insert(binds: list) -> str:
             where = self.condition(state.condition, binds)
@@ -257,8 +263,9 @@ class Statements:
             return f"DELETE FROM {self.table('completed')} WHERE {self._id_list('c_', len(ids))} AND {where}"
 
         id_values = tuple(self.dialect.encode_value(self.layout.type_of("c_id"), i) for i in ids)
-        insert_sql, insert_params = self._bound(f"requeue_insert:{state_name}:{len(ids)}", build_insert, settings)
-        delete_sql, delete_params = self._bound(f"requeue_delete:{state_name}:{len(ids)}", build_delete, settings)
+        key = f"{state_name}:{len(ids)}:{','.join(roles)}"
+        insert_sql, insert_params = self._bound(f"requeue_insert:{key}", build_insert, settings)
+        delete_sql, delete_params = self._bound(f"requeue_delete:{key}", build_delete, settings)
         return (insert_sql, (*id_values, *insert_params)), (delete_sql, (*id_values, *delete_params))
 
     def retry_dead(self, job_type: str | None, settings: dict[str, Any] | None = None) -> Statement:

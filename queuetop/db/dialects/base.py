@@ -85,8 +85,10 @@ class Dialect:
         return str(int(bool(value)))
 
     def sql_type(self, layout_type: str) -> str:
+        if layout_type in self.SQL_TYPES:
+            return self.SQL_TYPES[layout_type]
         base = layout_type.split("(")[0]
-        return self.SQL_TYPES.get(layout_type, self.SQL_TYPES.get(base, layout_type))
+        return self.SQL_TYPES.get(base, base) + layout_type[len(base):]
 
     def param(self, layout_type: str | None) -> str:
         """A `?` placeholder typed as the column it meets, so the database compares like with like (and, on SQL
