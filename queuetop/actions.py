@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 
 from queuetop.db import Database, QueuetopError, Target, UsageError
 from queuetop.layouts import NATIVE, Layout
+from queuetop.layouts.sql import Statements
 from queuetop.queue import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_PRIORITY,
@@ -29,6 +30,7 @@ from queuetop.queue import (
     check_job_type,
     check_priority,
 )
+from queuetop.shape_queue import ShapeQueue, check_guid
 
 DETAIL_ROWS = 20  # rows per drill-down table
 RECENT_S = 15 * 60.0  # how far back "recent completions" look
@@ -42,10 +44,10 @@ Opener = Callable[..., Database]
 class EnqueueRequest:
     """A validated request from the enqueue form."""
 
-    job_type: str
+    job_type: str | None
     count: int = 1
     info: str | None = None
-    priority: int = DEFAULT_PRIORITY
+    priority: int | None = DEFAULT_PRIORITY  # None: the table's default
 
 
 @dataclass(frozen=True)
@@ -55,15 +57,19 @@ class EnqueueResult:
 
     def describe(self) -> str:
         n = len(self.ids)
+        kind = f" of type {self.job_type!r}" if self.job_type is not None else ""
         if n == 1:
-            return f"enqueued 1 job of type {self.job_type!r}: id {self.ids[0]}"
+            return f"enqueued 1 job{kind}: id {self.ids[0]}"
         listed = ", ".join(map(str, self.ids)) if n <= 5 else f"{self.ids[0]}..{self.ids[-1]}"
-        return f"enqueued {n:,} jobs of type {self.job_type!r}: ids {listed}"
+        return f"enqueued {n:,} jobs{kind}: ids {listed}"
 
 
-def parse_enqueue_form(job_type: str, count: str, payload: str, priority: str) -> tuple[EnqueueRequest | None,
-                                                                                      dict[str, str]]:  # fmt: skip
-    """The form's text fields → (request, {}) when all are valid, else (None, {field: error})."""
+def parse_enqueue_form(job_type: str, count: str, payload: str, priority: str, layout: Layout = NATIVE
+                       ) -> tuple[EnqueueRequest | None, dict[str, str]]:  # fmt: skip
+    """The form's text fields → (request, {}) when all are valid, else (None, {field: error}). Only the fields
+    the layout's insert takes are read; the others are ignored."""
+    if not layout.native:
+        return _parse_shape_form(job_type, count, payload, priority, layout)
     errors: dict[str, str] = {}
 
     def check(name: str, checker: Callable[[object], object], value: object) -> object:
@@ -79,6 +85,33 @@ def parse_enqueue_form(job_type: str, count: str, payload: str, priority: str) -
     if errors:
         return None, errors
     return EnqueueRequest(str(checked_type), int(checked_count), payload or None, int(checked_priority)), {}  # type: ignore[arg-type]
+
+
+def _parse_shape_form(job_type: str, count: str, payload: str, priority: str, layout: Layout
+                      ) -> tuple[EnqueueRequest | None, dict[str, str]]:  # fmt: skip
+    errors: dict[str, str] = {}
+    fields = layout.enqueue_fields
+    checked_type: str | None = None
+    if "type" in fields:
+        try:
+            checked_type = check_guid(job_type.strip()) if layout.type_of("type") == "guid" else \
+                check_job_type(job_type.strip())
+        except UsageError as exc:
+            errors["job_type"] = str(exc)
+    try:
+        checked_count = check_count(_whole_number(count))
+    except UsageError as exc:
+        errors["count"] = str(exc)
+    checked_priority = None
+    if "priority" in fields and priority.strip():
+        try:
+            checked_priority = check_priority(_whole_number(priority))
+        except UsageError as exc:
+            errors["priority"] = str(exc)
+    if errors:
+        return None, errors
+    info = (payload or None) if "info" in fields else None
+    return EnqueueRequest(checked_type, checked_count, info, checked_priority), {}
 
 
 def _whole_number(text: str) -> int | str:
@@ -107,26 +140,26 @@ def describe_release(result: ReleaseResult, job_type: str | None) -> str:
 # -- drill-down ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PendingJob:
-    id: int
-    age_s: float  # since created
-    priority: int
-    attempts: int
+    id: int | str  # seed 001's ids are GUIDs
+    age_s: float | None  # since created; None where the shape keeps no time
+    priority: int | None
+    attempts: int | None
     available_in_s: float  # > 0: not available yet (a retry delay or a scheduled job)
     info: str | None  # an excerpt
 
 
 @dataclass(frozen=True)
 class ClaimedJob:
-    id: int
+    id: int | str
     worker: str | None
     claimed_for_s: float
     expires_in_s: float | None  # negative: overdue by that much
-    attempts: int
+    attempts: int | None
 
 
 @dataclass(frozen=True)
 class CompletedJob:
-    id: int
+    id: int | str
     outcome: str
     wait_s: float | None  # claimed - created
     processing_s: float | None  # completed - claimed
@@ -187,17 +220,24 @@ class Actions:
     """The dashboard's writes and drill-down reads, each on its own connection. Raises QueuetopError."""
 
     def __init__(self, target: Target, layout: Layout = NATIVE, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-                 open_database: Opener = Database.open) -> None:  # fmt: skip
+                 open_database: Opener = Database.open, settings: dict | None = None) -> None:  # fmt: skip
         self.target = target
         self.layout = layout
         self.max_attempts = max_attempts
+        self.settings = dict(settings or {})
         self._writer = _Connection(target, "worker", open_database)
         self._reader = _Connection(target, "monitor", open_database)
 
     def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
+        if not self.layout.native:
+            with self._writer.use() as db:
+                ids = ShapeQueue(db, self.layout, self.settings).enqueue_many(
+                    request.job_type, request.count, info=request.info, priority=request.priority)
+            return EnqueueResult(request.job_type, tuple(ids))
         with self._writer.use() as db:
             ids = Queue(db, self.layout).enqueue_many(request.job_type, request.count, info=request.info,
-                                                      priority=request.priority, created_by=CREATED_BY)  # fmt: skip
+                                                      priority=DEFAULT_PRIORITY if request.priority is None
+                                                      else request.priority, created_by=CREATED_BY)  # fmt: skip
         return EnqueueResult(request.job_type, tuple(ids))
 
     def count_timed_out(self, job_type: str | None = None) -> ReleaseResult:
@@ -209,6 +249,11 @@ class Actions:
         return self._release(job_type, dry_run=False)
 
     def _release(self, job_type: str | None, dry_run: bool) -> ReleaseResult:
+        if not self.layout.native:
+            job_type = job_type if self.layout.has_job_type else None  # the one row of an untyped shape
+            with self._writer.use() as db:
+                queue = ShapeQueue(db, self.layout, {**self.settings, "max_attempts": self.max_attempts})
+                return queue.release(job_type, dry_run=dry_run)
         with self._writer.use() as db:
             queue = Queue(db, self.layout, max_attempts=self.max_attempts)
             if job_type is not None and not queue.has_job_type(job_type):
@@ -217,6 +262,8 @@ class Actions:
             return queue.release_timed_out(job_type, dry_run=dry_run)
 
     def type_detail(self, job_type: str, limit: int = DETAIL_ROWS) -> TypeDetail:
+        if not self.layout.native:
+            return self._shape_detail(job_type, limit)
         with self._reader.use() as db:
             dialect, layout, decode = db.dialect, self.layout, db.dialect.decode_time
             now = db.now()
@@ -243,6 +290,50 @@ class Actions:
                 processing_s=None if outcome == "dead" else _seconds_between(completed_at, claimed_at),
                 ago_s=_seconds_between(now, completed_at) or 0.0))  # fmt: skip
         return TypeDetail(job_type, now, pending, claims, tuple(completions))
+
+    def _shape_detail(self, job_type: str, limit: int) -> TypeDetail:
+        """The drill-down of any shape: what its states and completions can show (None where it keeps nothing)."""
+        layout, settings = self.layout, self.settings
+        wanted = job_type if layout.has_job_type else None
+        with self._reader.use() as db:
+            statements, decode = Statements(db.dialect, layout), db.dialect.decode_time
+            now = decode(db.fetchone(f"SELECT {db.dialect.now_sql(layout.clock)}")[0])
+            pending_rows = db.fetchall(*statements.rows_in_states(
+                ["pending"], wanted, ["id", "created", "available", "priority", "attempts", "info"],
+                ["created", "available", "id"], limit, settings))
+            claim_states = [s for s in ("claimed", "timed_out") if s in layout.states]
+            claim_rows = []
+            if claim_states and layout.states[claim_states[0]].table == "queue":
+                claim_rows = db.fetchall(*statements.rows_in_states(
+                    claim_states, wanted, ["id", "claimed_by", "claimed_at", "timeout", "attempts"],
+                    ["timeout", "id"], limit, settings))
+            completion_rows = []
+            if layout.completions is not None:
+                since = now - timedelta(seconds=RECENT_S)
+                completion_rows = db.fetchall(*statements.recent_completions(
+                    wanted, db.dialect.encode_value(layout.type_of(layout.completions.at), since), limit, settings))
+        pending = tuple(
+            PendingJob(id=job_id, age_s=_seconds_between(now, decode(created)),
+                       priority=None if priority is None else int(priority),
+                       attempts=None if attempts is None else int(attempts),
+                       available_in_s=max(0.0, _seconds_between(decode(available), now) or 0.0),
+                       info=None if info is None else str(info)[:200])
+            for job_id, created, available, priority, attempts, info in pending_rows
+        )  # fmt: skip
+        claims = tuple(
+            ClaimedJob(id=job_id, worker=None if worker is None else str(worker),
+                       claimed_for_s=_seconds_between(now, decode(claimed_at)) or 0.0,
+                       expires_in_s=_seconds_between(decode(timeout), now),
+                       attempts=None if attempts is None else int(attempts))
+            for job_id, worker, claimed_at, timeout, attempts in claim_rows
+        )  # fmt: skip
+        completions = tuple(
+            CompletedJob(id=job_id, outcome="done", wait_s=_seconds_between(decode(wait_to), decode(wait_from)),
+                         processing_s=_seconds_between(decode(work_to), decode(work_from)),
+                         ago_s=_seconds_between(now, decode(at)) or 0.0)
+            for job_id, at, wait_from, wait_to, work_from, work_to in completion_rows
+        )  # fmt: skip
+        return TypeDetail(job_type, now, pending, claims, completions)
 
     def close(self) -> None:
         self._writer.close()

@@ -19,6 +19,7 @@ from queuetop import __version__
 from queuetop import format as fmt
 from queuetop.db import Database, QueuetopError, UsageError, parse_target
 from queuetop.db.target import ENV_VAR, Target, default_database_path
+from queuetop.layouts import NATIVE, PRESET_NAMES, Layout
 from queuetop.load.command import add_load_arguments
 from queuetop.snapshot import Snapshot, TypeStats
 
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
     from queuetop.load.driver import LoadRun
 
 EXIT_USAGE = 2
-COMMANDS = ("init", "stats", "enqueue", "release", "watch", "load", "demo")
+COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect")
+LAYOUT_ENV_VAR = "QUEUETOP_LAYOUT"
 
 
 def log_path() -> Path:
@@ -37,6 +39,14 @@ def log_path() -> Path:
 
 
 LOG_PATH = log_path()
+
+LAYOUT_HELP = f"""
+layouts (--layout, or ${LAYOUT_ENV_VAR}; `queuetop layouts` lists them):
+  native       the schema `queuetop init` makes          queuesample  seed 000: QueueSample.WorkQueue
+  requests     seed 001: RequestsQueue + Completed       work_queue   seed 002: dbo.work_queue, processed_flag
+  processed    seed 003: your table (--table) + PROCESSED job_queue   seed 004: dbo.Job_Queue, Processing_Mark
+  Without --layout: the native schema if it is there, else the one queue table found in the catalog.
+"""
 
 TARGET_HELP = f"""\
 targets (--db, or ${ENV_VAR}):
@@ -52,6 +62,13 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", metavar="TARGET", help=f"database to watch (default: ${ENV_VAR}, else the embedded "
                                                        "SQLite file)")  # fmt: skip
+    common.add_argument("--layout", metavar="NAME|FILE",
+                        help=f"the queue's shape: a preset ({', '.join(PRESET_NAMES)}) or a .toml file "
+                             f"(default: ${LAYOUT_ENV_VAR}, else the native schema, else the queue table found)")
+    common.add_argument("--table", metavar="[SCHEMA.]NAME", help="the queue table, if not the layout's own")
+    common.add_argument("--completed-table", metavar="NAME", help="the completed table, if not the layout's own")
+    common.add_argument("--lost-after", type=float, default=60.0, metavar="S",
+                        help="a request taken but not completed after S seconds is lost (layout requests; default 60)")
     common.add_argument("--debug", action="store_true", help="show tracebacks of errors")
 
     parser = argparse.ArgumentParser(
@@ -66,7 +83,9 @@ examples:
   queuetop stats                         per-type depth, age, rates and latencies
   queuetop stats --json | jq '.totals'   the same for scripts
   queuetop release --dry-run             how many claims are past their timeout
-""",
+  queuetop --layout job_queue --db "DRIVER=...;DATABASE=ops"    watch seed 004's dbo.Job_Queue
+  queuetop layouts                       the queue shapes queuetop knows, with their tables and columns
+""" + LAYOUT_HELP,
     )
     parser.add_argument("--version", action="version", version=f"queuetop {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -96,24 +115,52 @@ examples:
   queuetop enqueue --type email
   queuetop enqueue --type report --count 500 --info '{"size": 3}' --priority 10
   queuetop enqueue --type cleanup --delay 60        available in a minute
+  queuetop enqueue --layout job_queue --info 'resize 42' --priority 10
+  queuetop enqueue --layout queuesample --type AC351A46-49E4-4F0C-BF8C-F45255012150 --info '<info><key>4</key></info>'
 """)
-    enqueue.add_argument("--type", "-t", dest="job_type", required=True, metavar="T", help="job type (required)")
+    enqueue.add_argument("--type", "-t", dest="job_type", metavar="T",
+                         help="job type (required where the shape has one; seed 000: a GUID)")
     enqueue.add_argument("--count", "-n", type=int, default=1, metavar="N", help="how many jobs (default 1)")
     enqueue.add_argument("--info", metavar="TEXT", help="payload stored in JobInfo")
-    enqueue.add_argument("--priority", "-p", type=int, default=128, metavar="P",
-                         help="0 (most urgent) to 255 (least); default 128")  # fmt: skip
+    enqueue.add_argument("--priority", "-p", type=int, default=None, metavar="P",
+                         help="0 (most urgent) to 255 (least); default: the table's (native 128, job_queue 255)")
     enqueue.add_argument("--delay", type=float, default=0.0, metavar="S", help="seconds before the jobs are available")
     enqueue.set_defaults(run=cmd_enqueue)
 
     release = command("release", "release claims past their timeout (out of attempts: dead)", """\
   queuetop release --dry-run           count them, change nothing
   queuetop release --type email        release timed-out claims of one type
+  queuetop release --layout job_queue  clear timed-out Processing_Marks (compare-and-set on the mark)
+  queuetop release --layout requests   put lost requests back into RequestsQueue
 """)
     release.add_argument("--type", "-t", dest="job_type", metavar="T", help="only this job type")
     release.add_argument("--dry-run", action="store_true", help="only count what would be released")
     release.add_argument("--max-attempts", type=int, default=3, metavar="N",
                          help="claims that used N attempts become dead instead (default 3)")  # fmt: skip
     release.set_defaults(run=cmd_release)
+
+    dead = command("dead", "count, retry or delete dead jobs (out of attempts): native and job_queue", """\
+  queuetop dead count                  how many, per type
+  queuetop dead retry --type email     back to pending, as if never tried (asks first; --yes to skip)
+  queuetop dead delete --yes           remove them for good
+""")
+    dead.add_argument("action", choices=("count", "retry", "delete"), help="what to do with them")
+    dead.add_argument("--type", "-t", dest="job_type", metavar="T", help="only this job type")
+    dead.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    dead.set_defaults(run=cmd_dead)
+
+    layouts = command("layouts", "list the queue shapes (presets) with the tables and columns each expects", """\
+  queuetop layouts
+  queuetop layouts --show job_queue > my_queue.toml      a preset's file, to copy and edit
+""")
+    layouts.add_argument("--show", metavar="NAME", help="print one preset's TOML file")
+    layouts.set_defaults(run=cmd_layouts)
+
+    detect = command("detect", "print the layout (TOML) queuetop would use for the target, ready to edit", """\
+  queuetop detect --db "DRIVER={PostgreSQL Unicode};SERVER=db1;DATABASE=jobs;UID=ops" > ops.toml
+  queuetop --layout ops.toml --db "..."
+""")
+    detect.set_defaults(run=cmd_detect)
 
     watch = command("watch", "the live dashboard (the default command)", f"""\
   queuetop                                  watch the embedded database
@@ -161,11 +208,53 @@ def open_target(args: argparse.Namespace, purpose: str = "worker", create: bool 
     from queuetop.schema import init_schema, schema_present
 
     target = parse_target(args.db)
-    embedded = _is_embedded_default(args, target)
+    embedded = _is_embedded_default(args, target) and _layout_name(args) in (None, "native")
     db = Database.open(target, purpose=purpose, create=create or embedded)
     if embedded and not schema_present(db):
         init_schema(db)
     return db
+
+
+def _layout_name(args: argparse.Namespace) -> str | None:
+    return getattr(args, "layout", None) or os.environ.get(LAYOUT_ENV_VAR) or None
+
+
+def settings_from(args: argparse.Namespace) -> dict[str, float]:
+    lost_after = getattr(args, "lost_after", 60.0)
+    if not 0 < lost_after < 10**7:
+        raise UsageError(f"--lost-after must be a positive number of seconds, not {lost_after}")
+    return {"lost_after": lost_after}
+
+
+def resolve_layout(args: argparse.Namespace, db: Database) -> tuple[Layout, str | None]:
+    """The layout to use and, when it was found rather than given, the sentence that says so: --layout (or
+    $QUEUETOP_LAYOUT) checked against the catalog; else the native schema if it is there; else the one queue
+    table the catalog holds."""
+    from queuetop.detect import Catalog, check_layout, choose, detect
+    from queuetop.layouts import load_layout, require_table, with_tables
+    from queuetop.schema import schema_present
+
+    name = _layout_name(args)
+    table, completed = getattr(args, "table", None), getattr(args, "completed_table", None)
+    if name:
+        layout = require_table(with_tables(load_layout(name), table, completed))
+        return check_layout(db, layout), None
+    if not table and schema_present(db, NATIVE):
+        return NATIVE, None
+    catalog = Catalog(db)
+    if table:  # a table without a layout: the preset that fits it
+        wanted = with_tables(NATIVE, table).queue_table.lower()
+        fits = [c for c in detect(db, catalog) if c.table.name.lower() == wanted]
+        if not fits:
+            raise UsageError(f"no preset fits the table {table}", "name its shape with --layout, or write a layout "
+                             "file (`queuetop layouts --show NAME` prints one to start from)")
+        return fits[0].layout, f"{table}: layout {fits[0].preset}"
+    return choose(db, catalog)
+
+
+def _announce(note: str | None) -> None:
+    if note:
+        print(f"queuetop: {note}", file=sys.stderr)
 
 
 def _is_embedded_default(args: argparse.Namespace, target: Target) -> bool:
@@ -187,10 +276,13 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from queuetop.collector import Collector
+    from queuetop.collector import collector_for
 
+    settings = settings_from(args)
     with open_target(args, purpose="monitor") as db:
-        snapshot = Collector(db, job_types=args.types).poll()
+        layout, note = resolve_layout(args, db)
+        _announce(note)
+        snapshot = collector_for(db, layout, job_types=args.types, settings=settings, note=note).poll()
     if args.json:
         print(json.dumps(snapshot.to_json(), indent=2))
     else:
@@ -201,27 +293,56 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_enqueue(args: argparse.Namespace) -> int:
     from datetime import timedelta
 
-    from queuetop.queue import Queue
+    from queuetop.queue import DEFAULT_PRIORITY, Queue
+    from queuetop.shape_queue import ShapeQueue
 
     if args.delay < 0:
         raise UsageError(f"--delay must be zero or more seconds, not {args.delay}")
     with open_target(args) as db:
-        queue = Queue(db)
-        available = db.now() + timedelta(seconds=args.delay) if args.delay else None
-        ids = queue.enqueue_many(args.job_type, args.count, info=args.info, priority=args.priority,
-                                 available_at=available, created_by="queuetop-cli")  # fmt: skip
+        layout, note = resolve_layout(args, db)
+        _announce(note)
+        if layout.native:
+            if args.job_type is None:
+                raise UsageError("the job type is missing", "name it with --type T")
+            available = db.now() + timedelta(seconds=args.delay) if args.delay else None
+            priority = DEFAULT_PRIORITY if args.priority is None else args.priority
+            ids = Queue(db, layout).enqueue_many(args.job_type, args.count, info=args.info, priority=priority,
+                                                 available_at=available, created_by="queuetop-cli")  # fmt: skip
+        else:
+            ids = ShapeQueue(db, layout).enqueue_many(args.job_type, args.count, info=args.info,
+                                                      priority=args.priority, delay_s=args.delay)  # fmt: skip
     noun = "job" if len(ids) == 1 else "jobs"
     listed = ", ".join(map(str, ids)) if len(ids) <= 10 else f"{ids[0]}..{ids[-1]}"
-    print(f"enqueued {len(ids):,} {noun} of type {args.job_type!r}: id{'s' if len(ids) > 1 else ''} {listed}")
+    kind = f" of type {args.job_type!r}" if args.job_type is not None else f" into {layout.queue_table}"
+    print(f"enqueued {len(ids):,} {noun}{kind}: id{'s' if len(ids) > 1 else ''} {listed}")
     return 0
 
 
 def cmd_release(args: argparse.Namespace) -> int:
     from queuetop.queue import Queue
+    from queuetop.shape_queue import ShapeQueue
 
     with open_target(args) as db:
-        result = Queue(db, max_attempts=args.max_attempts).release_timed_out(args.job_type, dry_run=args.dry_run)
-    scope = f" of type {args.job_type!r}" if args.job_type else ""
+        layout, note = resolve_layout(args, db)
+        _announce(note)
+        scope = f" of type {args.job_type!r}" if args.job_type else ""
+        if layout.native:
+            result = Queue(db, layout, max_attempts=args.max_attempts).release_timed_out(args.job_type,
+                                                                                          dry_run=args.dry_run)
+        else:
+            settings = {**settings_from(args), "max_attempts": args.max_attempts}
+            result = ShapeQueue(db, layout, settings).release(args.job_type, dry_run=args.dry_run)
+            what = layout.release.what if layout.release else "claims"
+            if result.timed_out == 0:
+                print(f"no {what}{scope}: nothing to release")
+            elif result.dry_run:
+                print(f"{result.timed_out:,} {what}{scope} would be released (dry run: nothing changed)")
+            else:
+                dead = f"; {result.dead:,} out of attempts counted as dead" if "dead" in layout.states else ""
+                back = "back into the queue" if layout.release and layout.release.action == "requeue" else \
+                    "back to pending"
+                print(f"released {result.released:,} of {result.timed_out:,} {what}{scope} {back}{dead}")
+            return 0
     if result.timed_out == 0:
         print(f"no timed-out claims{scope}: nothing to release")
     elif result.dry_run:
@@ -232,6 +353,100 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dead(args: argparse.Namespace) -> int:
+    from queuetop.shape_queue import ShapeQueue
+
+    with open_target(args) as db:
+        layout, note = resolve_layout(args, db)
+        _announce(note)
+        queue = ShapeQueue(db, layout, settings_from(args))
+        scope = f" of type {args.job_type!r}" if args.job_type else ""
+        found = queue.dead("count", args.job_type)
+        if args.action == "count" or found == 0:
+            print(f"{found:,} dead job(s){scope}" + ("" if found else ": nothing to do"))
+            return 0
+        verb = "retry" if args.action == "retry" else "delete"
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise UsageError(f"{found:,} dead job(s){scope} would be {'retried' if verb == 'retry' else 'deleted'}"
+                                 ", but there is no terminal to confirm it", "add --yes to do it")
+            answer = input(f"{verb} {found:,} dead job(s){scope}? [y/N] ").strip().lower()
+            if answer not in ("y", "yes"):
+                print("nothing changed")
+                return 0
+        changed = queue.dead(args.action, args.job_type)
+        done = "back to pending" if args.action == "retry" else "deleted"
+        print(f"{changed:,} dead job(s){scope} {done}")
+    return 0
+
+
+def cmd_layouts(args: argparse.Namespace) -> int:
+    from queuetop.layouts import load_layout, preset_text
+
+    if args.show:
+        load_layout(args.show)  # a clear error for an unknown name
+        print(preset_text(args.show), end="")
+        return 0
+    for name in PRESET_NAMES:
+        layout = load_layout(name)
+        tables = ", ".join(layout.table_names()) if not layout.table_required else "(your table: --table)"
+        print(f"{name:<12} {layout.description}")
+        print(f"{'':<12} tables:  {tables}   clock: {layout.clock}")
+        queue = [c for r, c in layout.columns.items() if not r.startswith("c_")]
+        print(f"{'':<12} columns: {', '.join(dict.fromkeys(queue))}")
+        completed = [c for r, c in layout.columns.items() if r.startswith("c_")]
+        if completed:
+            print(f"{'':<12} completed table: {', '.join(dict.fromkeys(completed))}")
+        missing = [f for f, ok in layout.provides.items() if not ok]
+        if missing:
+            print(f"{'':<12} cannot know: {', '.join(missing)}")
+    print("\nwatch one: queuetop --layout NAME [--table SCHEMA.NAME] --db TARGET;  "
+          "its file: queuetop layouts --show NAME")
+    return 0
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    from queuetop.detect import detect
+
+    with open_target(args, purpose="monitor") as db:
+        if _layout_name(args) or args.table:
+            layout, _ = resolve_layout(args, db)
+            candidates = [(layout.name, layout)]
+        else:
+            found = detect(db)
+            if not found:
+                raise UsageError(f"no queue table in {db.target.display} fits a preset",
+                                 "`queuetop layouts` lists what each expects; `queuetop init` creates the native one")
+            candidates = [(c.preset, c.layout) for c in found]
+    for index, (preset, layout) in enumerate(candidates):
+        if index:
+            print()
+        print(layout_toml(preset, layout))
+    return 0
+
+
+def layout_toml(preset: str, layout: Layout) -> str:
+    """A layout file that starts from a preset and names where this target keeps the tables."""
+    from queuetop.layouts import load_layout
+
+    base = load_layout(preset)
+    lines = [f"# queuetop layout: preset {preset} ({base.description})", f'preset = "{preset}"', "", "[tables]"]
+    if layout.schema:
+        lines.append(f'schema = "{layout.schema}"')
+    lines.append(f'queue = "{layout.queue_table}"')
+    if layout.completed_table:
+        lines.append(f'completed = "{layout.completed_table}"')
+    for section, prefix in (("queue_columns", ""), ("completed_columns", "c_")):
+        changed = {r: c for r, c in layout.columns.items()
+                   if r.startswith("c_") == bool(prefix) and base.columns.get(r) != c}
+        if changed:
+            lines += ["", f"[{section}]"]
+            for role, column in changed.items():
+                sql_type = layout.types.get(role)
+                lines.append(f'{role.removeprefix(prefix)} = "{column}{" " + sql_type if sql_type else ""}"')
+    return "\n".join(lines)
+
+
 def _check_interval(args: argparse.Namespace) -> None:
     if not 0.1 <= args.interval <= 3600:
         raise UsageError(f"--interval must be from 0.1 to 3600 seconds, not {args.interval}")
@@ -239,21 +454,53 @@ def _check_interval(args: argparse.Namespace) -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     _check_interval(args)
+    settings = settings_from(args)
     target = parse_target(args.db)
+    auto_init = _is_embedded_default(args, target) and _layout_name(args) in (None, "native")
+    layout, note = _watch_layout(args, target, auto_init)
     background = None
     if args.with_load:
         from queuetop.load.command import config_from_args, start_background_load
 
+        _refuse_load(layout, "watch --with-load")
         config = config_from_args(args)
-        if _is_embedded_default(args, target):
+        if auto_init:
             open_target(args).close()  # the load's workers need the schema before the dashboard makes it
         background = start_background_load(target, config)
-    return _dashboard(args, target, background, auto_init=_is_embedded_default(args, target))
+    return _dashboard(args, target, background, auto_init=auto_init, layout=layout, settings=settings, note=note)
+
+
+def _watch_layout(args: argparse.Namespace, target: Target, auto_init: bool) -> tuple[Layout, str | None]:
+    """The dashboard's layout. A database that cannot be reached yet is no error here: the dashboard shows the
+    outage and keeps trying, with the layout given (or the native one)."""
+    from queuetop.db import ConnectError, SchemaMissing
+    from queuetop.layouts import load_layout, require_table, with_tables
+
+    if auto_init:
+        return NATIVE, None
+    try:
+        with Database.open(target, purpose="monitor") as db:
+            return resolve_layout(args, db)
+    except (ConnectError, SchemaMissing):
+        name = _layout_name(args)
+        if not name:
+            return NATIVE, None
+        return require_table(with_tables(load_layout(name), args.table, args.completed_table)), None
+
+
+def _refuse_load(layout: Layout, command: str) -> None:
+    if not layout.native:
+        raise UsageError(f"`queuetop {command}` cannot drive layout {layout.name} yet: its load driver runs the "
+                         "native schema's claims only", "watch it with `queuetop --layout "
+                         f"{layout.name}` while your own workers run, or try the native queue: `queuetop demo`")
 
 
 def cmd_load(args: argparse.Namespace) -> int:
+    from queuetop.layouts import load_layout
     from queuetop.load.command import run_load_command
 
+    name = _layout_name(args)
+    _refuse_load(load_layout(name) if name else NATIVE, "load")
     return run_load_command(args)
 
 
@@ -264,6 +511,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from queuetop.schema import init_schema
 
     _check_interval(args)
+    name = _layout_name(args)
+    if name:
+        from queuetop.layouts import load_layout
+
+        _refuse_load(load_layout(name), "demo")
     where = args.db or str(Path(tempfile.mkdtemp(prefix="queuetop-demo-")) / "demo.db")
     target = parse_target(where)
     with Database.open(target, create=True) as db:
@@ -275,12 +527,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return status
 
 
-def _dashboard(args: argparse.Namespace, target: Target, background: LoadRun | None, auto_init: bool) -> int:
+def _dashboard(args: argparse.Namespace, target: Target, background: LoadRun | None, auto_init: bool,
+               layout: Layout = NATIVE, settings: dict | None = None, note: str | None = None) -> int:
     from queuetop.tui import run_dashboard
 
     try:
-        return run_dashboard(target, interval=args.interval, read_only=args.read_only, job_types=args.types,
-                             auto_init=auto_init, background=background, log_path=LOG_PATH)  # fmt: skip
+        return run_dashboard(target, layout=layout, interval=args.interval, read_only=args.read_only,
+                             job_types=args.types, auto_init=auto_init, background=background, log_path=LOG_PATH,
+                             settings=settings, note=note)  # fmt: skip
     finally:
         if background is not None:
             summary = background.stop()
@@ -289,38 +543,44 @@ def _dashboard(args: argparse.Namespace, target: Target, background: LoadRun | N
 
 
 # -- the stats table -------------------------------------------------------------------------------------
-COLUMNS: list[tuple[str, Callable[[TypeStats], str]]] = [
-    ("TYPE", lambda r: r.job_type),
-    ("DEPTH", lambda r: fmt.count(r.depth, r.depth_is_estimate)),
-    ("OLDEST", lambda r: fmt.duration(r.oldest_age_s)),
-    ("CLAIMED", lambda r: fmt.count(r.claimed)),
-    ("TIMED-OUT", lambda r: fmt.count(r.timed_out)),
-    ("DEAD", lambda r: fmt.count(r.dead)),
-    ("IN/s 10s", lambda r: fmt.rate(r.arrivals_10s_per_s)),
-    ("OUT/s 10s", lambda r: fmt.rate(r.completions_10s_per_s)),
-    ("IN/s 60s", lambda r: fmt.rate(r.arrivals_60s_per_s)),
-    ("OUT/s 60s", lambda r: fmt.rate(r.completions_60s_per_s)),
-    ("WAIT p50/p95/p99", lambda r: "/".join(fmt.duration(v) for v in (r.wait_p50_s, r.wait_p95_s, r.wait_p99_s))),
-    ("PROC p50/p95/p99", lambda r: "/".join(
+COLUMNS: list[tuple[str, str | None, Callable[[TypeStats], str]]] = [
+    ("TYPE", None, lambda r: r.job_type),
+    ("DEPTH", "depth", lambda r: fmt.count(r.depth, r.depth_is_estimate)),
+    ("OLDEST", "oldest_age_s", lambda r: fmt.duration(r.oldest_age_s)),
+    ("SCHED", "scheduled", lambda r: fmt.count(r.scheduled)),
+    ("CLAIMED", "claimed", lambda r: fmt.count(r.claimed)),
+    ("TIMED-OUT", "timed_out", lambda r: fmt.count(r.timed_out)),
+    ("DEAD", "dead", lambda r: fmt.count(r.dead)),
+    ("LOST", "lost", lambda r: fmt.count(r.lost)),
+    ("IN/s 10s", "arrivals", lambda r: fmt.rate(r.arrivals_10s_per_s)),
+    ("OUT/s 10s", "completions", lambda r: fmt.rate(r.completions_10s_per_s)),
+    ("IN/s 60s", "arrivals", lambda r: fmt.rate(r.arrivals_60s_per_s)),
+    ("OUT/s 60s", "completions", lambda r: fmt.rate(r.completions_60s_per_s)),
+    ("WAIT p50/p95/p99", "wait",
+     lambda r: "/".join(fmt.duration(v) for v in (r.wait_p50_s, r.wait_p95_s, r.wait_p99_s))),
+    ("PROC p50/p95/p99", "processing", lambda r: "/".join(
         fmt.duration(v) for v in (r.processing_p50_s, r.processing_p95_s, r.processing_p99_s))),
-    ("DRAIN", lambda r: fmt.drain(r.drain, r.drain_eta_s)),
+    ("DRAIN", None, lambda r: fmt.drain(r.drain, r.drain_eta_s)),
 ]  # fmt: skip
 
 
 def render_table(snapshot: Snapshot) -> str:
-    rows = [[cell(row) for _, cell in COLUMNS] for row in (*snapshot.types, snapshot.totals)]
-    header = [name for name, _ in COLUMNS]
+    """The stats table: only the columns the queue's shape can know."""
+    columns = [(name, cell) for name, figure, cell in COLUMNS if figure is None or snapshot.provides(figure)]
+    rows = [[cell(row) for _, cell in columns] for row in (*snapshot.types, snapshot.totals)]
+    header = [name for name, _ in columns]
     widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
         padded = (c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
         return "  ".join(padded)
 
-    out = [f"{snapshot.target} ({snapshot.dialect}) at {snapshot.taken_at:%Y-%m-%d %H:%M:%S} UTC, "
-           f"poll {snapshot.poll_ms:.1f} ms, rates and latencies over the last {snapshot.window_s:.0f} s"]  # fmt: skip
+    clock = "UTC" if snapshot.clock == "utc" else "server local time"
+    out = [f"{snapshot.target} ({snapshot.dialect}, layout {snapshot.layout}) at {snapshot.taken_at:%Y-%m-%d %H:%M:%S} "
+           f"{clock}, poll {snapshot.poll_ms:.1f} ms, rates and latencies over the last {snapshot.window_s:.0f} s"]
     out.append(line(header))
     if not snapshot.types:
-        out.append("(the queue is empty: add jobs with `queuetop enqueue --type T`)")
+        out.append("(the queue is empty: add jobs with `queuetop enqueue`)")
     out += [line(r) for r in rows[:-1]]
     out.append(line(rows[-1]))
     return "\n".join(out)

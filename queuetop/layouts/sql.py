@@ -309,3 +309,47 @@ class Statements:
             return self.dialect.insert_returning_sql(self.table("queue"), columns, values, self.col("id"))
 
         return self._render(f"insert:{','.join(fields)}:{delayed}", build)[0]
+
+    # -- drill-down --------------------------------------------------------------------------------------
+    def rows_in_states(self, state_names: Sequence[str], job_type: str | None, roles: Sequence[str | None],
+                       order: Sequence[str], limit: int, settings: dict[str, Any] | None = None,
+                       descending: bool = False) -> Statement:  # fmt: skip
+        """The given roles (None: NULL) of up to `limit` rows in any of the states (all on one table), ordered."""
+        states = [self.layout.states[name] for name in state_names]
+
+        def build(binds: list) -> str:
+            columns = ", ".join(self.col(role) if role and self.layout.has(role) else "NULL" for role in roles)
+            where = " OR ".join(f"({self.condition(state.condition, binds)})" for state in states)
+            direction = " DESC" if descending else ""
+            ordering = ", ".join(self.col(role) + direction for role in order if self.layout.has(role))
+            return self.dialect.first_rows_sql(
+                f"SELECT {columns} FROM {self.table(states[0].table)}{self._hint()} WHERE ({where})"
+                f"{self._type_filter(states[0], job_type)} ORDER BY {ordering}")
+
+        key = f"rows:{','.join(state_names)}:{job_type is not None}:{roles}:{order}:{descending}"
+        sql, params = self._bound(key, build, settings)
+        return sql, self.dialect.first_rows_params((*params, *self._type_param(states[0], job_type)), limit)
+
+    def recent_completions(self, job_type: str | None, since: Any, limit: int,
+                           settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
+        """(id, completed at, wait from, wait to, processing from, processing to) newest first, after `since`."""
+        spec = self.layout.completions
+        assert spec is not None
+        prefix = "c_" if spec.table == "completed" else ""
+        type_role = prefix + "type"
+
+        def build(binds: list) -> str:
+            pairs = [*(spec.wait or (None, None)), *(spec.processing or (None, None))]
+            cols = ", ".join([self.col(prefix + "id"), self.col(spec.at),
+                              *(self.col(role) if role else "NULL" for role in pairs)])
+            where = f"{self.col(spec.at)} > {self.dialect.param(self.layout.type_of(spec.at))}"
+            if spec.where is not None:
+                where += " AND " + self.condition(spec.where.condition, binds)
+            if job_type is not None:
+                where += f" AND {self.col(type_role)} = {self.dialect.param(self.layout.type_of(type_role))}"
+            return self.dialect.first_rows_sql(f"SELECT {cols} FROM {self.table(spec.table)}{self._hint()} WHERE "
+                                               f"{where} ORDER BY {self.col(spec.at)} DESC")
+
+        sql, params = self._bound(f"recent:{job_type is not None}", build, settings)
+        typed = (self.dialect.encode_value(self.layout.type_of(type_role), job_type),) if job_type is not None else ()
+        return sql, self.dialect.first_rows_params((since, *params, *typed), limit)

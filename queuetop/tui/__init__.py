@@ -20,7 +20,8 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
 def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 1.0, read_only: bool = False,
                   job_types: Sequence[str] = (), auto_init: bool = False, background: object | None = None,
-                  log_path: Path | None = None) -> int:  # fmt: skip
+                  log_path: Path | None = None, settings: dict | None = None,
+                  note: str | None = None) -> int:  # fmt: skip
     """Run the dashboard until the user quits; the exit status (0 on a normal quit).
 
     `auto_init` creates the file and schema on the first connect (the embedded default). `background` is a
@@ -30,8 +31,8 @@ def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 
     from queuetop.monitor import Monitor
     from queuetop.tui.app import QueuetopApp
 
-    monitor = Monitor(target, layout, job_types=job_types, auto_init=auto_init)
-    actions = Actions(target, layout)
+    monitor = Monitor(target, layout, job_types=job_types, auto_init=auto_init, settings=settings, note=note)
+    actions = Actions(target, layout, settings=settings)
     app = QueuetopApp(monitor, actions, interval=interval, read_only=read_only, background=background,  # type: ignore[arg-type]
                       log_path=log_path)  # fmt: skip
     with logging_to(log_path):
