@@ -1,0 +1,109 @@
+"""The layer order of DESIGN.md, held for every module: errors, then db, then layouts, then the figures'
+data and arithmetic, then the middle layer (collectors, actions, load), then the dashboard, then the command.
+A module imports only from its own layer or the ones below (imports under `if TYPE_CHECKING:` are for type
+hints and never run, so they do not count). And every module imports cleanly on its own, in a fresh
+interpreter: an import cycle shows there, not only in the order the test suite happens to import things."""
+
+from __future__ import annotations
+
+import ast
+import pkgutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import queuetop
+
+PACKAGE = Path(queuetop.__file__).parent
+LAYERS = [  # bottom first: (rank, module prefixes)
+    (0, ("queuetop", "queuetop.errors")),
+    (1, ("queuetop.db",)),
+    (2, ("queuetop.layouts",)),
+    (3, ("queuetop.snapshot", "queuetop.history", "queuetop.format")),
+    (4, ("queuetop.collector", "queuetop.shape_collector", "queuetop.queue", "queuetop.shape_queue",
+         "queuetop.actions", "queuetop.monitor", "queuetop.schema", "queuetop.series", "queuetop.detect",
+         "queuetop.load")),
+    (5, ("queuetop.tui",)),
+    (6, ("queuetop.cli", "queuetop.__main__")),
+]  # fmt: skip
+
+
+def rank(module: str) -> int:
+    """The layer of a module: its longest matching prefix decides."""
+    best, best_len = None, -1
+    for layer, prefixes in LAYERS:
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+                best, best_len = layer, len(prefix)
+    assert best is not None, f"{module} is in no layer: add it to LAYERS"
+    return best
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """The queuetop modules a file imports when it runs (not those under `if TYPE_CHECKING:`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(inner) for child in node.body for inner in ast.walk(child))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names
+                         if (PACKAGE.parent / node.module.replace(".", "/") / f"{alias.name}.py").exists())
+    return {name for name in names if name.split(".")[0] == "queuetop"}
+
+
+def all_modules() -> list[str]:
+    found = ["queuetop"]
+    found += [info.name for info in pkgutil.walk_packages(queuetop.__path__, "queuetop.")]
+    return sorted(found)
+
+
+def test_no_module_imports_from_a_layer_above_its_own() -> None:
+    offences = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        here = module_name(path)
+        for imported in runtime_imports(path):
+            if rank(imported) > rank(here):
+                offences.append(f"{here} (layer {rank(here)}) imports {imported} (layer {rank(imported)})")
+    assert offences == []
+
+
+def test_the_layer_check_sees_an_upward_import(tmp_path: Path) -> None:
+    """The check above must be able to fail: a db module importing the collector is caught."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("from typing import TYPE_CHECKING\nfrom queuetop.collector import Collector\n"
+                   "if TYPE_CHECKING:\n    from queuetop.tui.app import QueuetopApp\n")  # fmt: skip
+    imported = runtime_imports(bad)
+    assert imported == {"queuetop.collector"}
+    assert rank("queuetop.collector") > rank("queuetop.db.connection")
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_every_module_imports_on_its_own(chunk: int) -> None:
+    modules = [m for m in all_modules() if not m.endswith("__main__")][chunk::4]
+
+    def import_alone(module: str) -> tuple[str, str]:
+        result = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
+                                timeout=120)  # fmt: skip
+        return module, result.stderr.strip().splitlines()[-1] if result.returncode else ""
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        failures = {module: error for module, error in pool.map(import_alone, modules) if error}
+    assert failures == {}

@@ -1,0 +1,148 @@
+"""Layouts as data: the presets, the condition language, files that start from a preset, table overrides, and
+the statements built from them (no database: the SQL text and its parameters)."""
+
+from __future__ import annotations
+
+import pytest
+
+from queuetop.db.dialects import MSSQLDialect, PostgresDialect, SQLiteDialect
+from queuetop.errors import UsageError
+from queuetop.layouts import PRESET_NAMES, layout_from_toml, load_layout, require_table, split_table, with_tables
+from queuetop.layouts.predicate import parse_predicate, roles_of, settings_of
+from queuetop.layouts.sql import Statements
+
+DIALECTS = [SQLiteDialect(), PostgresDialect(), MSSQLDialect()]
+
+
+def test_every_preset_loads_names_its_seed_and_says_what_it_cannot_know():
+    seeds = {}
+    for name in PRESET_NAMES:
+        layout = load_layout(name)
+        seeds[name] = layout.seed
+        assert layout.description and layout.provides["depth"]
+    assert seeds == {"native": None, "queuesample": "000", "requests": "001", "work_queue": "002", "processed": "003",
+                     "job_queue": "004"}  # fmt: skip
+    assert not load_layout("work_queue").provides["oldest_age_s"]  # no times at all
+    assert load_layout("work_queue").provides["completions"]  # from the depth's change between polls
+    assert load_layout("requests").provides["lost"] and not load_layout("requests").provides["dead"]
+    assert load_layout("job_queue").provides["scheduled"] and not load_layout("job_queue").provides["lost"]
+    assert not load_layout("queuesample").provides["claimed"]  # retrieval is final
+    assert load_layout("job_queue").clock == "local" and load_layout("native").clock == "utc"
+
+
+def test_conditions_parse_with_precedence_and_name_their_roles_and_settings():
+    node = parse_predicate("token is null and (attempts = 0 or attempts < $max_attempts) "
+                           "or timeout <= now - $lost_after")
+    assert node.kind == "or" and node.parts[0].kind == "and"
+    assert roles_of(node) == {"token", "attempts", "timeout"}
+    assert settings_of(node) == {"max_attempts", "lost_after"}
+
+
+@pytest.mark.parametrize("text, complaint", [
+    ("claimed_at is null; drop table x", "cannot read"),
+    ("claimed_at = 'x'' or 1=1 --'", "cannot read"),
+    ("claimed_at is nul", "expected null"),
+    ("claimed_at like 'a%'", "cannot read|expected a comparison"),
+    ("(claimed_at is null", "expected \\)"),
+    ("now - 5 > created", "shifted by a \\$setting"),
+    ("", "empty"),
+])  # fmt: skip
+def test_a_condition_that_is_not_the_language_is_refused_naming_what(text, complaint):
+    with pytest.raises(UsageError, match=complaint):
+        parse_predicate(text, "state pending")
+
+
+def test_a_state_must_use_known_roles_known_settings_and_one_table():
+    head = '[tables]\nqueue = "q"\ncompleted = "c"\n[queue_columns]\nid = "id"\nflag = "done"\n'
+    head = head.replace('flag = "done"', 'finished = "done bit"') + '[completed_columns]\nid = "id"\n'
+    with pytest.raises(UsageError, match="mentions colour"):
+        layout_from_toml("x", head + '[states]\npending = "colour = 1"\n')
+    with pytest.raises(UsageError, match=r"\$nope, which is not a setting"):
+        layout_from_toml("x", head + '[states]\npending = "finished < $nope"\n')
+    with pytest.raises(UsageError, match="mixes roles"):
+        layout_from_toml("x", head + '[states]\npending = "finished = 0 and c_id > 0"\n')
+    with pytest.raises(UsageError, match="unknown state 'waiting'"):
+        layout_from_toml("x", head + '[states]\npending = "finished = 0"\nwaiting = "finished = 1"\n')
+    with pytest.raises(UsageError, match="unknown type 'money'"):
+        layout_from_toml("x", head.replace("done bit", "done money") + '[states]\npending = "finished = 0"\n')
+
+
+def test_a_file_may_start_from_a_preset_and_override_tables_and_columns():
+    layout = layout_from_toml("mine", 'preset = "job_queue"\n[tables]\nschema = "ops"\nqueue = "jobs"\n'
+                                      '[queue_columns]\ninfo = "Body nvarchar(400)"\n')  # fmt: skip
+    assert (layout.schema, layout.queue_table) == ("ops", "jobs")
+    assert layout.columns["info"] == "Body" and layout.types["info"] == "nvarchar(400)"
+    assert layout.columns["token"] == "Processing_Mark" and "timed_out" in layout.states  # the rest: the preset's
+    with pytest.raises(UsageError, match="unknown preset 'nope'"):
+        layout_from_toml("mine", 'preset = "nope"\n')
+    with pytest.raises(UsageError, match="not valid TOML"):
+        layout_from_toml("mine", "preset = \n")
+
+
+def test_a_layout_file_is_read_by_path(tmp_path):
+    path = tmp_path / "ops.toml"
+    path.write_text('preset = "work_queue"\n[tables]\nqueue = "jobs"\n')
+    assert load_layout(str(path)).queue_table == "jobs"
+    with pytest.raises(UsageError, match="cannot read the layout file"):
+        load_layout(str(tmp_path / "missing.toml"))
+    with pytest.raises(UsageError, match=r"unknown layout 'nope'.*presets: native"):
+        load_layout("nope")
+
+
+def test_table_overrides_are_checked_identifiers():
+    layout = with_tables(load_layout("work_queue"), "ops.jobs")
+    assert (layout.schema, layout.queue_table) == ("ops", "jobs")
+    assert with_tables(load_layout("work_queue"), "jobs").schema == "dbo"  # the preset's schema stays
+    requests = with_tables(load_layout("requests"), "q.In", "Out")
+    assert (requests.schema, requests.queue_table, requests.completed_table) == ("q", "In", "Out")
+    for bad in ("a.b.c", "x;drop", "a.", '"x"'):
+        with pytest.raises(UsageError):
+            split_table(bad, "--table")
+    with pytest.raises(UsageError, match="has no completed table"):
+        with_tables(load_layout("job_queue"), None, "Done")
+    with pytest.raises(UsageError, match="needs the queue table's name"):
+        require_table(load_layout("processed"))
+    assert require_table(with_tables(load_layout("processed"), "work_items")).queue_table == "work_items"
+
+
+def test_dbo_is_the_default_schema_except_on_sql_server():
+    layout = load_layout("job_queue")
+    assert Statements(PostgresDialect(), layout).table("queue") == '"Job_Queue"'
+    assert Statements(MSSQLDialect(), layout).table("queue") == "[dbo].[Job_Queue]"
+    assert Statements(SQLiteDialect(), layout).table("queue") == '"Job_Queue"'
+    assert Statements(PostgresDialect(), load_layout("queuesample")).table("queue") == '"QueueSample"."WorkQueue"'
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+def test_states_use_the_databases_own_clock_of_the_layouts_kind(dialect):
+    local = Statements(dialect, load_layout("job_queue")).state_counts(["pending", "timed_out"])[0]
+    utc = Statements(dialect, with_tables(load_layout("work_queue"), "jobs")).state_counts(["pending"])[0]
+    local_now, utc_now = dialect.now_sql("local"), dialect.now_sql("utc")
+    assert local_now != utc_now and local_now in local and utc_now not in local and utc_now in utc
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+def test_settings_and_values_travel_as_parameters(dialect):
+    statements = Statements(dialect, load_layout("job_queue"))
+    sql, params = statements.state_counts(["pending", "timed_out", "dead"], {"max_attempts": 5})
+    assert params == (5, 5, 5) and "5" not in sql.replace("Last_Attempt", "")
+    sql, params = Statements(dialect, load_layout("requests")).state_counts(["lost"], {"lost_after": 90})
+    assert len(params) == 1 and "90" not in sql
+    assert sql.startswith("/* queuetop */ ")
+
+
+def test_a_bit_flag_is_compared_as_each_database_spells_a_bit():
+    layout = with_tables(load_layout("processed"), "jobs")
+    assert '"PROCESSED" = false' in Statements(PostgresDialect(), layout).state_counts(["pending"])[0]
+    assert "[PROCESSED] = 0" in Statements(MSSQLDialect(), layout).state_counts(["pending"])[0]
+    assert '"PROCESSED" = 0' in Statements(SQLiteDialect(), layout).state_counts(["pending"])[0]
+
+
+def test_parameters_are_typed_as_the_column_they_meet():
+    """SQL Server seeks a varchar index only if the parameter is varchar too; PostgreSQL needs a type at all."""
+    guid = "AC351A46-49E4-4F0C-BF8C-F45255012150"
+    pg = Statements(PostgresDialect(), load_layout("queuesample")).count_state("pending", guid)[0]
+    ms = Statements(MSSQLDialect(), load_layout("queuesample")).count_state("pending", "x")[0]
+    assert '"JobType" = CAST(? AS uuid)' in pg and "[JobType] = CAST(? AS uniqueidentifier)" in ms
+    insert = Statements(MSSQLDialect(), load_layout("job_queue")).insert(["info", "priority"], delayed=False)
+    assert "CAST(? AS varchar(100))" in insert and "CAST(? AS tinyint)" in insert and "OUTPUT inserted.[ID]" in insert
