@@ -16,7 +16,7 @@ import pytest
 import sqlglot
 
 from queuetop.db.dialects import MSSQLDialect
-from queuetop.layouts import PRESET_NAMES, Layout, load_layout, with_tables
+from queuetop.layouts import PRESET_NAMES, STATES, Layout, load_layout, with_tables
 from queuetop.layouts.sql import Statement, Statements
 
 GOLDEN = Path(__file__).parent / "golden" / "presets.tsql"
@@ -31,7 +31,7 @@ def preset(name: str) -> Layout:
 def statements_of(layout: Layout) -> dict[str, Statement]:
     """Every statement the monitor and the actions can send for this layout, by a readable name."""
     s = Statements(MSSQLDialect(), layout)
-    states = [name for name in ("pending", "scheduled", "claimed", "timed_out", "dead", "lost") if name in layout.states]
+    states = [name for name in STATES if name in layout.states]
     job_type = "x" if layout.has_job_type else None
     out: dict[str, Statement] = {"state_counts": s.state_counts(states)}
     if layout.arrivals == "identity":
@@ -69,7 +69,8 @@ def statements_of(layout: Layout) -> dict[str, Statement]:
 
 
 def every_statement() -> list[tuple[str, str, Statement]]:
-    return [(name, label, statement) for name in PRESET_NAMES for label, statement in statements_of(preset(name)).items()]
+    return [(name, label, statement)
+            for name in PRESET_NAMES for label, statement in statements_of(preset(name)).items()]
 
 
 def render_golden() -> str:
