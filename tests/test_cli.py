@@ -113,8 +113,13 @@ def test_bad_arguments_fail_cleanly_and_change_nothing(queue_file, args, phrases
 
 
 def test_argparse_mistakes_exit_2_with_usage():
-    result = queuetop("enqueue", "--count", "3")
-    assert result.returncode == 2 and "the following arguments are required: --type" in result.stderr
+    result = queuetop("enqueue", "--type", "x", "--count", "three")
+    assert result.returncode == 2 and "argument --count/-n: invalid int value: 'three'" in result.stderr
+
+
+def test_a_native_enqueue_without_a_type_says_so(queue_file):
+    result = queuetop("enqueue", "--db", str(queue_file), "--count", "3")
+    assert result.returncode == 2 and "the job type is missing (name it with --type T)" in result.stderr
 
 
 @pytest.mark.parametrize(
