@@ -265,6 +265,10 @@ def _is_embedded_default(args: argparse.Namespace, target: Target) -> bool:
 def cmd_init(args: argparse.Namespace) -> int:
     from queuetop.schema import init_schema
 
+    name = _layout_name(args)
+    if name not in (None, "native"):
+        raise UsageError(f"`queuetop init` creates the native schema only, not layout {name}",
+                         "a seed's tables are yours: watch them as they are with --layout")
     with open_target(args, create=True) as db:
         steps = init_schema(db)
         print(f"{db.target.display} ({db.dialect.name})")
@@ -282,6 +286,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     with open_target(args, purpose="monitor") as db:
         layout, note = resolve_layout(args, db)
         _announce(note)
+        if args.types and not layout.has_job_type:
+            raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
         snapshot = collector_for(db, layout, job_types=args.types, settings=settings, note=note).poll()
     if args.json:
         print(json.dumps(snapshot.to_json(), indent=2))
@@ -458,6 +464,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     target = parse_target(args.db)
     auto_init = _is_embedded_default(args, target) and _layout_name(args) in (None, "native")
     layout, note = _watch_layout(args, target, auto_init)
+    if args.types and not layout.has_job_type:
+        raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
     background = None
     if args.with_load:
         from queuetop.load.command import config_from_args, start_background_load

@@ -64,6 +64,9 @@ class ShapeCollector:
         self.settings = dict(settings or {})
         self.note = note
         self.statements = Statements(db.dialect, layout)
+        self._guid_types = layout.type_of("type") == "guid"
+        if self._guid_types:
+            self.only_types = frozenset(t.upper() for t in self.only_types)
         self._history: dict[str, _History] = {}
         self._observed: dict[str, float] = {}  # per event kind: since when it has been watched
         self._highest_id: Any = None
@@ -86,7 +89,10 @@ class ShapeCollector:
         return self.layout.queue_table
 
     def _type(self, value: Any) -> str:
-        return self.untyped_name if value is None else str(value)
+        if value is None:
+            return self.untyped_name
+        # A GUID type reads back lower-case from PostgreSQL, upper-case from SQL Server: one spelling for all.
+        return str(value).upper() if self._guid_types else str(value)
 
     # -- polling -----------------------------------------------------------------------------------------
     def poll(self) -> Snapshot:
