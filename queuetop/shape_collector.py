@@ -139,6 +139,9 @@ class ShapeCollector:
         if first:
             self._highest_id = db.fetchone(*self.statements.max_id())[0] or 0
             self._observed["arrivals"] = t
+            # The ids already there in the overlap are not arrivals; one that commits later below the highest is.
+            low = max(0, int(self._highest_id) - ID_OVERLAP)
+            self._recent_ids = {row[0] for row in db.fetchall(*self.statements.arrivals_by_id(low, ID_OVERLAP))}
             if self.layout.has("created"):  # look back one window, so a one-shot `stats` has a rate
                 since = now - timedelta(seconds=self.window_s)
                 for job_id, job_type, created in db.fetchall(*self.statements.arrivals_by_time(since)):
