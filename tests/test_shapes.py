@@ -441,3 +441,18 @@ def test_ages_use_the_servers_local_clock_in_a_non_utc_session(shape, tmp_path):
     finally:
         with s.open() as db:
             drop_seed(db, s.tables)
+
+
+def test_a_sqlite_monitor_statement_stops_at_the_statement_timeout(tmp_path, monkeypatch):
+    """SQLite has no statement timeout of its own: a slow scan of a table with no helpful index must end as a
+    clear timeout, not stall the dashboard (PostgreSQL has statement_timeout, SQL Server the ODBC query timeout)."""
+    import queuetop.db.connection as connection
+
+    monkeypatch.setitem(connection.STATEMENT_TIMEOUT_S, "monitor", 0.2)
+    with Database.open(parse_target(str(tmp_path / "slow.db")), purpose="monitor", create=True) as db:
+        started = time.monotonic()
+        with pytest.raises(Exception, match="did not answer in time") as caught:
+            db.fetchall("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000) "
+                        "SELECT COUNT(*) FROM n")
+        assert type(caught.value).__name__ == "Timeout" and time.monotonic() - started < 2
+        assert db.fetchall("SELECT 1") == [(1,)]  # the connection goes on

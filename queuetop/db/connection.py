@@ -33,6 +33,7 @@ from queuetop.errors import (
 Clock = Callable[[], datetime]
 LOGIN_TIMEOUT_S = 5
 SQLITE_BUSY_TIMEOUT_MS = 5000
+STATEMENT_TIMEOUT_S = {"monitor": 5, "worker": 60}  # as PostgreSQL's statement_timeout in its session setup
 
 
 def utc_now() -> datetime:
@@ -59,22 +60,38 @@ class Database:
         self._offset = timedelta(0)
         self._clock = clock
         self._in_transaction = False
+        self._deadline = float("inf")
+        self._statement_timeout_s: float | None = None
 
     # -- opening -----------------------------------------------------------------------------------------
     @classmethod
     def open(cls, target: Target, *, purpose: str = "worker", create: bool = False,
              clock: Clock | None = None) -> Database:  # fmt: skip
         """Connect. `purpose` is "monitor" (short timeouts, low priority) or "worker"."""
+        timeout_s = STATEMENT_TIMEOUT_S.get(purpose, STATEMENT_TIMEOUT_S["worker"])
         if target.kind == "sqlite":
             db = cls(target, _open_sqlite(target, create), SQLiteDialect(), clock)
+            db._limit_sqlite_statements(timeout_s)
         else:
             connection, dialect = _open_odbc(target)
+            if dialect.name == "mssql":
+                connection.timeout = timeout_s  # the ODBC query timeout: SQL Server has no session setting for it
             db = cls(target, connection, dialect, clock)
         for statement in db.dialect.session_setup(purpose):
             db.execute(statement)
         if target.kind != "sqlite" and clock is None:
             db._measure_clock_offset()
         return db
+
+    def _limit_sqlite_statements(self, timeout_s: float) -> None:
+        """SQLite has no statement timeout: a progress handler interrupts a statement that runs past it (a
+        monitor read of a table with no index to help must not stall the dashboard)."""
+        self._statement_timeout_s = timeout_s
+        self._connection.set_progress_handler(lambda: time.monotonic() > self._deadline, 10_000)
+
+    def _arm(self) -> None:
+        if self._statement_timeout_s is not None:
+            self._deadline = time.monotonic() + self._statement_timeout_s
 
     def _measure_clock_offset(self) -> None:
         before = utc_now()
@@ -99,6 +116,7 @@ class Database:
     # -- running statements ------------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run a statement; the number of rows it changed."""
+        self._arm()
         with self._translate():
             cursor = self._connection.cursor()
             try:
@@ -108,6 +126,7 @@ class Database:
                 cursor.close()
 
     def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self._arm()
         with self._translate():
             cursor = self._connection.cursor()
             try:

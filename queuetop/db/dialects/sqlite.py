@@ -57,7 +57,7 @@ class SQLiteDialect(Dialect):
     def error_kind(self, sqlstate: str, message: str) -> str | None:
         if "no such table" in message:
             return "schema"
-        if "database is locked" in message or "database is busy" in message:
+        if "database is locked" in message or "database is busy" in message or message == "interrupted":
             return "timeout"
         return None
 
