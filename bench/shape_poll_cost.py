@@ -33,7 +33,7 @@ from common import BENCH_DIR, PG_TARGET_TEXT, load_average, ms, p50_p95, print_t
 from queuetop.db import Database, parse_target
 from queuetop.layouts import Layout, load_layout, with_tables
 from queuetop.shape_collector import ShapeCollector
-from tests.seed_tables import SeedTables, create_seed, drop_seed, finish, pop, push
+from tests.seedshapes import SeedTables, create_seed, drop_seed, finish, pop, push
 
 SHAPES = ("queuesample", "requests", "work_queue", "processed", "job_queue")
 SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6, "1e7": 10**7}
@@ -68,7 +68,7 @@ def fill_sql(kind: str, shape: str, tables: SeedTables, q: dict[str, str], n: in
     series = (f"generate_series(1, {n}) AS g(i)" if kind == "postgres" else
               f"(WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {n}) SELECT i FROM s) AS g")
     ago = ((lambda secs: f"(LOCALTIMESTAMP - ({secs}) * INTERVAL '1 second')") if kind == "postgres" else
-           (lambda secs: f"strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime', '-' || ({secs}) || ' seconds')"))
+           (lambda secs: f"strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime', printf('%+.3f seconds', -({secs})))"))
     waiting = f"(g.i % {round(1 / WAITING)} = 0)"
     t = q["queue"]
     if shape == "queuesample":

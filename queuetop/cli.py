@@ -59,17 +59,10 @@ targets (--db, or ${ENV_VAR}):
 
 
 def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--db", metavar="TARGET", help=f"database to watch (default: ${ENV_VAR}, else the embedded "
-                                                       "SQLite file)")  # fmt: skip
-    common.add_argument("--layout", metavar="NAME|FILE",
-                        help=f"the queue's shape: a preset ({', '.join(PRESET_NAMES)}) or a .toml file "
-                             f"(default: ${LAYOUT_ENV_VAR}, else the native schema, else the queue table found)")
-    common.add_argument("--table", metavar="[SCHEMA.]NAME", help="the queue table, if not the layout's own")
-    common.add_argument("--completed-table", metavar="NAME", help="the completed table, if not the layout's own")
-    common.add_argument("--lost-after", type=float, default=60.0, metavar="S",
-                        help="a request taken but not completed after S seconds is lost (layout requests; default 60)")
-    common.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    # The options every command shares are accepted before and after the subcommand. The subcommand's copy
+    # defaults to "not given" (SUPPRESS), so it never overwrites a value given before it.
+    common = _common_options(argparse.ArgumentParser(add_help=False), suppress=False)
+    common_after = _common_options(argparse.ArgumentParser(add_help=False), suppress=True)
 
     parser = argparse.ArgumentParser(
         prog="queuetop",
@@ -91,7 +84,7 @@ examples:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(name: str, summary: str, examples: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, parents=[common], help=summary, description=summary,
+        return sub.add_parser(name, parents=[common_after], help=summary, description=summary,
                               formatter_class=argparse.RawDescriptionHelpFormatter,
                               epilog="examples:\n" + examples + "\n" + TARGET_HELP)  # fmt: skip
 
@@ -192,6 +185,25 @@ exit code: 0 when every job was processed exactly once, 1 if any was lost or dup
 """)
     add_watch_arguments(demo)
     demo.set_defaults(run=cmd_demo)
+    return parser
+
+
+def _common_options(parser: argparse.ArgumentParser, suppress: bool) -> argparse.ArgumentParser:
+    def default(value: object) -> object:
+        return argparse.SUPPRESS if suppress else value
+
+    parser.add_argument("--db", metavar="TARGET", default=default(None),
+                        help=f"database to watch (default: ${ENV_VAR}, else the embedded SQLite file)")
+    parser.add_argument("--layout", metavar="NAME|FILE", default=default(None),
+                        help=f"the queue's shape: a preset ({', '.join(PRESET_NAMES)}) or a .toml file "
+                             f"(default: ${LAYOUT_ENV_VAR}, else the native schema, else the queue table found)")
+    parser.add_argument("--table", metavar="[SCHEMA.]NAME", default=default(None),
+                        help="the queue table, if not the layout's own")
+    parser.add_argument("--completed-table", metavar="NAME", default=default(None),
+                        help="the completed table, if not the layout's own")
+    parser.add_argument("--lost-after", type=float, default=default(60.0), metavar="S",
+                        help="a request taken but not completed after S seconds is lost (layout requests; default 60)")
+    parser.add_argument("--debug", action="store_true", default=default(False), help="show tracebacks of errors")
     return parser
 
 

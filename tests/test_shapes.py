@@ -24,7 +24,7 @@ from queuetop.collector import collector_for
 from queuetop.db import Database, Target, parse_target
 from queuetop.layouts import Layout, load_layout, with_tables
 from tests.conftest import PG_TARGET
-from tests.seed_tables import PG_TZ_TARGET, SeedTables, create_seed, drop_seed, finish, pop, push
+from tests.seedshapes import PG_TZ_TARGET, SeedTables, create_seed, drop_seed, finish, pop, push
 
 PRESET_OF = {"queuesample": "000", "requests": "001", "work_queue": "002", "processed": "003", "job_queue": "004"}
 GUID_A, GUID_B = "AC351A46-49E4-4F0C-BF8C-F45255012150", "FB0F15E0-2A97-46A3-951B-6655E4D7A06A"
