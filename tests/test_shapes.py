@@ -456,3 +456,19 @@ def test_a_sqlite_monitor_statement_stops_at_the_statement_timeout(tmp_path, mon
                         "SELECT COUNT(*) FROM n")
         assert type(caught.value).__name__ == "Timeout" and time.monotonic() - started < 2
         assert db.fetchall("SELECT 1") == [(1,)]  # the connection goes on
+
+
+def test_layout_and_db_are_accepted_before_and_after_the_subcommand(tmp_path):
+    s = make_seeded("job_queue", "sqlite", tmp_path)
+    with s.open() as db:
+        push(db, s.tables, payload="x")
+    for args in (("--db", s.db_text, "--layout", "job_queue", "stats", "--json"),
+                 ("--layout", "job_queue", "stats", "--json", "--db", s.db_text),
+                 ("stats", "--json", "--db", s.db_text, "--layout", "job_queue")):  # fmt: skip
+        result = _cli(*args)
+        assert result.returncode == 0, (args, result.stderr)
+        assert json.loads(result.stdout)["layout"] == "job_queue" and "found" not in result.stderr
+    env_chosen = subprocess.run([sys.executable, "-m", "queuetop", "stats", "--json", "--db", s.db_text],
+                                capture_output=True, text=True, timeout=60,
+                                env={**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": "work_queue"})
+    assert env_chosen.returncode == 2 and "table work_queue not found" in env_chosen.stderr  # $QUEUETOP_LAYOUT
