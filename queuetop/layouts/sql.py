@@ -201,11 +201,13 @@ class Statements:
         state = self.layout.states[state_name]
 
         def build(binds: list) -> str:
-            return (f"SELECT COUNT(*) FROM {self.table(state.table)}{self._hint()} WHERE "
-                    f"{self.condition(state.condition, binds)}{self._type_filter(state, job_type)}")
+            return f"SELECT COUNT(*) FROM {self.table(state.table)}{self._hint()} {self._where(state, job_type, binds)}"
 
         sql, params = self._bound(f"count:{state_name}:{job_type is not None}", build, settings)
         return sql, (*params, *self._type_param(state, job_type))
+
+    def _where(self, state: State, job_type: str | None, binds: list) -> str:
+        return f"WHERE {self.condition(state.condition, binds)}{self._type_filter(state, job_type)}"
 
     def ids_in_state(self, state_name: str, job_type: str | None, limit: int,
                      settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
@@ -275,8 +277,7 @@ class Statements:
         def build(binds: list) -> str:
             sets = ", ".join(f"{self.col(role)} = {'NULL' if value is None else int(value)}"
                              for role, value in self.layout.dead_retry.items())  # fmt: skip
-            return (f"UPDATE {self.table('queue')} SET {sets} WHERE {self.condition(state.condition, binds)}"
-                    f"{self._type_filter(state, job_type)}")
+            return f"UPDATE {self.table('queue')} SET {sets} {self._where(state, job_type, binds)}"
 
         sql, params = self._bound(f"retry_dead:{job_type is not None}", build, settings)
         return sql, (*params, *self._type_param(state, job_type))
@@ -285,8 +286,7 @@ class Statements:
         state = self.layout.states[state_name]
 
         def build(binds: list) -> str:
-            return (f"DELETE FROM {self.table(state.table)} WHERE {self.condition(state.condition, binds)}"
-                    f"{self._type_filter(state, job_type)}")
+            return f"DELETE FROM {self.table(state.table)} {self._where(state, job_type, binds)}"
 
         sql, params = self._bound(f"delete:{state_name}:{job_type is not None}", build, settings)
         return sql, (*params, *self._type_param(state, job_type))

@@ -79,7 +79,12 @@ class Dialect:
         """INSERT of one row that returns its id."""
         names = f" ({', '.join(columns)})" if columns else ""
         rows = f"VALUES ({', '.join(values)})" if values else "DEFAULT VALUES"
-        return f"INSERT INTO {table}{names} {rows} RETURNING {id_column}"
+        before, after = self.returning(id_column)
+        return f"INSERT INTO {table}{names}{before} {rows}{after}"
+
+    def returning(self, column: str) -> tuple[str, str]:
+        """Where a data-changing statement names what it returns: (before the rows, after them)."""
+        return "", f" RETURNING {column}"
 
     def bit_literal(self, value: int) -> str:
         return str(int(bool(value)))

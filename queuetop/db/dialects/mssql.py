@@ -35,10 +35,8 @@ class MSSQLDialect(Dialect):
             statements.append("SET DEADLOCK_PRIORITY LOW")
         return statements
 
-    def insert_returning_sql(self, table: str, columns: list[str], values: list[str], id_column: str) -> str:
-        names = f" ({', '.join(columns)})" if columns else ""
-        rows = f"VALUES ({', '.join(values)})" if values else "DEFAULT VALUES"
-        return f"INSERT INTO {table}{names} OUTPUT inserted.{id_column} {rows}"
+    def returning(self, column: str) -> tuple[str, str]:
+        return f" OUTPUT inserted.{column}", ""
 
     def first_rows_sql(self, select: str) -> str:
         assert select.startswith("SELECT "), select
