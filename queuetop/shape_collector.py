@@ -101,11 +101,15 @@ class ShapeCollector:
         layout, decode = self.layout, self.db.dialect.decode_time
         states = [name for name in STATES if name in layout.states]
         rows = self.db.fetchall(*self.statements.state_counts(states, self.settings))
-        now = decode(next(row[3] for row in rows if row[0] == "now"))
+        now = decode(next(row[2] for row in rows if row[0] == "now"))
         counts: dict[str, dict[str, tuple[int, datetime | None]]] = {name: {} for name in states}
-        for state, job_type, count, oldest in rows:
-            if state != "now" and (int(count) or job_type is None):
-                counts[state][self._type(job_type)] = (int(count), decode(oldest))
+        for part, job_type, oldest, *per_state in rows:
+            if part == "now":
+                continue
+            for name, count in zip(states, per_state, strict=True):
+                if layout.states[name].table == part and (count or job_type is None):
+                    oldest_here = decode(oldest) if name == "pending" else None
+                    counts[name][self._type(job_type)] = (int(count or 0), oldest_here)
         first = not self._observed
         if layout.arrivals == "identity":
             self._read_arrivals_by_id(now, first)

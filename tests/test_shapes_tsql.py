@@ -114,4 +114,4 @@ def test_identifiers_are_bracketed_and_no_value_is_pasted():
     for _name, _label, (sql, _params) in every_statement():
         body = sql.removeprefix("/* queuetop */ ")
         for literal in re.findall(r"'([^']*)'", body):
-            assert literal in {"now", "pending", "scheduled", "claimed", "timed_out", "dead", "lost"}, literal
+            assert literal in {"now", "queue", "completed", "dead"}, literal

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 TAG = "/* queuetop */ "
 Statement = tuple[str, tuple[Any, ...]]
 Bind = Callable[[dict[str, Any]], Any]  # makes one `?` parameter from the settings of the moment
+NO_COUNT = "CAST(NULL AS bigint)"  # typed, so PostgreSQL can match the UNION's columns
 
 
 class Statements:
@@ -106,26 +107,41 @@ class Statements:
 
     # -- monitor reads -----------------------------------------------------------------------------------
     def state_counts(self, states: Sequence[str], settings: dict[str, Any] | None = None) -> Statement:
-        """One round trip: a first row ('now', NULL, 0, the database's clock), then per state and job type
-        (state, type, rows, oldest created). Each arm has its own WHERE, so each can seek its own index."""
+        """One round trip, one pass per table. Columns: (part, job type, oldest pending created, then one count
+        per state in the order given). The first row is ('now', NULL, the database's clock, NULLs); then one row
+        per table and job type, its counts NULL for the states of the other table. A table is read once for
+        all its states (WHERE: any of them), so a table with no index that helps is scanned once, not once per
+        state, and a single state (a flag) still seeks the index on its condition."""
         def build(binds: list) -> str:
-            arms = [f"SELECT 'now' AS qt_state, NULL AS qt_type, 0 AS qt_rows, {self.now()} AS qt_oldest"]
-            for name in states:
-                state = self.layout.states[name]
-                arms.append(self._state_arm(name, state, binds))
+            nulls = ", ".join([NO_COUNT] * len(states))
+            arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_oldest, {nulls}"]
+            for table in ("queue", "completed"):
+                mine = [name for name in states if self.layout.states[name].table == table]
+                if mine:
+                    arms.append(self._table_arm(table, states, mine, binds))
             return " UNION ALL ".join(arms)
 
         return self._bound("state_counts:" + ",".join(states), build, settings)
 
-    def _state_arm(self, name: str, state: State, binds: list) -> str:
-        prefix = "c_" if state.table == "completed" else ""
+    def _table_arm(self, table: str, states: Sequence[str], mine: Sequence[str], binds: list) -> str:
+        prefix = "c_" if table == "completed" else ""
         type_role, created_role = prefix + "type", prefix + "created"
         has_type = self.layout.has(type_role)
-        type_sql = self.col(type_role) if has_type else "NULL"
-        oldest = f"MIN({self.col(created_role)})" if name == "pending" and self.layout.has(created_role) else "NULL"
-        where = self.condition(state.condition, binds)
+        columns = [self.col(type_role) if has_type else "NULL"]
+        if "pending" in mine and self.layout.has(created_role):
+            pending = self.condition(self.layout.states["pending"].condition, binds)
+            columns.append(f"MIN(CASE WHEN {pending} THEN {self.col(created_role)} END)")
+        else:
+            columns.append("NULL")
+        for name in states:
+            if name in mine:
+                columns.append(f"SUM(CASE WHEN {self.condition(self.layout.states[name].condition, binds)} "
+                               "THEN 1 ELSE 0 END)")
+            else:
+                columns.append(NO_COUNT)
+        where = " OR ".join(f"({self.condition(self.layout.states[name].condition, binds)})" for name in mine)
         group = f" GROUP BY {self.col(type_role)}" if has_type else ""
-        return (f"SELECT '{name}', {type_sql}, COUNT(*), {oldest} FROM {self.table(state.table)}{self._hint()} "
+        return (f"SELECT '{table}', {', '.join(columns)} FROM {self.table(table)}{self._hint()} "
                 f"WHERE {where}{group}")
 
     def max_id(self) -> Statement:
