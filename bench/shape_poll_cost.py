@@ -8,9 +8,9 @@ p95 per size, the ratio p50(10^7)/p50(10^4) (or of the largest size run), and th
 count made right after. Then, for the shapes whose seed has no index that makes the poll cheap, the same with
 the index that fixes it (`--with-index`), so the cost of going without is a figure, not a guess.
 
-The mix, at N rows: 10 % waiting, the rest finished, spread over the last hour; job_queue also has 500 claims
-in flight (100 past their timeout), 0.1 % dead and 1 % scheduled for later; requests 1 % lost; queuesample
-20 GUID job types.
+The mix, at N rows, as a FIFO queue has it: the newest 10 % waiting, the rest finished, spread over the last
+hour; job_queue also has 500 claims in flight just before the backlog (100 past their timeout), dead jobs
+(0.1 % of the newest fifth) and 1 % scheduled for later; requests 1 % lost; queuesample 20 GUID job types.
 
     .venv/bin/python bench/shape_poll_cost.py                         # every seed shape, 1e4..1e6, both dbs
     .venv/bin/python bench/shape_poll_cost.py --layout job_queue --sizes 1e4,1e7 --db postgres
@@ -69,7 +69,7 @@ def fill_sql(kind: str, shape: str, tables: SeedTables, q: dict[str, str], n: in
               f"(WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {n}) SELECT i FROM s) AS g")
     ago = ((lambda secs: f"(LOCALTIMESTAMP - ({secs}) * INTERVAL '1 second')") if kind == "postgres" else
            (lambda secs: f"strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime', printf('%+.3f seconds', -({secs})))"))
-    waiting = f"(g.i % {round(1 / WAITING)} = 0)"
+    waiting = f"(g.i > {round(n * (1 - WAITING))})"  # a FIFO queue: the backlog is the newest rows
     t = q["queue"]
     if shape == "queuesample":
         guid = ("CAST(lpad(to_hex(g.i % 20), 8, '0') || '-0000-4000-8000-000000000000' AS uuid)" if kind == "postgres"
@@ -97,12 +97,13 @@ def fill_sql(kind: str, shape: str, tables: SeedTables, q: dict[str, str], n: in
     # job_queue: waiting, claimed (500, 100 of them timed out), dead (0.1 %), scheduled (1 %), the rest done
     start = ago("3600 - g.i * 3600.0 / " + str(n))
     mark = "gen_random_uuid()" if kind == "postgres" else "hex(randomblob(16))"
+    dead = f"(g.i % 1000 = 1 AND g.i > {round(n * 0.8)})"  # recent: old dead jobs would widen every poll's range
     return [
         f'INSERT INTO {t} ("Priority", "Available_Date", "Attempts", "Last_Attempt_Start_Date", '
         f'"Last_Attempt_End_Date", "Timeout_Date", "Processing_Mark", "Payload") SELECT g.i % 3 * 50, {start}, '
-        f"CASE WHEN {waiting} THEN 0 WHEN g.i % 1000 = 1 THEN 3 ELSE 1 END, "
+        f"CASE WHEN {waiting} THEN 0 WHEN {dead} THEN 3 ELSE 1 END, "
         f"CASE WHEN {waiting} THEN NULL ELSE {start} END, "
-        f"CASE WHEN {waiting} OR g.i % 1000 = 1 THEN NULL ELSE {start} END, "
+        f"CASE WHEN {waiting} OR {dead} THEN NULL ELSE {start} END, "
         f"CASE WHEN {waiting} THEN NULL ELSE {start} END, "
         f"CASE WHEN {waiting} THEN NULL ELSE {mark} END, "
         f"'p' FROM {series}",

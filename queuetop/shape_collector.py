@@ -14,6 +14,12 @@ users' own layouts — is read here, from its layout alone:
   late commits, duplicates dropped by id);
 - shapes with no times at all (seeds 002, 003): completions between two polls are the arrivals minus the change
   in depth, over the time that really elapsed; the first poll has no rate (null, never 0).
+
+Where rows stay in the queue table for good and carry an identity (seeds 000, 002, 003, 004), the finished
+history is most of the table and never changes again: the poll reads only ids from the lowest one still in a
+state (as of the last poll; never above the highest id less the overlap, for ids that commit late), a range of
+the primary key, so its cost follows the live end of the table, not its history. A full read every
+FULL_PASS_EVERY_S (spaced out to at most 1 % of the time) corrects anything changed by hand below that range.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ SHORT_WINDOW_S = 10.0
 OVERLAP_S = 3.0  # how late a completion or arrival may commit and still be counted
 ID_OVERLAP = 256  # ids below the highest seen that are read again: identities commit out of order
 ARRIVALS_PER_POLL = 100_000  # at most this many new rows per poll; the rest are read by the next ones
+FULL_PASS_EVERY_S = 60.0  # a read of the whole table this often (and no more than 1 % of the time) ...
+FULL_PASS_MAX_SHARE = 0.01  # ... corrects what a ranged read cannot see (a row changed by hand below the range)
 EPOCH = datetime(1970, 1, 1)
 
 
@@ -75,6 +83,8 @@ class ShapeCollector:
         self._recent_arrivals: dict[Any, datetime] = {}
         self._completion_mark: datetime | None = None
         self._recent_completions: dict[tuple[Any, Any], datetime] = {}
+        self._low_id: int | None = None  # the lowest id still in a state at the last poll (ranged layouts)
+        self._next_full_at = 0.0  # monotonic seconds: the next poll reading the whole table
         self._last_depth: dict[str, int] | None = None
         self._arrived_since_last: dict[str, int] = {}
 
@@ -100,12 +110,23 @@ class ShapeCollector:
         started = time.perf_counter()
         layout, decode = self.layout, self.db.dialect.decode_time
         states = [name for name in STATES if name in layout.states]
-        rows = self.db.fetchall(*self.statements.state_counts(states, self.settings))
+        ranged = self.statements.ranged
+        full = not ranged or self._low_id is None or time.monotonic() >= self._next_full_at
+        low = None if full else self._low_id
+        rows = self.db.fetchall(*self.statements.state_counts(states, self.settings, low))
+        if full:
+            spent = time.perf_counter() - started
+            self._next_full_at = time.monotonic() + max(FULL_PASS_EVERY_S, spent / FULL_PASS_MAX_SHARE)
         now = decode(next(row[2] for row in rows if row[0] == "now"))
         counts: dict[str, dict[str, tuple[int, datetime | None]]] = {name: {} for name in states}
+        live_ids = []
         for part, job_type, oldest, *per_state in rows:
             if part == "now":
                 continue
+            if ranged and per_state[-1] is not None:
+                live_ids.append(int(per_state.pop()))
+            elif ranged:
+                per_state.pop()
             for name, count in zip(states, per_state, strict=True):
                 if layout.states[name].table == part and (count or job_type is None):
                     oldest_here = decode(oldest) if name == "pending" else None
@@ -116,7 +137,10 @@ class ShapeCollector:
         elif layout.arrivals == "created":
             self._read_arrivals_by_time(now, first)
         if layout.completions is not None:
-            self._read_completions(now, first)
+            self._read_completions(now, first, self._low_id if ranged else None)
+        if ranged:
+            newest_settled = int(self._highest_id or 0) - ID_OVERLAP + 1  # ids above may still commit late
+            self._low_id = max(0, min([*live_ids, newest_settled]))
         depth = {t: c for t, (c, _) in counts["pending"].items()}
         if layout.throughput_from_depth:
             self._completions_from_depth(now, depth)
@@ -182,7 +206,7 @@ class ShapeCollector:
         forget = self._arrival_mark - timedelta(seconds=OVERLAP_S)
         self._recent_arrivals = {i: c for i, c in self._recent_arrivals.items() if c > forget}
 
-    def _read_completions(self, now: datetime, first: bool) -> None:
+    def _read_completions(self, now: datetime, first: bool, low_id: int | None) -> None:
         spec, decode = self.layout.completions, self.db.dialect.decode_time
         assert spec is not None
         if first:
@@ -190,7 +214,7 @@ class ShapeCollector:
             self._observed["completions"] = seconds(self._completion_mark)
         assert self._completion_mark is not None
         since = self._completion_mark - timedelta(seconds=0 if first else OVERLAP_S)
-        rows = self.db.fetchall(*self.statements.completions_after(since, self.settings))
+        rows = self.db.fetchall(*self.statements.completions_after(since, self.settings, low_id))
         for job_id, job_type, at, wait_from, wait_to, work_from, work_to in rows:
             at = decode(at)
             key = (job_id, at)

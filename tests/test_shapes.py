@@ -472,3 +472,25 @@ def test_layout_and_db_are_accepted_before_and_after_the_subcommand(tmp_path):
                                 capture_output=True, text=True, timeout=60,
                                 env={**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": "work_queue"})
     assert env_chosen.returncode == 2 and "table work_queue not found" in env_chosen.stderr  # $QUEUETOP_LAYOUT
+
+
+def test_a_ranged_poll_reads_the_live_end_and_a_full_pass_corrects_a_change_below_it(job_queue: Seeded):
+    """Rows of seed 004 stay for good: after the first poll only ids from the lowest live one are read. A row
+    changed by hand below that range shows at the next full pass (every 60 s), which must then see it."""
+    s = job_queue
+    with s.open() as db:
+        for i in range(300):
+            push(db, s.tables, payload=f"job {i}")
+        for job in pop(db, s.tables, "w", batch=290):
+            finish(db, s.tables, job)
+    with s.open("monitor") as db:
+        collector = collector_for(db, s.layout)
+        assert collector.poll().totals.depth == 10
+        with s.open() as writer:  # ids 291..300 are live; id 5 is finished history, made pending again by hand
+            writer.execute(f'UPDATE {s.q(s.tables.queue)} SET "Attempts" = 0, "Processing_Mark" = NULL, '
+                           '"Last_Attempt_End_Date" = NULL, "Last_Attempt_Start_Date" = NULL WHERE "ID" = 5')
+            push(writer, s.tables, payload="new")
+        ranged = collector.poll()
+        assert ranged.totals.depth == 11  # the new job, read in the range; id 5 lies below it
+        collector._next_full_at = 0  # the full pass is due (it comes every 60 s)
+        assert collector.poll().totals.depth == 12

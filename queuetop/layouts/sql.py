@@ -106,24 +106,42 @@ class Statements:
         return sql, (*(bind(values) for bind in binds), *tail)
 
     # -- monitor reads -----------------------------------------------------------------------------------
-    def state_counts(self, states: Sequence[str], settings: dict[str, Any] | None = None) -> Statement:
+    def state_counts(self, states: Sequence[str], settings: dict[str, Any] | None = None,
+                     low_id: int | None = None) -> Statement:
         """One round trip, one pass per table. Columns: (part, job type, oldest pending created, then one count
         per state in the order given). The first row is ('now', NULL, the database's clock, NULLs); then one row
         per table and job type, its counts NULL for the states of the other table. A table is read once for
         all its states (WHERE: any of them), so a table with no index that helps is scanned once, not once per
-        state, and a single state (a flag) still seeks the index on its condition."""
+        state, and a single state (a flag) still seeks the index on its condition.
+
+        On a layout whose rows never leave the queue table (`ranged`), a last column gives the lowest id in any
+        state, and `low_id` limits the read to ids from there on: a range of the primary key, so the poll reads
+        the live end of the table, not its finished history."""
+        ranged = self.ranged
+
         def build(binds: list) -> str:
-            nulls = ", ".join([NO_COUNT] * len(states))
+            nulls = ", ".join([NO_COUNT] * (len(states) + ranged))
             arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_oldest, {nulls}"]
             for table in ("queue", "completed"):
                 mine = [name for name in states if self.layout.states[name].table == table]
                 if mine:
-                    arms.append(self._table_arm(table, states, mine, binds))
+                    arms.append(self._table_arm(table, states, mine, binds, low_id is not None))
             return " UNION ALL ".join(arms)
 
-        return self._bound("state_counts:" + ",".join(states), build, settings)
+        sql, params = self._bound(f"state_counts:{','.join(states)}:{low_id is not None}", build, settings)
+        return sql, (*params, *(() if low_id is None else (low_id,)))
 
-    def _table_arm(self, table: str, states: Sequence[str], mine: Sequence[str], binds: list) -> str:
+    @property
+    def ranged(self) -> bool:
+        """Rows stay in the queue table for good and carry an identity: the live ones are its newest ids."""
+        layout = self.layout
+        return layout.arrivals == "identity" and all(state.table == "queue" for state in layout.states.values()) \
+            and (layout.completions is None or layout.completions.table == "queue")
+
+    def _from_low_id(self) -> str:
+        return f" AND {self.col('id')} >= {self.dialect.param(self.layout.type_of('id'))}"
+
+    def _table_arm(self, table: str, states: Sequence[str], mine: Sequence[str], binds: list, from_low: bool) -> str:
         prefix = "c_" if table == "completed" else ""
         type_role, created_role = prefix + "type", prefix + "created"
         has_type = self.layout.has(type_role)
@@ -139,7 +157,13 @@ class Statements:
                                "THEN 1 ELSE 0 END)")
             else:
                 columns.append(NO_COUNT)
+        if self.ranged:
+            columns.append(f"MIN({self.col('id')})")
         where = " OR ".join(f"({self.condition(self.layout.states[name].condition, binds)})" for name in mine)
+        if len(mine) > 1:
+            where = f"({where})"
+        if from_low:
+            where += self._from_low_id()  # its parameter comes last: this is the statement's last arm
         group = f" GROUP BY {self.col(type_role)}" if has_type else ""
         return (f"SELECT '{table}', {', '.join(columns)} FROM {self.table(table)}{self._hint()} "
                 f"WHERE {where}{group}")
@@ -177,7 +201,8 @@ class Statements:
         sql, _ = self._render("arrivals_by_time", build)
         return sql, (since,) * sql.count(" UNION ALL ") + (since,)
 
-    def completions_after(self, since: Any, settings: dict[str, Any] | None = None) -> Statement:
+    def completions_after(self, since: Any, settings: dict[str, Any] | None = None,
+                          low_id: int | None = None) -> Statement:
         """(id, type, completed at, wait from, wait to, processing from, processing to) of jobs completed after
         `since`, by the layout's completion rule."""
         spec = self.layout.completions
@@ -193,10 +218,12 @@ class Statements:
             where = f"{self.col(spec.at)} > {self.dialect.param(self.layout.type_of(spec.at))}"
             if spec.where is not None:
                 where += " AND " + self.condition(spec.where.condition, binds)
+            if low_id is not None:
+                where += self._from_low_id()
             return f"SELECT {', '.join(cols)} FROM {self.table(spec.table)}{self._hint()} WHERE {where}"
 
-        sql, params = self._bound("completions_after", build, settings)
-        return sql, (since, *params)
+        sql, params = self._bound(f"completions_after:{low_id is not None}", build, settings)
+        return sql, (since, *params, *(() if low_id is None else (low_id,)))
 
     # -- actions -----------------------------------------------------------------------------------------
     def _type_filter(self, state: State, job_type: str | None) -> str:
