@@ -1,5 +1,6 @@
 """SQL Server without a server, for every shape: each statement queuetop builds for each preset parses as T-SQL
-(sqlglot), carries as many `?` as parameters, and matches the reviewed golden file `golden/presets.tsql`.
+in two grammars (sqlglot, and sqlfluff's `tsql` dialect), carries as many `?` as parameters, speaks no other
+dialect (no LIMIT, no RETURNING), and matches the reviewed golden file `golden/presets.tsql`.
 
 A change to any statement shows as a diff of the golden file, to be read before it is accepted:
 `QUEUETOP_UPDATE_GOLDEN=1 ./scripts/test.sh tests/test_shapes_tsql.py` rewrites it.
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from sqlfluff.core import FluffConfig, Linter
 
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.layouts import PRESET_NAMES, STATES, Layout, load_layout, with_tables
@@ -86,6 +88,23 @@ def test_every_statement_of_every_preset_parses_as_tsql_with_its_parameters(name
     sqlglot.parse_one(sql, read="tsql")  # raises on anything T-SQL would not accept as written
     assert sql.count("?") == len(params), f"{name} {label}: {sql.count('?')} placeholders, {len(params)} parameters"
     assert sql.startswith("/* queuetop */ ")
+
+
+def test_every_statement_of_every_preset_parses_in_sqlfluffs_tsql_grammar_too():
+    linter = Linter(config=FluffConfig(overrides={"dialect": "tsql"}))
+    refused = {}
+    for name, label, (sql, _params) in every_statement():
+        parsed = linter.parse_string(sql.replace("?", "@p"))  # sqlfluff's T-SQL reads variables, not ODBC markers
+        if parsed.violations:
+            refused[f"{name}: {label}"] = str(parsed.violations[0])
+        assert " LIMIT " not in sql and " RETURNING " not in sql, f"{name}: {label} is not T-SQL"
+    assert refused == {}
+
+
+def test_the_second_grammar_refuses_what_is_not_tsql():
+    """The check above can fail: a statement with a broken clause is refused."""
+    parsed = Linter(config=FluffConfig(overrides={"dialect": "tsql"})).parse_string("SELECT TOP (@p) FROM WHERE")
+    assert parsed.violations
 
 
 def test_monitor_reads_never_lock_and_times_are_the_servers_own():
