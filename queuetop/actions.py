@@ -230,10 +230,13 @@ class Actions:
 
     def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
         if not self.layout.native:
+            fields = self.layout.enqueue_fields  # a form may carry what this shape has no column for: not stored
+            job_type = request.job_type if "type" in fields else None
             with self._writer.use() as db:
                 ids = ShapeQueue(db, self.layout, self.settings).enqueue_many(
-                    request.job_type, request.count, info=request.info, priority=request.priority)
-            return EnqueueResult(request.job_type, tuple(ids))
+                    job_type, request.count, info=request.info if "info" in fields else None,
+                    priority=request.priority if "priority" in fields else None)
+            return EnqueueResult(job_type, tuple(ids))
         with self._writer.use() as db:
             ids = Queue(db, self.layout).enqueue_many(request.job_type, request.count, info=request.info,
                                                       priority=DEFAULT_PRIORITY if request.priority is None
