@@ -124,9 +124,16 @@ def _whole_number(text: str) -> int | str:
 
 
 # -- release ---------------------------------------------------------------------------------------------
-def describe_release(result: ReleaseResult, job_type: str | None) -> str:
-    """One sentence for a dry run or a release, saying plainly when there is nothing to do."""
+def describe_release(result: ReleaseResult, job_type: str | None, what: str | None = None) -> str:
+    """One sentence for a dry run or a release, saying plainly when there is nothing to do. `what`: the noun of
+    a shape whose release is not the native one ("lost requests")."""
     scope = f" of type {job_type!r}" if job_type else ""
+    if what is not None:
+        if result.timed_out == 0:
+            return f"Nothing to release: no {what}{scope}."
+        if result.dry_run:
+            return f"{result.timed_out:,} {what}{scope} found."
+        return f"Released {result.released:,} of {result.timed_out:,} {what}{scope}."
     if result.timed_out == 0:
         return f"Nothing to release: no claims{scope} are past their timeout."
     if result.dry_run:

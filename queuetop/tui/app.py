@@ -31,8 +31,10 @@ from textual.worker import Worker, WorkerState
 from queuetop.actions import EnqueueRequest, EnqueueResult, ReleaseResult, TypeDetail, describe_release
 from queuetop.db import QueuetopError, Target
 from queuetop.db.target import default_database_path
+from queuetop.layouts import NATIVE, Layout
 from queuetop.monitor import NO_SCHEMA, PollOutcome
 from queuetop.series import WINDOWS_S, Series
+from queuetop.shape_queue import nothing_to_release
 from queuetop.snapshot import Snapshot
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen, Section, binding_rows
@@ -294,7 +296,10 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         if not self._may_change_queue("enqueue"):
             return
         known = [row.job_type for row in self.latest.types] if self.latest else []
-        self.push_screen(EnqueueModal(self._selected_type(), known), self._enqueue)
+        self.push_screen(EnqueueModal(self._selected_type(), known, self._layout()), self._enqueue)
+
+    def _layout(self) -> Layout:
+        return getattr(self.actions, "layout", NATIVE)
 
     def _enqueue(self, request: EnqueueRequest | None) -> None:
         if request is None:
@@ -307,9 +312,19 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self.poll_soon()
 
     def action_release(self) -> None:
+        layout = self._layout()
+        if not layout.native and layout.release is None:
+            self.notify(f"Layout {layout.name} has nothing to release: {nothing_to_release(layout)}.",
+                        severity="warning", markup=False)  # fmt: skip
+            return
         if not self._may_change_queue("release"):
             return
-        self.push_screen(ReleaseModal(self._selected_type(), self.actions.count_timed_out), self._release)
+        job_type = self._selected_type() if layout.has_job_type else None
+        what = None if layout.native or layout.release is None else layout.release.what
+        hint = None if what is None or layout.release.action == "clear" else (
+            "Each goes back into the queue table, in one transaction with its removal from the completed table; "
+            "one completed meanwhile is left alone.")  # fmt: skip
+        self.push_screen(ReleaseModal(job_type, self.actions.count_timed_out, what, hint), self._release)
 
     def _release(self, choice: ReleaseChoice | None) -> None:
         if choice is None:
@@ -319,7 +334,9 @@ class QueuetopApp(HandlesThreadResults, App[int]):
                   self._action_failed, group="release")  # fmt: skip
 
     def _released(self, job_type: str | None, result: ReleaseResult) -> None:
-        self.notify(describe_release(result, job_type), markup=False)
+        layout = self._layout()
+        what = None if layout.native or layout.release is None else layout.release.what
+        self.notify(describe_release(result, job_type, what), markup=False)
         self.poll_soon()
 
     def _action_failed(self, error: QueuetopError) -> None:

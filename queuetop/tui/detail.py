@@ -43,9 +43,13 @@ def summary_text(job_type: str, row: TypeStats | None) -> Text:
         return text
     text.append(f"  depth {fmt.count(row.depth, row.depth_is_estimate)}")
     text.append(f" · oldest {fmt.duration(row.oldest_age_s)}")
+    if row.scheduled is not None:
+        text.append(f" · later {fmt.count(row.scheduled)}")
     text.append(f" · claimed {fmt.count(row.claimed)}")
     text.append(f" · timed out {fmt.count(row.timed_out)}", style=ALERT if row.timed_out else "")
     text.append(f" · dead {fmt.count(row.dead)}", style=WARN if row.dead else "")
+    if row.lost is not None:
+        text.append(f" · lost {fmt.count(row.lost)}", style=ALERT if row.lost else "")
     text.append(f" · drain {fmt.drain(row.drain, row.drain_eta_s)}", style=WARN if row.drain == "never" else "")
     text.append(f"\narrivals {fmt.rate(row.arrivals_10s_per_s)}/s over 10 s, {fmt.rate(row.arrivals_60s_per_s)}/s "
                 f"over 60 s · completions {fmt.rate(row.completions_10s_per_s)}/s over 10 s, "
@@ -75,8 +79,13 @@ def pending_rows(detail: TypeDetail) -> list[tuple[Text, ...]]:
     return [(_right(str(job.id)), _right(fmt.duration(job.age_s)),
              _right("in " + fmt.duration(job.available_in_s) if job.available_in_s > 0 else "now",
                     DIM if job.available_in_s > 0 else ""),
-             _right(str(job.priority)), _right(str(job.attempts)), _excerpt(job.info))
+             _right(_known(job.priority)), _right(_known(job.attempts)), _excerpt(job.info))
             for job in detail.pending]  # fmt: skip
+
+
+def _known(value: object) -> str:
+    """A value the shape keeps, or "—" where it keeps none (no priority column, no attempts)."""
+    return "—" if value is None else str(value)
 
 
 def claim_rows(detail: TypeDetail) -> list[tuple[Text, ...]]:
@@ -89,7 +98,7 @@ def claim_rows(detail: TypeDetail) -> list[tuple[Text, ...]]:
         else:
             expires = _right("in " + fmt.duration(job.expires_in_s))
         rows.append((_right(str(job.id)), Text(job.worker or "—", no_wrap=True, overflow="ellipsis"),
-                     _right(fmt.duration(job.claimed_for_s)), expires, _right(str(job.attempts))))  # fmt: skip
+                     _right(fmt.duration(job.claimed_for_s)), expires, _right(_known(job.attempts))))  # fmt: skip
     return rows
 
 

@@ -110,7 +110,7 @@ class MainScreen(Screen):
         if snapshot is None:
             return
         rows = ordered(snapshot.types, self.sort_key, self.descending, self.needle)
-        self.query_one(QueueTable).show(rows, snapshot.totals, self.sort_key, self.descending)
+        self.query_one(QueueTable).show(rows, snapshot.totals, self.sort_key, self.descending, snapshot.figures)
         window = app.window_s
         among = [row.job_type for row in rows]
         top = app.series.top_types(window, TOP_TYPES, among=among)

@@ -24,6 +24,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from queuetop.actions import EnqueueRequest, describe_release, parse_enqueue_form
 from queuetop.db import QueuetopError
+from queuetop.layouts import NATIVE, Layout
 from queuetop.queue import DEFAULT_PRIORITY, ReleaseResult
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 
@@ -35,47 +36,62 @@ class EnqueueModal(ModalScreen[EnqueueRequest | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, job_type: str | None, known_types: Sequence[str] = ()) -> None:
+    def __init__(self, job_type: str | None, known_types: Sequence[str] = (), layout: Layout = NATIVE) -> None:
         super().__init__()
-        self.job_type = job_type or ""
+        self.shape = layout  # `layout` is Textual's own
+        form = layout.enqueue_fields
+        # Only the fields this shape's insert takes: a shape without a job type column asks for none.
+        self.fields = tuple(name for name, needs in (("job_type", "type"), ("count", None), ("payload", "info"),
+                                                     ("priority", "priority")) if needs is None or needs in form)
+        self.job_type = (job_type or "") if "job_type" in self.fields else ""
         self.known_types = list(known_types)
 
     def compose(self) -> ComposeResult:
+        layout = self.shape
+        guid = layout.type_of("type") == "guid"
         with Vertical(id="dialog", classes="dialog"):
             yield Label("Enqueue test jobs", classes="title")
-            yield Label("Job type")
-            yield Input(self.job_type, id="job_type", placeholder="e.g. email", compact=True,
-                        suggester=SuggestFromList(self.known_types, case_sensitive=True))  # fmt: skip
-            yield Label("", id="job_type-error", classes="error", markup=False)
+            if "job_type" in self.fields:
+                yield Label("Job type (a GUID)" if guid else "Job type")
+                yield Input(self.job_type, id="job_type", compact=True,
+                            placeholder="e.g. AC351A46-49E4-4F0C-BF8C-F45255012150" if guid else "e.g. email",
+                            suggester=SuggestFromList(self.known_types, case_sensitive=True))  # fmt: skip
+                yield Label("", id="job_type-error", classes="error", markup=False)
             yield Label("Count")
             yield Input("1", id="count", placeholder="1 to 1,000,000", compact=True)
             yield Label("", id="count-error", classes="error", markup=False)
-            yield Label("Payload (stored in JobInfo; optional)")
-            yield Input("", id="payload", placeholder='{"to": "ops@example.com"}', compact=True)
-            yield Label("", id="payload-error", classes="error", markup=False)
-            yield Label("Priority (0 is the most urgent, 255 the least)")
-            yield Input(str(DEFAULT_PRIORITY), id="priority", compact=True)
-            yield Label("", id="priority-error", classes="error", markup=False)
+            if "payload" in self.fields:
+                column = layout.columns.get(layout.enqueue_fields["info"], "JobInfo")
+                yield Label(f"Payload (stored in {column}; optional)")
+                yield Input("", id="payload", placeholder='{"to": "ops@example.com"}', compact=True)
+                yield Label("", id="payload-error", classes="error", markup=False)
+            if "priority" in self.fields:
+                native = layout.native
+                yield Label("Priority (0 is the most urgent, 255 the least" + ("" if native else "; empty: the "
+                            "table's default") + ")")  # fmt: skip
+                yield Input(str(DEFAULT_PRIORITY) if native else "", id="priority", compact=True)
+                yield Label("", id="priority-error", classes="error", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Enqueue", variant="primary", id="submit")
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#job_type" if not self.job_type else "#count", Input).focus()
+        first = "#job_type" if "job_type" in self.fields and not self.job_type else "#count"
+        self.query_one(first, Input).focus()
 
     def _form(self) -> tuple[EnqueueRequest | None, dict[str, str]]:
-        values = {name: self.query_one(f"#{name}", Input).value for name in FIELDS}
-        return parse_enqueue_form(**values)
+        values = {name: self.query_one(f"#{name}", Input).value if name in self.fields else "" for name in FIELDS}
+        return parse_enqueue_form(**values, layout=self.shape)
 
     def _show_errors(self, errors: dict[str, str], only: str | None = None) -> None:
-        for name in FIELDS if only is None else (only,):
+        for name in self.fields if only is None else (only,):
             message = errors.get(name, "")
             self.query_one(f"#{name}-error", Label).update(message)
             self.query_one(f"#{name}", Input).set_class(bool(message), "-invalid")
 
     @on(Input.Changed)
     def _check_field(self, event: Input.Changed) -> None:
-        if event.input.id in FIELDS:
+        if event.input.id in self.fields:
             self._show_errors(self._form()[1], only=event.input.id)
 
     @on(Input.Submitted)
@@ -101,23 +117,26 @@ class ReleaseModal(HandlesThreadResults, ModalScreen[ReleaseChoice | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, job_type: str | None, count: Callable[[str | None], ReleaseResult]) -> None:
+    def __init__(self, job_type: str | None, count: Callable[[str | None], ReleaseResult], what: str | None = None,
+                 hint: str | None = None) -> None:  # fmt: skip
         super().__init__()
         self.job_type = job_type
         self._count = count
+        self.what = what  # None: the native wording, "timed-out claims"
+        self.hint = hint
         self.scope: str | None = job_type
         self.found: ReleaseResult | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
-            yield Label("Release timed-out claims", classes="title")
+            yield Label(f"Release {self.what or 'timed-out claims'}", classes="title")
             with RadioSet(id="scope"):
                 if self.job_type is not None:
                     yield RadioButton(Text(f"only job type {self.job_type!r}"), value=True, id="one")
                 yield RadioButton("all job types", value=self.job_type is None, id="all")
-            yield Static("Counting claims past their timeout…", id="verdict", markup=False)
-            yield Static("Released claims go back to pending for another worker; a claim that has used all its "
-                         "attempts becomes dead instead.", classes="hint")  # fmt: skip
+            yield Static("Counting…", id="verdict", markup=False)
+            yield Static(self.hint or "Released claims go back to pending for another worker; a claim that has used "
+                         "all its attempts becomes dead instead.", classes="hint")  # fmt: skip
             with Horizontal(classes="buttons"):
                 yield Button("Release", variant="error", id="confirm", disabled=True)
                 yield Button("Cancel", id="cancel")
@@ -134,7 +153,7 @@ class ReleaseModal(HandlesThreadResults, ModalScreen[ReleaseChoice | None]):
         scope = self.scope
         self.found = None
         self.query_one("#confirm", Button).disabled = True
-        self.query_one("#verdict", Static).update("Counting claims past their timeout…")
+        self.query_one("#verdict", Static).update("Counting…")
         in_thread(self, lambda: self._count(scope), lambda result: self._counted(scope, result), self._failed,
                   group="release-dry-run")  # fmt: skip
 
@@ -142,13 +161,13 @@ class ReleaseModal(HandlesThreadResults, ModalScreen[ReleaseChoice | None]):
         if scope != self.scope:
             return  # the user changed the scope meanwhile; that count is on its way
         self.found = result
-        verdict = describe_release(result, scope)
+        verdict = describe_release(result, scope, self.what)
         self.query_one("#verdict", Static).update(verdict if result.timed_out == 0 else f"{verdict} Release them?")
         self.query_one("#verdict", Static).set_class(result.timed_out == 0, "nothing")
         self.query_one("#confirm", Button).disabled = result.timed_out == 0
 
     def _failed(self, error: QueuetopError) -> None:
-        self.query_one("#verdict", Static).update(f"Could not count the timed-out claims: {error}")
+        self.query_one("#verdict", Static).update(f"Could not count the {self.what or 'timed-out claims'}: {error}")
 
     @on(Button.Pressed, "#confirm")
     def action_confirm(self) -> None:

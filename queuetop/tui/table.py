@@ -1,12 +1,15 @@
 """The main table: one row per job type plus the totals, sortable, filterable, with trouble in colour.
 
-Columns are data (`COLUMNS`: label, width, how to format, how to sort, when to colour), shared by the table and
-the command palette. The widget draws with Textual's Line API: each refresh formats only the lines on screen.
+Columns are data (`COLUMNS`: label, width, how to format, how to sort, when to colour, which figure of the
+snapshot it shows and how much it matters), shared by the table and the command palette. The table shows only
+the columns the queue's shape can know (`Snapshot.figures`), and in a narrow terminal it drops the least
+important first, saying so in the header (`+3 ›`) rather than cutting them off silently. The widget draws with
+Textual's Line API: each refresh formats only the lines on screen.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
@@ -40,6 +43,8 @@ class Column:
     cell: Callable[[TypeStats], str]
     sort_value: Callable[[TypeStats], float | str]
     style: Callable[[TypeStats], str] = lambda row: ""
+    figure: str | None = None  # the Snapshot figure it shows: hidden when the shape cannot know it
+    rank: int = 0  # 0: always shown; higher: dropped sooner when the terminal is narrow
 
     @property
     def numeric(self) -> bool:
@@ -74,23 +79,31 @@ COLUMNS: tuple[Column, ...] = (
     Column("type", "type", 18, lambda r: TOTAL_LABEL if r.job_type == TOTAL else r.job_type,
            lambda r: r.job_type.lower(), trouble),
     Column("depth", "depth", 9, lambda r: fmt.count(r.depth, r.depth_is_estimate), lambda r: r.depth,
-           lambda r: EST if r.depth_is_estimate else ""),
+           lambda r: EST if r.depth_is_estimate else "", "depth"),
     Column("oldest", "oldest", 7, lambda r: fmt.duration(r.oldest_age_s), lambda r: _none_last(r.oldest_age_s),
-           _age_style),
-    Column("claimed", "claimed", 8, lambda r: fmt.count(r.claimed), lambda r: r.claimed),
-    Column("timed_out", "timed-out", 10, lambda r: fmt.count(r.timed_out), lambda r: r.timed_out,
-           lambda r: ALERT if r.timed_out else ""),
-    Column("dead", "dead", 6, lambda r: fmt.count(r.dead), lambda r: r.dead, lambda r: WARN if r.dead else ""),
+           _age_style, "oldest_age_s", 1),
+    Column("scheduled", "later", 7, lambda r: fmt.count(r.scheduled), lambda r: _none_last(r.scheduled),
+           figure="scheduled", rank=8),
+    Column("claimed", "claimed", 8, lambda r: fmt.count(r.claimed), lambda r: _none_last(r.claimed),
+           figure="claimed", rank=4),
+    Column("timed_out", "timed-out", 10, lambda r: fmt.count(r.timed_out), lambda r: _none_last(r.timed_out),
+           lambda r: ALERT if r.timed_out else "", "timed_out", 2),
+    Column("dead", "dead", 6, lambda r: fmt.count(r.dead), lambda r: _none_last(r.dead),
+           lambda r: WARN if r.dead else "", "dead", 6),
+    Column("lost", "lost", 6, lambda r: fmt.count(r.lost), lambda r: _none_last(r.lost),
+           lambda r: ALERT if r.lost else "", "lost", 2),
     Column("arrivals", "in/s", 6, lambda r: fmt.rate(r.arrivals_10s_per_s),
-           lambda r: _none_last(r.arrivals_10s_per_s), lambda r: WARN if outpaced(r) else ""),
+           lambda r: _none_last(r.arrivals_10s_per_s), lambda r: WARN if outpaced(r) else "", "arrivals", 3),
     Column("completions", "out/s", 6, lambda r: fmt.rate(r.completions_10s_per_s),
-           lambda r: _none_last(r.completions_10s_per_s)),
-    Column("wait", "wait p95", 9, lambda r: fmt.duration(r.wait_p95_s), lambda r: _none_last(r.wait_p95_s)),
+           lambda r: _none_last(r.completions_10s_per_s), figure="completions", rank=3),
+    Column("wait", "wait p95", 9, lambda r: fmt.duration(r.wait_p95_s), lambda r: _none_last(r.wait_p95_s),
+           figure="wait", rank=5),
     Column("processing", "proc p95", 9, lambda r: fmt.duration(r.processing_p95_s),
-           lambda r: _none_last(r.processing_p95_s)),
+           lambda r: _none_last(r.processing_p95_s), figure="processing", rank=7),
     Column("drain", "drain", 7, lambda r: fmt.drain(r.drain, r.drain_eta_s), lambda r: _drain_order(r),
-           lambda r: WARN if r.drain == "never" else ""),
+           lambda r: WARN if r.drain == "never" else "", rank=5),
 )  # fmt: skip
+HIDDEN_MARK_WIDTH = 6  # " +9 ›": the header cell that says columns are hidden
 COLUMN_KEYS = tuple(column.key for column in COLUMNS)
 
 
@@ -102,10 +115,31 @@ def _drain_order(row: TypeStats) -> float:
 Cell = tuple[str, str]  # (text, style)
 
 
-def cells(row: TypeStats) -> tuple[Cell, ...]:
+def cells(row: TypeStats, columns: Sequence[Column] = COLUMNS) -> tuple[Cell, ...]:
     """The row's cells as (text, style); the totals row in bold."""
     bold = " bold" if row.job_type == TOTAL else ""
-    return tuple((column.cell(row), (column.style(row) + bold).strip()) for column in COLUMNS)
+    return tuple((column.cell(row), (column.style(row) + bold).strip()) for column in columns)
+
+
+def shape_columns(figures: Mapping[str, bool]) -> tuple[Column, ...]:
+    """The columns a shape can fill: those whose figure it provides (all, when it says nothing)."""
+    return tuple(c for c in COLUMNS if c.figure is None or figures.get(c.figure, c.key not in ("scheduled", "lost")))
+
+
+def fitting_columns(columns: Sequence[Column], width: int) -> tuple[tuple[Column, ...], tuple[Column, ...]]:
+    """(shown, hidden): the least important columns dropped first until the rest fit in `width` cells, with
+    room left for the marker that says how many are hidden."""
+    shown = list(columns)
+    hidden: list[Column] = []
+
+    def needed() -> int:
+        return sum(c.width + 2 for c in shown) + (HIDDEN_MARK_WIDTH if hidden else 0)
+
+    while needed() > width and any(c.rank for c in shown):
+        least = max((c for c in shown if c.rank), key=lambda c: (c.rank, columns.index(c)))
+        shown.remove(least)
+        hidden.append(least)
+    return tuple(shown), tuple(c for c in columns if c in hidden)
 
 
 def ordered(rows: Sequence[TypeStats], sort_key: str, descending: bool, needle: str = "") -> list[TypeStats]:
@@ -162,8 +196,12 @@ class QueueTable(ScrollView, can_focus=True):
         self.rows: list[TypeStats] = []
         self.totals: TypeStats | None = None
         self._index: dict[str, int] = {}
-        self._headers: tuple[str, ...] = tuple(column.label for column in COLUMNS)
-        self.width_needed = sum(column.width + 2 for column in COLUMNS)
+        self.columns: tuple[Column, ...] = shape_columns({})  # what the shape can fill
+        self.shown: tuple[Column, ...] = self.columns  # what fits in the width
+        self.hidden: tuple[Column, ...] = ()
+        self._sort = ("depth", True)
+        self._headers: tuple[str, ...] = tuple(column.label for column in self.shown)
+        self.width_needed = sum(column.width + 2 for column in self.shown)
         self._styles: dict[tuple[str, bool, str], Style] = {}
 
     def on_focus(self) -> None:
@@ -185,18 +223,35 @@ class QueueTable(ScrollView, can_focus=True):
     def selected_type(self) -> str | None:
         return self.rows[self.cursor].job_type if 0 <= self.cursor < len(self.rows) else None
 
-    def show(self, rows: Sequence[TypeStats], totals: TypeStats, sort_key: str, descending: bool) -> None:
-        """Display rows in the given order (already filtered and sorted), the totals pinned below."""
+    def show(self, rows: Sequence[TypeStats], totals: TypeStats, sort_key: str, descending: bool,
+             figures: Mapping[str, bool] | None = None) -> None:  # fmt: skip
+        """Display rows in the given order (already filtered and sorted), the totals pinned below, in the
+        columns the shape can fill (`figures`)."""
         keep = self.selected_type
         self.rows, self.totals = list(rows), totals
         self._index = {row.job_type: i for i, row in enumerate(self.rows)}
-        self._headers = tuple(column.label + (("▼" if descending else "▲") if column.key == sort_key else "")
-                              for column in COLUMNS)  # fmt: skip
+        if figures is not None:
+            self.columns = shape_columns(figures)
+        self._sort = (sort_key, descending)
+        self._fit()
         self.virtual_size = Size(self.width_needed, len(self.rows) + 2)
         at = self._index.get(keep, self.cursor) if keep is not None else self.cursor
         self.set_reactive(QueueTable.cursor, min(max(at, 0), max(len(self.rows) - 1, 0)))
         if keep is not None and keep in self._index:
             self._keep_cursor_visible()
+        self.refresh()
+
+    def _fit(self) -> None:
+        self.shown, self.hidden = fitting_columns(self.columns, self.size.width or 200)
+        sort_key, descending = self._sort
+        headers = [column.label + (("▼" if descending else "▲") if column.key == sort_key else "")
+                   for column in self.shown]  # fmt: skip
+        self._headers = tuple(headers)
+        self.width_needed = sum(column.width + 2 for column in self.shown) + (HIDDEN_MARK_WIDTH if self.hidden else 0)
+
+    def on_resize(self) -> None:
+        self._fit()
+        self.virtual_size = Size(self.width_needed, len(self.rows) + 2)
         self.refresh()
 
     def select_type(self, job_type: str) -> None:
@@ -241,7 +296,7 @@ class QueueTable(ScrollView, can_focus=True):
             return
         if offset.y == 0:
             x, left = offset.x + round(self.scroll_x), 0
-            for column in COLUMNS:
+            for column in self.shown:
                 left += column.width + 2
                 if x < left:
                     self.post_message(self.HeaderClicked(column.key))
@@ -259,16 +314,19 @@ class QueueTable(ScrollView, can_focus=True):
         width = self.size.width
         last = self.size.height - 1 - (1 if self.show_horizontal_scrollbar else 0)
         if y == 0:
-            strip = self._strip([(label, "") for label in self._headers], self._component("queue-table--header"))
+            header = self._component("queue-table--header")
+            strip = self._strip([(label, "") for label in self._headers], header)
+            if self.hidden:  # say that columns were dropped for width, never cut them off silently
+                strip = Strip([*strip, Segment(f" +{len(self.hidden)} ›".ljust(HIDDEN_MARK_WIDTH), header)])
         elif y == last and self.totals is not None:
-            strip = self._strip(cells(self.totals), self._component("queue-table--totals"))
+            strip = self._strip(cells(self.totals, self.shown), self._component("queue-table--totals"))
         else:
             index = round(self.scroll_y) + y - 1
             if not 0 <= index < len(self.rows) or y > last:
                 return Strip.blank(width, self._component("base"))
             on_cursor = index == self.cursor
             base = self._component("queue-table--cursor" if on_cursor else "base")
-            strip = self._strip(cells(self.rows[index]), base, keep_colors=not on_cursor)
+            strip = self._strip(cells(self.rows[index], self.shown), base, keep_colors=not on_cursor)
         x = round(self.scroll_x)
         return strip.crop(x, x + width).extend_cell_length(width, strip_style(strip))
 
@@ -284,7 +342,7 @@ class QueueTable(ScrollView, can_focus=True):
 
     def _strip(self, row: Sequence[Cell], base: Style, keep_colors: bool = True) -> Strip:
         segments = []
-        for column, (text, style) in zip(COLUMNS, row, strict=True):
+        for column, (text, style) in zip(self.shown, row, strict=True):
             fitted = text if cell_len(text) <= column.width else set_cell_size(text, column.width - 1) + "…"
             pad = " " * (column.width - cell_len(fitted))
             fitted = pad + fitted if column.numeric else fitted + pad
