@@ -255,6 +255,9 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             read_only=self.read_only,
             load_line=self._load_line,
             waiting_s=now - self._poll_started if self._polling and now - self._poll_started >= SLOW_POLL_S else None,
+            layout=self.latest.layout if self.latest else None,
+            note=self.latest.note if self.latest else None,
+            local_clock=self.latest is not None and self.latest.clock == "local",
         )
 
     def _tick(self) -> None:

@@ -41,6 +41,9 @@ class StatusView:
     read_only: bool
     load_line: str | None = None
     waiting_s: float | None = None  # a poll has been running this long (shown once it is slow)
+    layout: str | None = None  # the queue's shape, shown when it is not the native one
+    note: str | None = None  # how the layout was chosen ("found QueueSample.WorkQueue: layout queuesample")
+    local_clock: bool = False  # the shape's times are the server's local time, not UTC
 
 
 def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
@@ -65,6 +68,10 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
     if view.dialect:
         line.append(f"{view.dialect} ", style="cyan")
     line.append(view.target, style="bold cyan")
+    if view.layout and view.layout != "native":
+        line.append(f"  layout {view.layout}", style="bold")
+        if view.local_clock:
+            line.append(" (server local time)", style="dim")
 
     second = Text()
     connected = view.state == CONNECTED
@@ -73,7 +80,9 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
     else:
         age = "just now" if view.since_success_s < 1 else f"{fmt.duration(view.since_success_s)} ago"
         if connected:
-            second.append(f"polled {age}")
+            # Older than two intervals: a slow poll must never pass for a live one.
+            late = view.since_success_s > 2 * view.interval_s and not view.paused
+            second.append(f"polled {age}", style="bold yellow" if late else "")
         else:
             second.append(f"STALE: data from {age}", style="bold yellow")
         if view.poll_ms is not None and connected:
@@ -81,6 +90,8 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
     if view.waiting_s is not None:
         second.append(f" · waiting {view.waiting_s:.0f} s for the database to answer", style="bold yellow")
     second.append(f" · every {view.interval_s:g} s · chart {int(view.window_s // 60)} min")
+    if view.note:
+        second.append(f" · {view.note}", style="dim")
     if not connected and view.error:
         second.append(" · ")
         second.append(view.error, style="red" if view.state == RECONNECTING else "yellow")
