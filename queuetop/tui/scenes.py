@@ -200,6 +200,7 @@ class Scene:
     make: Callable[[], QueuetopApp]
     prepare: Prepare
     press: tuple[str, ...] = ()
+    size: tuple[int, int] = SIZE
 
 
 def scene_app(outcome: PollOutcome | None = None, *, series: Series | None = None, read_only: bool = False,
@@ -286,6 +287,22 @@ UNREACHABLE = PollOutcome(RECONNECTING, error='cannot reach the database server 
                                               'SERVER and PORT in the connection string and that the server is '
                                               'running)', retry_in_s=8.0, failures=4)  # fmt: skip
 
+def _job_queue_snapshot() -> Snapshot:
+    """Seed 004's dbo.Job_Queue: one row (no job type column), scheduled jobs, no lost figure, local time."""
+    from queuetop.layouts import load_layout
+
+    row = TypeStats(job_type="Job_Queue", depth=1830, oldest_age_s=412.0, scheduled=120, claimed=48, timed_out=6,
+                    dead=3, lost=None, arrivals_10s_per_s=22.0, arrivals_60s_per_s=21.4, completions_10s_per_s=19.5,
+                    completions_60s_per_s=19.9, wait_p50_s=61.0, wait_p95_s=290.0, wait_p99_s=402.0,
+                    processing_p50_s=1.9, processing_p95_s=7.4, processing_p99_s=11.0, drain="never")  # fmt: skip
+    return Snapshot(taken_at=MOMENT, target=TARGET.display, dialect="mssql", poll_ms=6.1, window_s=60.0,
+                    types=(row,), totals=replace(row, job_type=TOTAL), layout="job_queue",
+                    figures=dict(load_layout("job_queue").provides), clock="local",
+                    note="found dbo.Job_Queue: layout job_queue")  # fmt: skip
+
+
+JOB_QUEUE = PollOutcome(CONNECTED, _job_queue_snapshot())
+
 SCENES: dict[str, Scene] = {
     scene.name: scene
     for scene in (
@@ -304,9 +321,13 @@ SCENES: dict[str, Scene] = {
               _showing(UNREACHABLE, select=None)),
         Scene("read-only", "read-only: enqueue refused", lambda: scene_app(LIVE, series=history(), read_only=True),
               _dialog("e")),
+        Scene("job-queue", "seed 004's dbo.Job_Queue as it is: its own columns, server local time",
+              lambda: scene_app(JOB_QUEUE), _showing(JOB_QUEUE, select=None)),
+        Scene("narrow", "an 80×24 terminal: the least important columns dropped, and said so", _main_app,
+              _showing(LIVE), size=(80, 24)),
     )
 }  # fmt: skip
-SCREENSHOTS = ("main", "drill-down", "enqueue", "release")
+SCREENSHOTS = ("main", "drill-down", "enqueue", "release", "job-queue", "narrow")
 
 
 async def _export(pilot: Pilot, scene: Scene) -> None:
@@ -323,6 +344,6 @@ def render_svg(scene: Scene) -> str:
     async def auto_pilot(pilot: Pilot) -> None:
         await _export(pilot, scene)
 
-    svg = app.run(headless=True, size=SIZE, auto_pilot=auto_pilot)
+    svg = app.run(headless=True, size=scene.size, auto_pilot=auto_pilot)
     assert isinstance(svg, str), f"scene {scene.name} produced no screenshot"
     return svg

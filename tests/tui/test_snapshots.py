@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from queuetop.tui.scenes import SCENES, SIZE
+from queuetop.tui.scenes import SCENES
 
 
 @pytest.mark.parametrize("name", sorted(SCENES))
 def test_scene(name: str, snap_compare) -> None:
     scene = SCENES[name]
-    assert snap_compare(scene.make(), press=scene.press, terminal_size=SIZE, run_before=scene.prepare)
+    assert snap_compare(scene.make(), press=scene.press, terminal_size=scene.size, run_before=scene.prepare)
