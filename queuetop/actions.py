@@ -301,6 +301,13 @@ class Actions:
                 ago_s=_seconds_between(now, completed_at) or 0.0))  # fmt: skip
         return TypeDetail(job_type, now, pending, claims, tuple(completions))
 
+    def dead(self, action: str, job_type: str | None = None) -> int:
+        """"count", "retry" (back to pending, as if never tried) or "delete" the dead jobs of a type (or all)."""
+        job_type = job_type if self.layout.has_job_type else None
+        with self._writer.use() as db:
+            return ShapeQueue(db, self.layout, {**self.settings, "max_attempts": self.max_attempts}).dead(
+                action, job_type)
+
     def _shape_detail(self, job_type: str, limit: int) -> TypeDetail:
         """The drill-down of any shape: what its states and completions can show (None where it keeps nothing)."""
         layout, settings = self.layout, self.settings

@@ -39,7 +39,7 @@ from queuetop.snapshot import Snapshot
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen, Section, binding_rows
 from queuetop.tui.main import SORTABLE, MainScreen
-from queuetop.tui.modals import EnqueueModal, ReleaseChoice, ReleaseModal
+from queuetop.tui.modals import DeadModal, EnqueueModal, ReleaseChoice, ReleaseModal
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 from queuetop.tui.widgets import StatusView
 
@@ -66,6 +66,7 @@ class DashboardActions(Protocol):
     def count_timed_out(self, job_type: str | None = None) -> ReleaseResult: ...
     def release(self, job_type: str | None = None) -> ReleaseResult: ...
     def type_detail(self, job_type: str) -> TypeDetail: ...
+    def dead(self, action: str, job_type: str | None = None) -> int: ...
 
 
 class Background(Protocol):
@@ -341,6 +342,30 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         what = None if layout.native or layout.release is None else layout.release.what
         self.notify(describe_release(result, job_type, what), markup=False)
         self.poll_soon()
+
+    def action_dead_jobs(self) -> None:
+        """From the drill-down: the type's dead jobs, counted, then retried or deleted."""
+        layout = self._layout()
+        if not layout.dead_actions:
+            self.notify(f"Layout {layout.name} has no dead jobs: only shapes with an attempt limit do.",
+                        severity="warning", markup=False)  # fmt: skip
+            return
+        if not self._may_change_queue("retrying or deleting dead jobs"):
+            return
+        job_type = self.screen.job_type if isinstance(self.screen, DetailScreen) and layout.has_job_type else None
+        actions = self.actions
+        self.push_screen(DeadModal(job_type, lambda: actions.dead("count", job_type)),
+                         lambda choice: self._dead(job_type, choice))  # fmt: skip
+
+    def _dead(self, job_type: str | None, choice: str | None) -> None:
+        if choice is None:
+            return
+        actions, scope = self.actions, f" of type {job_type!r}" if job_type else ""
+        done = "back to pending" if choice == "retry" else "deleted"
+        in_thread(self, lambda: actions.dead(choice, job_type),
+                  lambda changed: (self.notify(f"{changed:,} dead job(s){scope} {done}.", markup=False),
+                                   self.poll_soon()),
+                  self._action_failed, group="dead")  # fmt: skip
 
     def _action_failed(self, error: QueuetopError) -> None:
         self.notify(f"The action failed and changed nothing: {error}", severity="error", timeout=10, markup=False)

@@ -112,7 +112,10 @@ def completion_rows(detail: TypeDetail) -> list[tuple[Text, ...]]:
 class DetailScreen(HandlesThreadResults, Screen):
     """One job type's drill-down."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back", tooltip="back to the table")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", tooltip="back to the table"),
+        Binding("d", "app.dead_jobs", "Dead jobs", tooltip="retry or delete this type's dead jobs"),
+    ]
 
     def __init__(self, job_type: str) -> None:
         super().__init__()

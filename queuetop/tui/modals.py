@@ -177,3 +177,54 @@ class ReleaseModal(HandlesThreadResults, ModalScreen[ReleaseChoice | None]):
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class DeadModal(HandlesThreadResults, ModalScreen[str | None]):
+    """Dead jobs of one type: their count first, then retry (back to pending, attempts reset) or delete."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, job_type: str | None, count: Callable[[], int]) -> None:
+        super().__init__()
+        self.job_type = job_type
+        self._count = count
+        self.found: int | None = None
+
+    def compose(self) -> ComposeResult:
+        scope = f" of type {self.job_type!r}" if self.job_type else ""
+        with Vertical(id="dialog", classes="dialog"):
+            yield Label(f"Dead jobs{scope}", classes="title")
+            yield Static("Counting…", id="verdict", markup=False)
+            yield Static("Retry puts them back to pending as if never tried; delete removes them for good.",
+                         classes="hint")  # fmt: skip
+            with Horizontal(classes="buttons"):
+                yield Button("Retry", variant="primary", id="retry", disabled=True)
+                yield Button("Delete", variant="error", id="delete", disabled=True)
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        in_thread(self, self._count, self._counted, self._failed, group="dead-count")
+
+    def _counted(self, found: int) -> None:
+        self.found = found
+        verdict = f"{found:,} dead job(s)." if found else "No dead jobs: nothing to do."
+        self.query_one("#verdict", Static).update(verdict)
+        for button in ("#retry", "#delete"):
+            self.query_one(button, Button).disabled = found == 0
+
+    def _failed(self, error: QueuetopError) -> None:
+        self.query_one("#verdict", Static).update(f"Could not count the dead jobs: {error}")
+
+    @on(Button.Pressed, "#retry")
+    def action_retry(self) -> None:
+        if self.found:
+            self.dismiss("retry")
+
+    @on(Button.Pressed, "#delete")
+    def action_delete(self) -> None:
+        if self.found:
+            self.dismiss("delete")
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -54,7 +54,7 @@ async def test_job_queue_shows_its_columns_and_enqueues_the_seeds_row(tmp_path) 
             push(db, seed.tables, payload=f"job {i}")
         push(db, seed.tables, payload="later", available_in_s=600)
     app = app_for(seed, size_note="found Job_Queue: layout job_queue")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:  # wide enough for every column of this shape
         await wait_for(pilot, lambda: app.latest is not None and app.latest.totals.depth == 4, "the first poll")
         assert "later" in headers(app) and "lost" not in headers(app) and "timed-out" in headers(app)
         assert "layout job_queue (server local time)" in status(app) and "found Job_Queue" in status(app)
@@ -129,3 +129,26 @@ async def test_a_narrow_terminal_drops_the_least_important_columns_and_says_so(t
         await wait_for(pilot, lambda: wide.latest is not None, "the first poll")
         await pilot.pause(0.2)
         assert not wide.main.query_one(QueueTable).hidden
+
+
+async def test_dead_jobs_are_retried_from_the_drill_down(tmp_path) -> None:
+    seed = seeded(tmp_path, "job_queue")
+    with Database.open(seed.target) as db:
+        for i in range(2):
+            push(db, seed.tables, payload=f"job {i}")
+        for _ in range(3):  # three attempts, each timing out: dead
+            pop(db, seed.tables, "w", batch=2, lease_s=0.1)
+            time.sleep(0.2)
+    app = app_for(seed)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.latest is not None and app.latest.totals.dead == 2, "two dead jobs")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "DetailScreen", "the drill-down")
+        await pilot.press("d")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "DeadModal", "the dead-jobs dialog")
+        await wait_for(pilot, lambda: app.screen.found == 2, "the count")
+        await pilot.click("#retry")
+        await wait_for(pilot, lambda: any(n.startswith("2 dead job(s) back to pending") for n in app.notes),
+                       "the notification")  # fmt: skip
+        await wait_for(pilot, lambda: app.latest.totals.dead == 0 and app.latest.totals.depth == 2, "the retry")
+    assert seed.count('SELECT COUNT(*) FROM "Job_Queue" WHERE "Attempts" = 0 AND "Processing_Mark" IS NULL') == 2
