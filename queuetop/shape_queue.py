@@ -94,10 +94,18 @@ class ShapeQueue:
         if delay_s:
             params.append(self.db.dialect.shift_param(delay_s))
         ids: list[Any] = []
-        while len(ids) < count:
-            chunk = min(ENQUEUE_CHUNK, count - len(ids))
-            with self.db.transaction():
-                ids += [self.db.fetchone(sql, params)[0] for _ in range(chunk)]
+        try:
+            while len(ids) < count:
+                chunk = min(ENQUEUE_CHUNK, count - len(ids))
+                with self.db.transaction():
+                    ids += [self.db.fetchone(sql, params)[0] for _ in range(chunk)]
+        except QueuetopError as exc:
+            if not ids:
+                raise  # nothing was written
+            # Each chunk is its own short transaction (a long one would hold locks claimers must skip): say
+            # exactly what stayed.
+            raise QueuetopError(f"{exc.message}; {len(ids):,} of {count:,} jobs were enqueued before it "
+                                f"(ids {ids[0]}..{ids[-1]})", exc.hint) from exc
         return ids
 
     # -- release -----------------------------------------------------------------------------------------
