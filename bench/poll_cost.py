@@ -23,6 +23,7 @@ p50 ≤ 20 ms at 10^7 rows and p50(10^7) / p50(10^4) ≤ 2.
     .venv/bin/python bench/poll_cost.py --explain 1e6,1e7    # plans of every poll statement at those sizes
     .venv/bin/python bench/poll_cost.py --rebuild            # build the data again
     .venv/bin/python bench/poll_cost.py --tag _b             # a second copy of the data (another index set)
+    .venv/bin/python bench/poll_cost.py --layout job_queue   # a seed's own table (bench/shape_poll_cost.py)
 
 It prints, per database and size: the first poll, p50 and p95 of the warm polls, the naive query and its
 ratio to the poll, how many depths the last poll marked as estimates (≈) and how far the depths shown were
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -592,8 +594,19 @@ def report(results: list[Result]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    chosen = argparse.ArgumentParser(add_help=False)
+    chosen.add_argument("--layout", default="native")
+    known, _ = chosen.parse_known_args(argv)
+    if known.layout != "native":  # a seed's own table: its own script, the same question
+        import shape_poll_cost
+
+        shape_poll_cost.main(argv)
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--layout", default="native", help="native (this script) or a seed preset "
+                        "(bench/shape_poll_cost.py runs it: queuesample, requests, work_queue, processed, job_queue)")
     parser.add_argument("--sizes", default=",".join(SIZES), help="comma-separated, from 1e4,1e5,1e6,1e7")
     parser.add_argument("--no-1e7", action="store_true", help="leave out 10^7 rows (the slowest to build)")
     parser.add_argument("--db", default="postgres,sqlite", help="postgres, sqlite or both (comma-separated)")

@@ -203,7 +203,7 @@ def report(results: list[Result]) -> None:
                 f"Goals: p50 ≤ {GOAL_P50_MS:g} ms at the largest size, ratio ≤ {GOAL_RATIO:g}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layout", default=",".join(SHAPES), help="presets, comma-separated (default: all seeds)")
     parser.add_argument("--sizes", default="1e4,1e5,1e6", help="from 1e4,1e5,1e6,1e7 (default 1e4,1e5,1e6)")
@@ -212,7 +212,7 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=0.2, help="seconds between polls (default 0.2)")
     parser.add_argument("--activity", type=int, default=50, help="jobs enqueued and processed per interval")
     parser.add_argument("--with-index", action="store_true", help="also run with the index each seed lacks")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     results = []
     for shape in args.layout.split(","):
         for kind in args.db.split(","):
