@@ -57,7 +57,7 @@ class Catalog:
         views: set[tuple[str | None, str]] = set()
         for schema, table, column, is_view in db.fetchall(db.dialect.catalog_sql()):
             columns[(schema, table)][str(column).lower()] = str(column)
-            if is_view:
+            if int(is_view):  # 1/0 from every database (a driver may spell a boolean as text)
                 views.add((schema, table))
         self.tables = [Table(schema, name, cols, (schema, name) in views) for (schema, name), cols in columns.items()]
 
@@ -99,8 +99,8 @@ def detect(db: Database, catalog: Catalog | None = None) -> list[Candidate]:
             completed = None
             if preset.completed_table:
                 completed = catalog.find(table.schema, preset.completed_table, (table.schema,))
-                if completed is None or not _fits(completed, _completed_columns(preset)):
-                    continue
+                if completed is None or completed == table or not _fits(completed, _completed_columns(preset)):
+                    continue  # (a completed table holds the queue's columns too: it is not a queue of its own)
                 claimed.add((completed.schema, completed.name))
             layout = with_tables(preset, _qualified(db, table), completed.name if completed else None)
             if preset.pending_view and catalog.find(table.schema, preset.pending_view, (table.schema,)) is None:

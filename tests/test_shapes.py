@@ -494,3 +494,42 @@ def test_a_ranged_poll_reads_the_live_end_and_a_full_pass_corrects_a_change_belo
         assert ranged.totals.depth == 11  # the new job, read in the range; id 5 lies below it
         collector._next_full_at = 0  # the full pass is due (it comes every 60 s)
         assert collector.poll().totals.depth == 12
+
+
+def test_detect_prints_a_layout_file_that_watches_the_table_as_it_is(backend_name, tmp_path):
+    s = make_seeded("requests", backend_name, tmp_path)
+    try:
+        with s.open() as db:
+            push(db, s.tables, payload="r")
+        detected = _cli("detect", "--db", s.db_text)
+        assert detected.returncode == 0, detected.stderr
+        blocks = ["# queuetop layout" + b for b in detected.stdout.split("# queuetop layout") if b.strip()]
+        ours = [b for b in blocks if 'preset = "requests"' in b and (s.tables.schema is None
+                                                                     or f'schema = "{s.tables.schema}"' in b)]
+        assert len(ours) == 1, detected.stdout  # the shared test database may hold other tables too
+        path = tmp_path / "mine.toml"
+        path.write_text(ours[0])
+        result = _cli("stats", "--json", "--db", s.db_text, "--layout", str(path))
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["totals"]["depth"] == 1
+    finally:
+        with s.open() as db:
+            drop_seed(db, s.tables)
+
+
+def test_detection_skips_the_pending_view_and_the_completed_table(backend_name, tmp_path):
+    """Seed 000's view and seed 001's completed table hold the queue's columns too: neither is a queue."""
+    from queuetop.detect import detect
+
+    s = make_seeded("queuesample", backend_name, tmp_path)
+    try:
+        with s.open() as db:
+            requests_tables = create_seed(db, "requests", schema=s.tables.schema)
+            found = detect(db)
+        mine = {(c.preset, c.table.name, c.completed.name if c.completed else None) for c in found
+                if c.table.schema == s.tables.schema}
+        assert mine == {("queuesample", "WorkQueue", None), ("requests", "RequestsQueue", "RequestsCompleted")}
+    finally:
+        with s.open() as db:
+            drop_seed(db, requests_tables)
+            drop_seed(db, s.tables)

@@ -69,7 +69,7 @@ class PostgresDialect(Dialect):
         return None
 
     def catalog_sql(self) -> str:
-        return ("SELECT c.table_schema, c.table_name, c.column_name, t.table_type = 'VIEW' "
+        return ("SELECT c.table_schema, c.table_name, c.column_name, CASE WHEN t.table_type = 'VIEW' THEN 1 ELSE 0 END "
                 "FROM information_schema.columns AS c JOIN information_schema.tables AS t "
                 "ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
                 "WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema')")
