@@ -119,7 +119,7 @@ def build(kind: str, shape: str, size: str, indexed: bool) -> tuple[Database, Se
     tag = f"{shape}_{size}{'_ix' if indexed else ''}"
     if kind == "postgres":
         target = parse_target(PG_TARGET_TEXT)
-        db = Database.open(target)
+        db = Database.open(target, purpose="bulk")  # a build of 10^7 rows outlasts any statement timeout
         db.execute(f'DROP SCHEMA IF EXISTS "bench_shape_{tag}" CASCADE')
         tables = create_seed(db, shape, schema=f"bench_shape_{tag}")
     else:
@@ -127,7 +127,7 @@ def build(kind: str, shape: str, size: str, indexed: bool) -> tuple[Database, Se
         path = BENCH_DIR / f"shape-{tag}.db"
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
-        db = Database.open(parse_target(f"sqlite:{path}"), create=True)
+        db = Database.open(parse_target(f"sqlite:{path}"), create=True, purpose="bulk")
         tables = create_seed(db, shape)
     q = {"queue": db.dialect.qualify(tables.schema, tables.queue)}
     if tables.completed:

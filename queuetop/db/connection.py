@@ -33,7 +33,8 @@ from queuetop.errors import (
 Clock = Callable[[], datetime]
 LOGIN_TIMEOUT_S = 5
 SQLITE_BUSY_TIMEOUT_MS = 5000
-STATEMENT_TIMEOUT_S = {"monitor": 5, "worker": 60}  # as PostgreSQL's statement_timeout in its session setup
+# As PostgreSQL's statement_timeout in its session setup; "bulk" (benchmarks' and tests' builds): none.
+STATEMENT_TIMEOUT_S: dict[str, float | None] = {"monitor": 5, "worker": 60, "bulk": None}
 
 
 def utc_now() -> datetime:
@@ -67,15 +68,17 @@ class Database:
     @classmethod
     def open(cls, target: Target, *, purpose: str = "worker", create: bool = False,
              clock: Clock | None = None) -> Database:  # fmt: skip
-        """Connect. `purpose` is "monitor" (short timeouts, low priority) or "worker"."""
+        """Connect. `purpose` is "monitor" (short timeouts, low priority), "worker", or "bulk" (no statement
+        timeout: the builds of benchmarks)."""
         timeout_s = STATEMENT_TIMEOUT_S.get(purpose, STATEMENT_TIMEOUT_S["worker"])
         if target.kind == "sqlite":
             db = cls(target, _open_sqlite(target, create), SQLiteDialect(), clock)
-            db._limit_sqlite_statements(timeout_s)
+            if timeout_s is not None:
+                db._limit_sqlite_statements(timeout_s)
         else:
             connection, dialect = _open_odbc(target)
             if dialect.name == "mssql":
-                connection.timeout = timeout_s  # the ODBC query timeout: SQL Server has no session setting for it
+                connection.timeout = int(timeout_s or 0)  # the ODBC query timeout (0: none): no session setting
             db = cls(target, connection, dialect, clock)
         for statement in db.dialect.session_setup(purpose):
             db.execute(statement)

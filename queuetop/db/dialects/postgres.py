@@ -26,7 +26,8 @@ class PostgresDialect(Dialect):
     def session_setup(self, purpose: str) -> list[str]:
         statements = ["SET application_name = 'queuetop'", "SET lock_timeout = '2s'"]
         # The monitor gives up quickly; workers get more room for big batches.
-        statements.append("SET statement_timeout = '5s'" if purpose == "monitor" else "SET statement_timeout = '60s'")
+        timeout = {"monitor": "5s", "bulk": "0"}.get(purpose, "60s")
+        statements.append(f"SET statement_timeout = '{timeout}'")
         # A monitor session never waits for a lock and never holds one open: it is read-only.
         if purpose == "monitor":
             statements.append("SET idle_in_transaction_session_timeout = '10s'")
