@@ -30,7 +30,7 @@ from pathlib import Path
 
 from common import BENCH_DIR, PG_TARGET_TEXT, load_average, ms, p50_p95, print_table, ratio
 
-from queuetop.db import Database, parse_target
+from queuetop.db import Database, QueuetopError, parse_target
 from queuetop.layouts import Layout, load_layout, with_tables
 from queuetop.shape_collector import ShapeCollector
 from tests.seedshapes import SeedTables, create_seed, drop_seed, finish, pop, push
@@ -219,7 +219,11 @@ def main(argv: list[str] | None = None) -> None:
             for indexed in (False, True) if args.with_index and any(FIXING_INDEX[shape]) else (False,):
                 for size in args.sizes.split(","):
                     started = time.perf_counter()
-                    result = measure(kind, shape, size, args.polls, args.interval, args.activity, indexed)
+                    try:
+                        result = measure(kind, shape, size, args.polls, args.interval, args.activity, indexed)
+                    except QueuetopError as exc:  # a poll over the statement timeout: the figure is the timeout
+                        print(f"{shape} {kind} {size}{' +index' if indexed else ''}: {exc}", flush=True)
+                        continue
                     results.append(result)
                     print(f"{shape} {kind} {size}{' +index' if indexed else ''}: p50 "
                           f"{ms(p50_p95(result.polls_ms)[0])} ms ({time.perf_counter() - started:.0f} s)", flush=True)
