@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from itertools import chain
 from typing import Any
 
-from queuetop.db import Database
+from queuetop.db import Database, Timeout
 from queuetop.history import EventWindow, LatencyWindow, drain_eta, percentiles, rate_per_s
 from queuetop.layouts import STATES, Layout
 from queuetop.layouts.sql import Statements
@@ -107,6 +107,16 @@ class ShapeCollector:
     # -- polling -----------------------------------------------------------------------------------------
     def poll(self) -> Snapshot:
         """Read the queue once. Raises QueuetopError if the database cannot be read."""
+        try:
+            return self._poll()
+        except Timeout as exc:
+            # On a seed's own table a read that outlasts the statement timeout is nearly always a missing index.
+            raise Timeout(f"{exc.message} (layout {self.layout.name}: a poll read more of {self.layout.queue_table} "
+                          "than the statement timeout allows)",
+                          "an index on the columns of its states makes it cheap: README, 'What a poll costs on "
+                          "each shape'") from exc
+
+    def _poll(self) -> Snapshot:
         started = time.perf_counter()
         layout, decode = self.layout, self.db.dialect.decode_time
         states = [name for name in STATES if name in layout.states]

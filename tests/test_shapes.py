@@ -533,3 +533,18 @@ def test_detection_skips_the_pending_view_and_the_completed_table(backend_name, 
         with s.open() as db:
             drop_seed(db, requests_tables)
             drop_seed(db, s.tables)
+
+
+def test_a_poll_over_the_statement_timeout_names_the_missing_index(tmp_path, monkeypatch):
+    import queuetop.db.connection as connection
+    from queuetop.db import Timeout
+
+    s = make_seeded("job_queue", "sqlite", tmp_path)
+    with s.open() as db:
+        db.execute('WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) '
+                   'INSERT INTO "Job_Queue" ("Payload") SELECT \'x\' FROM n')
+    monkeypatch.setitem(connection.STATEMENT_TIMEOUT_S, "monitor", 0.0)
+    with s.open("monitor") as db, pytest.raises(Timeout, match="layout job_queue: a poll read more of Job_Queue") \
+            as caught:
+        collector_for(db, s.layout).poll()
+    assert "an index on the columns of its states" in str(caught.value)
