@@ -15,6 +15,7 @@ from typing import Any
 from queuetop.db import Database
 from queuetop.errors import QueuetopError, UsageError
 from queuetop.layouts import Layout
+from queuetop.layouts.predicate import roles_of
 from queuetop.layouts.sql import Statements
 from queuetop.queue import ReleaseResult, check_count, check_job_type, check_priority
 
@@ -32,12 +33,21 @@ def check_guid(value: str) -> str:
 
 
 def nothing_to_release(layout: Layout) -> str:
-    """Why a shape has no release: said by the CLI and the dashboard alike."""
-    if "claimed" not in layout.states and "timed_out" not in layout.states:
-        if layout.throughput_from_depth:
-            return "the processed flag is final: no claim can time out"
-        return "retrieval is final: no claim can time out"
-    return "its layout says nothing about releasing claims"
+    """Why a shape without a release has nothing to release, read from the states it defines (never from its
+    name): a claim can only need releasing if the shape knows claims that went wrong."""
+    states = layout.states
+    stuck = [name.replace("_", "-") for name in ("timed_out", "lost") if name in states]
+    if stuck:
+        return f"it counts {' and '.join(stuck)} jobs but says nothing about releasing them"
+    if "claimed" in states:
+        return "its claims never time out"
+    pending = states.get("pending")
+    taken_by = roles_of(pending.condition) if pending is not None else set()
+    if "finished" in taken_by:  # a job leaves pending when its row is marked done
+        return "the processed flag is final (no claims time out)"
+    if taken_by & {"claimed_at", "token", "claimed_by"}:  # ... when a worker stamps it as taken
+        return "retrieval is final (no claims time out)"
+    return "taking a job is final (no claims time out)"
 
 
 class ShapeQueue:

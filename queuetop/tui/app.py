@@ -34,12 +34,11 @@ from queuetop.db.target import default_database_path
 from queuetop.layouts import NATIVE, Layout
 from queuetop.monitor import NO_SCHEMA, PollOutcome
 from queuetop.series import WINDOWS_S, Series
-from queuetop.shape_queue import nothing_to_release
 from queuetop.snapshot import Snapshot
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen, Section, binding_rows
-from queuetop.tui.main import SORTABLE, MainScreen
-from queuetop.tui.modals import DeadModal, EnqueueModal, ReleaseChoice, ReleaseModal
+from queuetop.tui.main import MainScreen
+from queuetop.tui.modals import DeadModal, EnqueueModal, ReleaseChoice, ReleaseModal, nothing_to_release
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 from queuetop.tui.widgets import StatusView
 
@@ -303,7 +302,9 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self.push_screen(EnqueueModal(self._selected_type(), known, self._layout()), self._enqueue)
 
     def _layout(self) -> Layout:
-        return getattr(self.actions, "layout", NATIVE)
+        """The queue's shape, from the actions (a stand-in without one is the native schema)."""
+        layout = getattr(self.actions, "layout", None)
+        return layout if layout is not None else NATIVE
 
     def _enqueue(self, request: EnqueueRequest | None) -> None:
         if request is None:
@@ -318,7 +319,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
     def action_release(self) -> None:
         layout = self._layout()
         if not layout.native and layout.release is None:
-            self.notify(f"Layout {layout.name} has nothing to release: {nothing_to_release(layout)}.",
+            self.notify(f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}",
                         severity="warning", markup=False)  # fmt: skip
             return
         if not self._may_change_queue("release"):
@@ -347,7 +348,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         """From the drill-down: the type's dead jobs, counted, then retried or deleted."""
         layout = self._layout()
         if not layout.dead_actions:
-            self.notify(f"Layout {layout.name} has no dead jobs: only shapes with an attempt limit do.",
+            self.notify(f"layout {layout.name} has no dead jobs: only shapes with an attempt limit do.",
                         severity="warning", markup=False)  # fmt: skip
             return
         if not self._may_change_queue("retrying or deleting dead jobs"):
@@ -432,9 +433,9 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         if isinstance(screen, MainScreen):
             yield SystemCommand("Filter job types", "/", screen.action_filter)
             yield SystemCommand("Invert sort order", "i", screen.action_invert_sort)
-            for key, label in SORTABLE:
-                yield SystemCommand(f"Sort by {label}", "< and > move the sort column",
-                                    lambda key=key: screen.sort_on(key))  # fmt: skip
+            for column in screen.columns:  # those the queue's shape can fill
+                yield SystemCommand(f"Sort by {column.label}", "< and > move the sort column",
+                                    lambda key=column.key: screen.sort_on(key))  # fmt: skip
         if isinstance(screen, DetailScreen):
             yield SystemCommand("Back to the table", "Escape", screen.action_back)
 

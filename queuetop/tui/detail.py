@@ -7,6 +7,7 @@ worker after each poll (one read at a time), so a slow database slows this scree
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
@@ -35,28 +36,45 @@ CLAIM_COLUMNS = (("id", 7), ("worker", 14), ("held for", 8), ("expires", 14), ("
 COMPLETION_COLUMNS = (("id", 8), ("outcome", 9), ("wait", 7), ("processing", 10), ("ago", 7))
 
 
-def summary_text(job_type: str, row: TypeStats | None) -> Text:
+def _everything(figure: str) -> bool:
+    return True
+
+
+def summary_text(job_type: str, row: TypeStats | None, provides: Callable[[str], bool] = _everything) -> Text:
+    """The type's figures in three lines: states, rates, latencies. A figure the shape cannot know
+    (`Snapshot.provides`) is left out, as the table leaves out its column; one not measured yet is "—"."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(job_type, style="bold")
     if row is None:
-        text.append("  no longer in the queue (nothing pending, claimed or dead)", style="dim")
+        text.append("  no longer in the queue (nothing of this type is waiting or in flight)", style="dim")
         return text
-    text.append(f"  depth {fmt.count(row.depth, row.depth_is_estimate)}")
-    text.append(f" · oldest {fmt.duration(row.oldest_age_s)}")
-    if row.scheduled is not None:
-        text.append(f" · later {fmt.count(row.scheduled)}")
-    text.append(f" · claimed {fmt.count(row.claimed)}")
-    text.append(f" · timed out {fmt.count(row.timed_out)}", style=ALERT if row.timed_out else "")
-    text.append(f" · dead {fmt.count(row.dead)}", style=WARN if row.dead else "")
-    if row.lost is not None:
-        text.append(f" · lost {fmt.count(row.lost)}", style=ALERT if row.lost else "")
-    text.append(f" · drain {fmt.drain(row.drain, row.drain_eta_s)}", style=WARN if row.drain == "never" else "")
-    text.append(f"\narrivals {fmt.rate(row.arrivals_10s_per_s)}/s over 10 s, {fmt.rate(row.arrivals_60s_per_s)}/s "
-                f"over 60 s · completions {fmt.rate(row.completions_10s_per_s)}/s over 10 s, "
-                f"{fmt.rate(row.completions_60s_per_s)}/s over 60 s")
-    text.append("\nwait p50/p95/p99 " + _three(row.wait_p50_s, row.wait_p95_s, row.wait_p99_s))
-    text.append(" · processing p50/p95/p99 " + _three(row.processing_p50_s, row.processing_p95_s,
-                                                       row.processing_p99_s))  # fmt: skip
+    states = (
+        (("depth",), f"depth {fmt.count(row.depth, row.depth_is_estimate)}", ""),
+        (("oldest_age_s",), f"oldest {fmt.duration(row.oldest_age_s)}", ""),
+        (("scheduled",), f"later {fmt.count(row.scheduled)}", ""),
+        (("claimed",), f"claimed {fmt.count(row.claimed)}", ""),
+        (("timed_out",), f"timed out {fmt.count(row.timed_out)}", ALERT if row.timed_out else ""),
+        (("dead",), f"dead {fmt.count(row.dead)}", WARN if row.dead else ""),
+        (("lost",), f"lost {fmt.count(row.lost)}", ALERT if row.lost else ""),
+        (("depth", "arrivals", "completions"), f"drain {fmt.drain(row.drain, row.drain_eta_s)}",
+         WARN if row.drain == "never" else ""),
+    )  # fmt: skip
+    rates = (
+        (("arrivals",), f"arrivals {fmt.rate(row.arrivals_10s_per_s)}/s over 10 s, "
+                        f"{fmt.rate(row.arrivals_60s_per_s)}/s over 60 s", ""),
+        (("completions",), f"completions {fmt.rate(row.completions_10s_per_s)}/s over 10 s, "
+                           f"{fmt.rate(row.completions_60s_per_s)}/s over 60 s", ""),
+    )  # fmt: skip
+    latencies = (
+        (("wait",), "wait p50/p95/p99 " + _three(row.wait_p50_s, row.wait_p95_s, row.wait_p99_s), ""),
+        (("processing",), "processing p50/p95/p99 " + _three(row.processing_p50_s, row.processing_p95_s,
+                                                              row.processing_p99_s), ""),
+    )  # fmt: skip
+    for start, parts in (("  ", states), ("\n", rates), ("\n", latencies)):
+        known = [(words, style) for needs, words, style in parts if all(provides(f) for f in needs)]
+        for i, (words, style) in enumerate(known):
+            text.append(start if i == 0 else " · ")
+            text.append(words, style=style)
     return text
 
 
@@ -167,17 +185,21 @@ class DetailScreen(HandlesThreadResults, Screen):
         """A poll has finished: new figures and charts now, the lists in a moment."""
         app = self.dashboard
         snapshot = app.latest
-        row = snapshot.type_named(self.job_type) if snapshot else None
-        self.query_one("#summary", Static).update(summary_text(self.job_type, row), layout=False)
+        self.query_one("#summary", Static).update(self._summary(), layout=False)
         window = app.window_s
         self.query_one("#type-depth", Chart).show(ChartSpec(
             "depth", (Line("depth", self.job_type, "depth", "cyan"),), window))
-        self.query_one("#type-rates", Chart).show(ChartSpec(
-            "jobs/s",
-            (Line("arrivals", self.job_type, "arrivals", "magenta"),
-             Line("completions", self.job_type, "completions", "green")), window))  # fmt: skip
+        rates = tuple(Line(figure, self.job_type, figure, color) for figure, color in (("arrivals", "magenta"),
+                      ("completions", "green")) if snapshot is None or snapshot.provides(figure))  # fmt: skip
+        self.query_one("#type-rates", Chart).show(ChartSpec("jobs/s", rates, window))
         if app.connected:
             self._load()
+
+    def _summary(self) -> Text:
+        snapshot = self.dashboard.latest
+        if snapshot is None:
+            return summary_text(self.job_type, None)
+        return summary_text(self.job_type, snapshot.type_named(self.job_type), snapshot.provides)
 
     def _load(self) -> None:
         if self._loading:
@@ -204,7 +226,6 @@ class DetailScreen(HandlesThreadResults, Screen):
 
     def _failed(self, error: QueuetopError) -> None:
         self._loading = False
-        summary = summary_text(self.job_type, self.dashboard.latest.type_named(self.job_type)
-                               if self.dashboard.latest else None)  # fmt: skip
+        summary = self._summary()
         summary.append(f"\ncould not read the job lists: {error}", style="red")
         self.query_one("#summary", Static).update(summary, layout=False)

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from queuetop.snapshot import TOTAL
-from queuetop.tui.table import COLUMN_KEYS, COLUMNS, QueueTable, ordered
+from queuetop.tui.table import COLUMNS, Column, QueueTable, ordered, repeats, shape_columns
 from queuetop.tui.widgets import (
     CONNECTING,
     Chart,
@@ -52,6 +52,7 @@ class MainScreen(Screen):
         self.sort_key = "depth"
         self.descending = True
         self.needle = ""
+        self.columns: tuple[Column, ...] = COLUMNS  # the columns the queue's shape can fill, once it is known
 
     @property
     def dashboard(self) -> QueuetopApp:
@@ -109,20 +110,29 @@ class MainScreen(Screen):
             self.query_one(QueueTable).focus()  # the table was hidden behind the empty state until now
         if snapshot is None:
             return
+        self.columns = shape_columns(snapshot.provides)
+        keys = [column.key for column in self.columns]
+        if self.sort_key not in keys:  # a column this shape cannot fill sorts nothing
+            self.sort_key, self.descending = ("depth", True) if "depth" in keys else ("type", False)
         rows = ordered(snapshot.types, self.sort_key, self.descending, self.needle)
-        self.query_one(QueueTable).show(rows, snapshot.totals, self.sort_key, self.descending, snapshot.figures)
+        self.query_one(QueueTable).show(rows, snapshot.totals, self.sort_key, self.descending, self.columns)
         window = app.window_s
         among = [row.job_type for row in rows]
-        top = app.series.top_types(window, TOP_TYPES, among=among)
+        # One row that is the whole queue (a shape without job types): its line would only repeat "all".
+        top = [] if repeats(rows, snapshot.totals) else app.series.top_types(window, TOP_TYPES, among=among)
         depth_lines = (Line("all" if not self.needle else "all types", TOTAL, "depth", "cyan"),
                        *chart_lines([(name, name) for name in top], "depth", TYPE_COLORS))  # fmt: skip
         self.query_one("#depth-chart", Chart).show(ChartSpec("depth", depth_lines, window))
-        rates = (Line("arrivals", TOTAL, "arrivals", "magenta"), Line("completions", TOTAL, "completions", "green"))
+        rates = tuple(Line(figure, TOTAL, figure, color) for figure, color in (("arrivals", "magenta"),
+                      ("completions", "green")) if snapshot.provides(figure))  # fmt: skip
         self.query_one("#rate-chart", Chart).show(ChartSpec("jobs/s", rates, window))
 
     # -- sorting and filtering -----------------------------------------------------------------------------
     def action_sort_by(self, step: int) -> None:
-        self.sort_key = COLUMN_KEYS[(COLUMN_KEYS.index(self.sort_key) + step) % len(COLUMN_KEYS)]
+        """The next column of this shape, even one hidden for width: the sort column is always shown."""
+        keys = [column.key for column in self.columns]
+        at = keys.index(self.sort_key) if self.sort_key in keys else 0
+        self.sort_key = keys[(at + step) % len(keys)]
         self.descending = self.sort_key != "type"  # biggest first, names A to Z
         self.refresh_data()
 
@@ -169,6 +179,3 @@ class MainScreen(Screen):
     @on(QueueTable.Selected)
     def _drill_down(self) -> None:
         self.dashboard.action_drill_down()
-
-
-SORTABLE = [(column.key, column.label) for column in COLUMNS]

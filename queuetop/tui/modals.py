@@ -4,7 +4,8 @@ nothing itself: the app runs the action on its own connection and reports the ou
 - `EnqueueModal` → EnqueueRequest: every field is checked as it is typed, with the error under the field;
   submitting an invalid form keeps it open and enqueues nothing.
 - `ReleaseModal` → ReleaseChoice: the scope (the selected type or all), the dry-run count for that scope
-  before anything can be confirmed, and a plain "nothing to release" when there is nothing.
+  before anything can be confirmed, and a plain "nothing to release" when there is nothing. A shape that has
+  no release at all never gets this far: `nothing_to_release` says why.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ from queuetop.actions import EnqueueRequest, describe_release, parse_enqueue_for
 from queuetop.db import QueuetopError
 from queuetop.layouts import NATIVE, Layout
 from queuetop.queue import DEFAULT_PRIORITY, ReleaseResult
+from queuetop.shape_queue import nothing_to_release  # noqa: F401  (the dashboard's wording is the CLI's)
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 
 FIELDS = ("job_type", "count", "payload", "priority")
+GUID_EXAMPLE = "AC351A46-49E4-4F0C-BF8C-F45255012150"
 
 
 class EnqueueModal(ModalScreen[EnqueueRequest | None]):
@@ -54,7 +57,7 @@ class EnqueueModal(ModalScreen[EnqueueRequest | None]):
             if "job_type" in self.fields:
                 yield Label("Job type (a GUID)" if guid else "Job type")
                 yield Input(self.job_type, id="job_type", compact=True,
-                            placeholder="e.g. AC351A46-49E4-4F0C-BF8C-F45255012150" if guid else "e.g. email",
+                            placeholder=f"must be a GUID, e.g. {GUID_EXAMPLE}" if guid else "e.g. email",
                             suggester=SuggestFromList(self.known_types, case_sensitive=True))  # fmt: skip
                 yield Label("", id="job_type-error", classes="error", markup=False)
             yield Label("Count")
@@ -66,10 +69,10 @@ class EnqueueModal(ModalScreen[EnqueueRequest | None]):
                 yield Input("", id="payload", placeholder='{"to": "ops@example.com"}', compact=True)
                 yield Label("", id="payload-error", classes="error", markup=False)
             if "priority" in self.fields:
-                native = layout.native
-                yield Label("Priority (0 is the most urgent, 255 the least" + ("" if native else "; empty: the "
-                            "table's default") + ")")  # fmt: skip
-                yield Input(str(DEFAULT_PRIORITY) if native else "", id="priority", compact=True)
+                native = layout.native  # a seed's table has a default priority of its own: empty keeps it
+                yield Label("Priority (0 is the most urgent, 255 the least)")
+                yield Input(str(DEFAULT_PRIORITY) if native else "", id="priority", compact=True,
+                            placeholder="" if native else "empty: the table's default")  # fmt: skip
                 yield Label("", id="priority-error", classes="error", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Enqueue", variant="primary", id="submit")

@@ -3,7 +3,9 @@ render benchmark.
 
 A scene is the real app fed fixed data instead of a database: a source that returns one prepared poll, stand-in
 actions that answer the dialogs and the drill-down, a clock that does not move, and five minutes of chart
-history computed from smooth functions (no randomness). Nothing here is used when queuetop runs for real.
+history computed from smooth functions (no randomness). Queues of the seeds' shapes (`Shape`) are the same
+functions with what the shape cannot know set to None, as its collector reports them. Nothing here is used when
+queuetop runs for real.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from queuetop.actions import (
 )
 from queuetop.db import Target
 from queuetop.history import drain_eta
+from queuetop.layouts import NATIVE, Layout, load_layout
 from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING, PollOutcome
 from queuetop.queue import ReleaseResult
 from queuetop.series import Series
@@ -38,6 +41,8 @@ from queuetop.tui.widgets import Plot
 SIZE = (120, 40)
 MOMENT = datetime(2026, 3, 14, 2, 13, 0)  # 2 a.m., during a load test
 TARGET = Target("odbc", "DRIVER={PostgreSQL Unicode};SERVER=db1.internal;DATABASE=jobs;UID=ops;PWD=***")
+MSSQL_TARGET = Target("odbc", "DRIVER={ODBC Driver 18 for SQL Server};SERVER=db2.internal;DATABASE=app;UID=ops;"
+                              "PWD=***")  # fmt: skip
 HISTORY_S = 300
 
 
@@ -66,6 +71,8 @@ class Profile:
     wait_p95_s: float | None = None
     processing_p95_s: float | None = None
     estimate: bool = False
+    scheduled: int | None = None  # shapes that know jobs due later (job_queue)
+    lost: int | None = None  # shapes that know lost jobs (requests)
 
 
 PROFILES = (
@@ -97,7 +104,8 @@ def type_stats(profile: Profile, t: float) -> TypeStats:
         processing_p50_s=profile.processing_p95_s and profile.processing_p95_s / 2,
         processing_p95_s=profile.processing_p95_s,
         processing_p99_s=profile.processing_p95_s and profile.processing_p95_s * 1.3,
-        drain=drain, drain_eta_s=eta, depth_is_estimate=profile.estimate,
+        drain=drain, drain_eta_s=eta, depth_is_estimate=profile.estimate, scheduled=profile.scheduled,
+        lost=profile.lost,
     )  # fmt: skip
 
 
@@ -105,15 +113,20 @@ def totals_of(rows: tuple[TypeStats, ...]) -> TypeStats:
     def total(name: str) -> float:
         return sum(getattr(row, name) or 0 for row in rows)
 
+    def known(name: str) -> int | None:  # None when no row knows it
+        values = [getattr(row, name) for row in rows if getattr(row, name) is not None]
+        return sum(values) if values else None
+
     depth, arrivals, completions = int(total("depth")), total("arrivals_10s_per_s"), total("completions_10s_per_s")
     drain, eta = drain_eta(depth, arrivals, completions)
     ages = [row.oldest_age_s for row in rows if row.oldest_age_s is not None]
     waits = [row.wait_p95_s for row in rows if row.wait_p95_s is not None]
     work = [row.processing_p95_s for row in rows if row.processing_p95_s is not None]
     return TypeStats(
-        job_type=TOTAL, depth=depth, oldest_age_s=max(ages) if ages else None, claimed=int(total("claimed")),
-        timed_out=int(total("timed_out")), dead=int(total("dead")), arrivals_10s_per_s=arrivals,
-        arrivals_60s_per_s=arrivals, completions_10s_per_s=completions, completions_60s_per_s=completions,
+        job_type=TOTAL, depth=depth, oldest_age_s=max(ages) if ages else None, claimed=known("claimed"),
+        timed_out=known("timed_out"), dead=known("dead"), scheduled=known("scheduled"), lost=known("lost"),
+        arrivals_10s_per_s=arrivals, arrivals_60s_per_s=arrivals, completions_10s_per_s=completions,
+        completions_60s_per_s=completions,
         wait_p95_s=max(waits) if waits else None, processing_p95_s=max(work) if work else None,
         drain=drain, drain_eta_s=eta, depth_is_estimate=any(row.depth_is_estimate for row in rows),
     )  # fmt: skip
@@ -123,7 +136,8 @@ def snapshot_at(t: float, profiles: tuple[Profile, ...] = PROFILES) -> Snapshot:
     """The scene's queue `t` seconds before the end."""
     rows = tuple(type_stats(profile, t) for profile in profiles)
     return Snapshot(taken_at=MOMENT - timedelta(seconds=t), target=TARGET.display, dialect="postgres",
-                    poll_ms=3.8, window_s=60.0, types=rows, totals=totals_of(rows))  # fmt: skip
+                    poll_ms=3.8, window_s=60.0, types=rows, totals=totals_of(rows), layout=NATIVE.name,
+                    figures=dict(NATIVE.provides))  # fmt: skip
 
 
 def history(profiles: tuple[Profile, ...] = PROFILES, seconds: int = HISTORY_S) -> Series:
@@ -167,7 +181,11 @@ def _detail(job_type: str) -> TypeDetail:
 
 
 class FixedActions:
-    """Answers like a queue with 5 timed-out claims of report.render; changes nothing."""
+    """Answers like a queue with 5 timed-out claims of report.render; changes nothing. With a layout, the
+    dialogs ask what that shape's actions would (as `Actions.layout` makes them)."""
+
+    def __init__(self, layout: Layout | None = None) -> None:
+        self.layout = layout
 
     def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
         return EnqueueResult(request.job_type, tuple(range(1_048_213, 1_048_213 + request.count)))
@@ -207,10 +225,11 @@ class Scene:
 
 
 def scene_app(outcome: PollOutcome | None = None, *, series: Series | None = None, read_only: bool = False,
-              clock: FrozenClock | None = None, background: FixedLoad | None = None) -> QueuetopApp:  # fmt: skip
-    return QueuetopApp(FixedSource(outcome or PollOutcome(CONNECTED, snapshot_at(0.0))), FixedActions(),
-                       read_only=read_only, clock=clock or FrozenClock(), series=series, background=background,
-                       poll_on_start=False)  # fmt: skip
+              clock: FrozenClock | None = None, background: FixedLoad | None = None, target: Target = TARGET,
+              layout: Layout | None = None) -> QueuetopApp:  # fmt: skip
+    return QueuetopApp(FixedSource(outcome or PollOutcome(CONNECTED, snapshot_at(0.0)), target),
+                       FixedActions(layout), read_only=read_only, clock=clock or FrozenClock(), series=series,
+                       background=background, poll_on_start=False)  # fmt: skip
 
 
 async def _settle(pilot: Pilot) -> None:
@@ -290,21 +309,80 @@ UNREACHABLE = PollOutcome(RECONNECTING, error='cannot reach the database server 
                                               'SERVER and PORT in the connection string and that the server is '
                                               'running)', retry_in_s=8.0, failures=4)  # fmt: skip
 
-def _job_queue_snapshot() -> Snapshot:
-    """Seed 004's dbo.Job_Queue: one row (no job type column), scheduled jobs, no lost figure, local time."""
-    from queuetop.layouts import load_layout
 
-    row = TypeStats(job_type="Job_Queue", depth=1830, oldest_age_s=412.0, scheduled=120, claimed=48, timed_out=6,
-                    dead=3, lost=None, arrivals_10s_per_s=22.0, arrivals_60s_per_s=21.4, completions_10s_per_s=19.5,
-                    completions_60s_per_s=19.9, wait_p50_s=61.0, wait_p95_s=290.0, wait_p99_s=402.0,
-                    processing_p50_s=1.9, processing_p95_s=7.4, processing_p99_s=11.0, drain="never")  # fmt: skip
-    return Snapshot(taken_at=MOMENT, target=TARGET.display, dialect="mssql", poll_ms=6.1, window_s=60.0,
-                    types=(row,), totals=replace(row, job_type=TOTAL), layout="job_queue",
-                    figures=dict(load_layout("job_queue").provides), clock="local",
-                    note="found dbo.Job_Queue: layout job_queue")  # fmt: skip
+# -- queues of the seeds' shapes ----------------------------------------------------------------------------
+UNKNOWN_FIELDS = {  # a figure a shape cannot know → the fields its collector leaves None
+    "oldest_age_s": ("oldest_age_s",), "scheduled": ("scheduled",), "claimed": ("claimed",),
+    "timed_out": ("timed_out",), "dead": ("dead",), "lost": ("lost",),
+    "arrivals": ("arrivals_10s_per_s", "arrivals_60s_per_s"),
+    "completions": ("completions_10s_per_s", "completions_60s_per_s"),
+    "wait": ("wait_p50_s", "wait_p95_s", "wait_p99_s"),
+    "processing": ("processing_p50_s", "processing_p95_s", "processing_p99_s"),
+}  # fmt: skip
 
 
-JOB_QUEUE = PollOutcome(CONNECTED, _job_queue_snapshot())
+@dataclass(frozen=True)
+class Shape:
+    """A queue of a seed's shape without a job type column: one row, named after its table."""
+
+    layout: Layout
+    profile: Profile
+    target: Target
+    dialect: str
+    note: str | None = None
+
+
+def shaped_snapshot_at(t: float, shape: Shape) -> Snapshot:
+    """The shape's queue `t` seconds before the end, as its collector reports it: None where it cannot know."""
+    figures = dict(shape.layout.provides)
+    row = type_stats(shape.profile, t)
+    row = replace(row, **{name: None for figure, names in UNKNOWN_FIELDS.items() if not figures.get(figure, True)
+                          for name in names})  # fmt: skip
+    return Snapshot(taken_at=MOMENT - timedelta(seconds=t), target=shape.target.display, dialect=shape.dialect,
+                    poll_ms=6.1, window_s=60.0, types=(row,), totals=replace(row, job_type=TOTAL),
+                    layout=shape.layout.name, figures=figures, clock=shape.layout.clock, note=shape.note)  # fmt: skip
+
+
+def shaped_history(shape: Shape, seconds: int = HISTORY_S) -> Series:
+    series = Series()
+    for t in range(seconds, -1, -1):
+        series.add(shaped_snapshot_at(float(t), shape))
+    return series
+
+
+# Seed 004's dbo.Job_Queue: scheduled jobs, timed-out claims the seed retakes, dead after 3 attempts; no lost
+# figure; the server's local time.
+JOB_QUEUE_SHAPE = Shape(
+    load_layout("job_queue"),
+    Profile("Job_Queue", lambda t: 1830 - 2.4 * t, 22.0, lambda t: 19.5 + 1.5 * math.sin(t / 25), 412.0, 48,
+            timed_out=6, dead=3, wait_p95_s=290.0, processing_p95_s=7.4, scheduled=120),
+    MSSQL_TARGET, "mssql", note="found dbo.Job_Queue: layout job_queue")  # fmt: skip
+# Seed 002's dbo.work_queue: a processed flag and no times, so only depth and the rates (completions from the
+# change of depth between polls).
+WORK_QUEUE_SHAPE = Shape(
+    load_layout("work_queue"),
+    Profile("work_queue", lambda t: 12_400 - 4.0 * t, 35.0, lambda t: 31.0 + 2 * math.cos(t / 15), None, 0),
+    MSSQL_TARGET, "mssql", note="found dbo.work_queue: layout work_queue")  # fmt: skip
+JOB_QUEUE = PollOutcome(CONNECTED, shaped_snapshot_at(0.0, JOB_QUEUE_SHAPE))
+WORK_QUEUE = PollOutcome(CONNECTED, shaped_snapshot_at(0.0, WORK_QUEUE_SHAPE))
+
+
+def _shape_app(shape: Shape) -> Callable[[], QueuetopApp]:
+    def make() -> QueuetopApp:
+        outcome = PollOutcome(CONNECTED, shaped_snapshot_at(0.0, shape))
+        return scene_app(outcome, series=shaped_history(shape), target=shape.target, layout=shape.layout)
+
+    return make
+
+
+def _showing_then(outcome: PollOutcome, *keys: str) -> Prepare:
+    async def prepare(pilot: Pilot) -> None:
+        await _showing(outcome, select=None)(pilot)
+        await pilot.press(*keys)
+        await _settle(pilot)
+
+    return prepare
+
 
 SCENES: dict[str, Scene] = {
     scene.name: scene
@@ -325,12 +403,18 @@ SCENES: dict[str, Scene] = {
         Scene("read-only", "read-only: enqueue refused", lambda: scene_app(LIVE, series=history(), read_only=True),
               _dialog("e")),
         Scene("job-queue", "seed 004's dbo.Job_Queue as it is: its own columns, server local time",
-              lambda: scene_app(JOB_QUEUE), _showing(JOB_QUEUE, select=None)),
+              _shape_app(JOB_QUEUE_SHAPE), _showing(JOB_QUEUE, select=None), size=(132, 40)),
+        Scene("job-queue-enqueue", "the enqueue dialog on dbo.Job_Queue: the fields its insert takes",
+              _shape_app(JOB_QUEUE_SHAPE), _showing_then(JOB_QUEUE, "e"), size=(132, 40)),
+        Scene("work-queue", "seed 002's dbo.work_queue: a processed flag, so only depth and rates",
+              _shape_app(WORK_QUEUE_SHAPE), _showing(WORK_QUEUE, select=None)),
+        Scene("work-queue-release", "r on dbo.work_queue: nothing to release, and why",
+              _shape_app(WORK_QUEUE_SHAPE), _showing_then(WORK_QUEUE, "r")),
         Scene("narrow", "an 80×24 terminal: the least important columns dropped, and said so", _main_app,
               _showing(LIVE), size=(80, 24)),
     )
 }  # fmt: skip
-SCREENSHOTS = ("main", "drill-down", "enqueue", "release", "job-queue", "narrow")
+SCREENSHOTS = ("main", "drill-down", "enqueue", "release", "job-queue", "work-queue", "narrow")
 
 
 async def _export(pilot: Pilot, scene: Scene) -> None:

@@ -1,16 +1,17 @@
 """The main table: one row per job type plus the totals, sortable, filterable, with trouble in colour.
 
-Columns are data (`COLUMNS`: label, width, how to format, how to sort, when to colour, which figure of the
-snapshot it shows and how much it matters), shared by the table and the command palette. The table shows only
-the columns the queue's shape can know (`Snapshot.figures`), and in a narrow terminal it drops the least
-important first, saying so in the header (`+3 ›`) rather than cutting them off silently. The widget draws with
-Textual's Line API: each refresh formats only the lines on screen.
+Columns are data (`COLUMNS`: label, width, how to format, how to sort, when to colour, which figures of the
+snapshot it needs and how much it matters), shared by the table and the command palette. The table shows only
+the columns the queue's shape can know (`Snapshot.provides`), and in a narrow terminal it drops the least
+important first (`Column.rank`; the sort column always stays), saying so in the header (`+3 ›`, a click names
+them) rather than cutting them off silently. The widget draws with Textual's Line API: each refresh formats only
+the lines on screen.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import ClassVar
 
@@ -43,8 +44,8 @@ class Column:
     cell: Callable[[TypeStats], str]
     sort_value: Callable[[TypeStats], float | str]
     style: Callable[[TypeStats], str] = lambda row: ""
-    figure: str | None = None  # the Snapshot figure it shows: hidden when the shape cannot know it
-    rank: int = 0  # 0: always shown; higher: dropped sooner when the terminal is narrow
+    needs: tuple[str, ...] = ()  # the Snapshot figures it shows: not shown when the shape cannot know one
+    rank: int = 0  # 0: always shown; higher: dropped sooner when the terminal is narrow (see DROPPED_FIRST)
 
     @property
     def numeric(self) -> bool:
@@ -62,8 +63,9 @@ def outpaced(row: TypeStats) -> bool:
 
 
 def trouble(row: TypeStats) -> str:
-    """The worst problem of a row as a style: red for stuck work, yellow for a queue falling behind."""
-    if row.timed_out or (row.oldest_age_s or 0) > OLD_ALERT_S:
+    """The worst problem of a row as a style: red for stuck or lost work, yellow for a queue falling behind.
+    A figure the shape cannot know (None) is no trouble."""
+    if row.timed_out or row.lost or (row.oldest_age_s or 0) > OLD_ALERT_S:
         return ALERT
     if (row.oldest_age_s or 0) > OLD_WARN_S or row.drain == "never" or outpaced(row):
         return WARN
@@ -75,35 +77,47 @@ def _age_style(row: TypeStats) -> str:
     return ALERT if age > OLD_ALERT_S else WARN if age > OLD_WARN_S else ""
 
 
+# Which columns give way first in a narrow terminal: the most expendable first. Whether work is stuck or lost,
+# how deep the queue is and how old its oldest job is stay longest; `later` (jobs not due yet) goes first.
+DROPPED_FIRST = ("scheduled", "processing", "dead", "wait", "drain", "claimed", "completions", "arrivals", "lost",
+                 "timed_out", "oldest")  # fmt: skip
+
+
+def _rank(key: str) -> int:
+    return len(DROPPED_FIRST) - DROPPED_FIRST.index(key)
+
+
 COLUMNS: tuple[Column, ...] = (
     Column("type", "type", 18, lambda r: TOTAL_LABEL if r.job_type == TOTAL else r.job_type,
            lambda r: r.job_type.lower(), trouble),
     Column("depth", "depth", 9, lambda r: fmt.count(r.depth, r.depth_is_estimate), lambda r: r.depth,
-           lambda r: EST if r.depth_is_estimate else "", "depth"),
+           lambda r: EST if r.depth_is_estimate else "", ("depth",)),
     Column("oldest", "oldest", 7, lambda r: fmt.duration(r.oldest_age_s), lambda r: _none_last(r.oldest_age_s),
-           _age_style, "oldest_age_s", 1),
+           _age_style, ("oldest_age_s",), _rank("oldest")),
     Column("scheduled", "later", 7, lambda r: fmt.count(r.scheduled), lambda r: _none_last(r.scheduled),
-           figure="scheduled", rank=8),
+           needs=("scheduled",), rank=_rank("scheduled")),
     Column("claimed", "claimed", 8, lambda r: fmt.count(r.claimed), lambda r: _none_last(r.claimed),
-           figure="claimed", rank=4),
+           needs=("claimed",), rank=_rank("claimed")),
     Column("timed_out", "timed-out", 10, lambda r: fmt.count(r.timed_out), lambda r: _none_last(r.timed_out),
-           lambda r: ALERT if r.timed_out else "", "timed_out", 2),
+           lambda r: ALERT if r.timed_out else "", ("timed_out",), _rank("timed_out")),
     Column("dead", "dead", 6, lambda r: fmt.count(r.dead), lambda r: _none_last(r.dead),
-           lambda r: WARN if r.dead else "", "dead", 6),
+           lambda r: WARN if r.dead else "", ("dead",), _rank("dead")),
     Column("lost", "lost", 6, lambda r: fmt.count(r.lost), lambda r: _none_last(r.lost),
-           lambda r: ALERT if r.lost else "", "lost", 2),
+           lambda r: ALERT if r.lost else "", ("lost",), _rank("lost")),
     Column("arrivals", "in/s", 6, lambda r: fmt.rate(r.arrivals_10s_per_s),
-           lambda r: _none_last(r.arrivals_10s_per_s), lambda r: WARN if outpaced(r) else "", "arrivals", 3),
+           lambda r: _none_last(r.arrivals_10s_per_s), lambda r: WARN if outpaced(r) else "", ("arrivals",),
+           _rank("arrivals")),
     Column("completions", "out/s", 6, lambda r: fmt.rate(r.completions_10s_per_s),
-           lambda r: _none_last(r.completions_10s_per_s), figure="completions", rank=3),
+           lambda r: _none_last(r.completions_10s_per_s), needs=("completions",), rank=_rank("completions")),
     Column("wait", "wait p95", 9, lambda r: fmt.duration(r.wait_p95_s), lambda r: _none_last(r.wait_p95_s),
-           figure="wait", rank=5),
+           needs=("wait",), rank=_rank("wait")),
     Column("processing", "proc p95", 9, lambda r: fmt.duration(r.processing_p95_s),
-           lambda r: _none_last(r.processing_p95_s), figure="processing", rank=7),
+           lambda r: _none_last(r.processing_p95_s), needs=("processing",), rank=_rank("processing")),
     Column("drain", "drain", 7, lambda r: fmt.drain(r.drain, r.drain_eta_s), lambda r: _drain_order(r),
-           lambda r: WARN if r.drain == "never" else "", rank=5),
+           lambda r: WARN if r.drain == "never" else "", ("depth", "arrivals", "completions"), _rank("drain")),
 )  # fmt: skip
 HIDDEN_MARK_WIDTH = 6  # " +9 ›": the header cell that says columns are hidden
+TYPE_WIDTH_MAX = 36  # the type column grows into spare room up to this: a GUID job type (queuesample) whole
 COLUMN_KEYS = tuple(column.key for column in COLUMNS)
 
 
@@ -121,25 +135,47 @@ def cells(row: TypeStats, columns: Sequence[Column] = COLUMNS) -> tuple[Cell, ..
     return tuple((column.cell(row), (column.style(row) + bold).strip()) for column in columns)
 
 
-def shape_columns(figures: Mapping[str, bool]) -> tuple[Column, ...]:
-    """The columns a shape can fill: those whose figure it provides (all, when it says nothing)."""
-    return tuple(c for c in COLUMNS if c.figure is None or figures.get(c.figure, c.key not in ("scheduled", "lost")))
+def shape_columns(provides: Callable[[str], bool]) -> tuple[Column, ...]:
+    """The columns a shape can fill: those whose every figure it provides (`Snapshot.provides`)."""
+    return tuple(column for column in COLUMNS if all(provides(figure) for figure in column.needs))
 
 
-def fitting_columns(columns: Sequence[Column], width: int) -> tuple[tuple[Column, ...], tuple[Column, ...]]:
-    """(shown, hidden): the least important columns dropped first until the rest fit in `width` cells, with
-    room left for the marker that says how many are hidden."""
+def fitting_columns(columns: Sequence[Column], width: int, keep: str | None = None
+                    ) -> tuple[tuple[Column, ...], tuple[Column, ...]]:  # fmt: skip
+    """(shown, hidden): the least important columns (highest rank) dropped first until the rest fit in `width`
+    cells, with room left for the marker that says how many are hidden. Rank 0 and the column `keep` (the sort
+    column: the order of the rows must stay visible) are never dropped."""
     shown = list(columns)
     hidden: list[Column] = []
 
     def needed() -> int:
         return sum(c.width + 2 for c in shown) + (HIDDEN_MARK_WIDTH if hidden else 0)
 
-    while needed() > width and any(c.rank for c in shown):
-        least = max((c for c in shown if c.rank), key=lambda c: (c.rank, columns.index(c)))
+    while needed() > width:
+        expendable = [c for c in shown if c.rank and c.key != keep]
+        if not expendable:
+            break
+        least = max(expendable, key=lambda c: c.rank)
         shown.remove(least)
         hidden.append(least)
     return tuple(shown), tuple(c for c in columns if c in hidden)
+
+
+def widen_types(shown: Sequence[Column], hidden: Sequence[Column], width: int, longest: int
+                ) -> tuple[Column, ...]:  # fmt: skip
+    """The shown columns with the type column grown into the room left over, up to the longest type name (at
+    most TYPE_WIDTH_MAX): long names are cut only when nothing else would fit."""
+    spare = width - sum(c.width + 2 for c in shown) - (HIDDEN_MARK_WIDTH if hidden else 0)
+    return tuple(replace(c, width=c.width + max(0, min(spare, min(longest, TYPE_WIDTH_MAX) - c.width)))
+                 if c.key == "type" else c for c in shown)  # fmt: skip
+
+
+def hidden_note(hidden: Sequence[Column]) -> str:
+    """What the `+N ›` marker stands for, in words."""
+    if not hidden:
+        return ""
+    n = len(hidden)
+    return f"+{n} column{'s' if n > 1 else ''} hidden (widen the terminal): {', '.join(c.label for c in hidden)}"
 
 
 def ordered(rows: Sequence[TypeStats], sort_key: str, descending: bool, needle: str = "") -> list[TypeStats]:
@@ -196,7 +232,7 @@ class QueueTable(ScrollView, can_focus=True):
         self.rows: list[TypeStats] = []
         self.totals: TypeStats | None = None
         self._index: dict[str, int] = {}
-        self.columns: tuple[Column, ...] = shape_columns({})  # what the shape can fill
+        self.columns: tuple[Column, ...] = COLUMNS  # what the shape can fill
         self.shown: tuple[Column, ...] = self.columns  # what fits in the width
         self.hidden: tuple[Column, ...] = ()
         self._sort = ("depth", True)
@@ -224,34 +260,48 @@ class QueueTable(ScrollView, can_focus=True):
         return self.rows[self.cursor].job_type if 0 <= self.cursor < len(self.rows) else None
 
     def show(self, rows: Sequence[TypeStats], totals: TypeStats, sort_key: str, descending: bool,
-             figures: Mapping[str, bool] | None = None) -> None:  # fmt: skip
+             columns: Sequence[Column] | None = None) -> None:  # fmt: skip
         """Display rows in the given order (already filtered and sorted), the totals pinned below, in the
-        columns the shape can fill (`figures`)."""
+        columns the shape can fill (`shape_columns`). A totals line that would only repeat the one row (a shape
+        without job types has one row, named after its table) is left out."""
         keep = self.selected_type
-        self.rows, self.totals = list(rows), totals
+        self.rows = list(rows)
+        self.totals = None if repeats(self.rows, totals) else totals
         self._index = {row.job_type: i for i, row in enumerate(self.rows)}
-        if figures is not None:
-            self.columns = shape_columns(figures)
+        if columns is not None:
+            self.columns = tuple(columns)
         self._sort = (sort_key, descending)
         self._fit()
-        self.virtual_size = Size(self.width_needed, len(self.rows) + 2)
+        self.virtual_size = Size(self.width_needed, self._lines)
         at = self._index.get(keep, self.cursor) if keep is not None else self.cursor
         self.set_reactive(QueueTable.cursor, min(max(at, 0), max(len(self.rows) - 1, 0)))
         if keep is not None and keep in self._index:
             self._keep_cursor_visible()
         self.refresh()
 
+    @property
+    def _lines(self) -> int:
+        return 1 + len(self.rows) + (1 if self.totals is not None else 0)
+
     def _fit(self) -> None:
-        self.shown, self.hidden = fitting_columns(self.columns, self.size.width or 200)
         sort_key, descending = self._sort
+        width = self.size.width or 200
+        shown, self.hidden = fitting_columns(self.columns, width, keep=sort_key)
+        longest = max((cell_len(row.job_type) for row in self.rows), default=0)
+        self.shown = widen_types(shown, self.hidden, width, longest)
         headers = [column.label + (("▼" if descending else "▲") if column.key == sort_key else "")
                    for column in self.shown]  # fmt: skip
         self._headers = tuple(headers)
         self.width_needed = sum(column.width + 2 for column in self.shown) + (HIDDEN_MARK_WIDTH if self.hidden else 0)
 
+    @property
+    def hidden_note(self) -> str:
+        """What the header's `+N ›` stands for ("" when every column fits)."""
+        return hidden_note(self.hidden)
+
     def on_resize(self) -> None:
         self._fit()
-        self.virtual_size = Size(self.width_needed, len(self.rows) + 2)
+        self.virtual_size = Size(self.width_needed, self._lines)
         self.refresh()
 
     def select_type(self, job_type: str) -> None:
@@ -261,7 +311,8 @@ class QueueTable(ScrollView, can_focus=True):
     # -- moving ----------------------------------------------------------------------------------------------
     @property
     def _body_height(self) -> int:
-        return max(1, self.size.height - 2 - (1 if self.show_horizontal_scrollbar else 0))
+        below = (1 if self.totals is not None else 0) + (1 if self.show_horizontal_scrollbar else 0)
+        return max(1, self.size.height - 1 - below)
 
     def validate_cursor(self, value: int) -> int:
         return min(max(value, 0), max(len(self.rows) - 1, 0))
@@ -301,6 +352,8 @@ class QueueTable(ScrollView, can_focus=True):
                 if x < left:
                     self.post_message(self.HeaderClicked(column.key))
                     return
+            if self.hidden and x < left + HIDDEN_MARK_WIDTH:  # the `+N ›` marker: which ones, in words
+                self.notify(self.hidden_note, title="Columns hidden for width", timeout=8, markup=False)
             return
         index = round(self.scroll_y) + offset.y - 1
         if 0 <= index < len(self.rows) and offset.y <= self._body_height:
@@ -353,6 +406,11 @@ class QueueTable(ScrollView, can_focus=True):
                 base_and_extra = base
             segments.append(Segment(f" {fitted} ", base_and_extra))
         return Strip(segments)
+
+
+def repeats(rows: Sequence[TypeStats], totals: TypeStats) -> bool:
+    """Whether the totals would only repeat the one row shown: every figure the same."""
+    return len(rows) == 1 and replace(rows[0], job_type=totals.job_type) == totals
 
 
 def strip_style(strip: Strip) -> Style:

@@ -47,8 +47,9 @@ class StatusView:
 
 
 def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
-    """Line 1: the link's state first (it must survive truncation), flags, then where. Line 2: how fresh the
-    data is and the polling; when disconnected, the error. Line 3, only with a background load: its progress."""
+    """Line 1: the link's state first (it must survive truncation), flags, the queue's shape (when it is not the
+    native schema) and its clock, then where. Line 2: how fresh the data is and the polling, how the shape was
+    chosen; when disconnected, the error. Line 3, only with a background load: its progress."""
     line = Text()
     if view.state is None:
         line.append("● connecting…", style="bold yellow")
@@ -65,13 +66,14 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
         line.append("  ")
         line.append(" READ-ONLY ", style="bold black on cyan")
     line.append("  ")
+    if view.layout and view.layout != "native":  # before the target, whose end may be cut off
+        line.append(f"layout {view.layout}", style="bold")
+        if view.local_clock:  # the shape's times are not UTC, as the native schema's are
+            line.append(" (server local time)", style="dim")
+        line.append("  ")
     if view.dialect:
         line.append(f"{view.dialect} ", style="cyan")
     line.append(view.target, style="bold cyan")
-    if view.layout and view.layout != "native":
-        line.append(f"  layout {view.layout}", style="bold")
-        if view.local_clock:
-            line.append(" (server local time)", style="dim")
 
     second = Text()
     connected = view.state == CONNECTED
