@@ -2,8 +2,8 @@
 """Regenerate the README's screenshots: `.venv/bin/python scripts/screenshots.py`.
 
 Each SVG in screenshots/ is a scene of queuetop/tui/scenes.py — the same fixed data, frozen clock and key presses
-the snapshot tests in tests/tui/test_snapshots.py compare against — rendered headless at its own size (most at 120×40). Name scenes to
-render only those (`scripts/screenshots.py main release`); `--list` shows them all.
+the snapshot tests in tests/tui/test_snapshots.py compare against — rendered headless at its own size (most
+at 120×40). Name scenes to render only those (`scripts/screenshots.py main release`); `--list` shows them all.
 """
 
 from __future__ import annotations
