@@ -15,6 +15,7 @@ Grammar: `expr := term (or term)*`, `term := factor (and factor)*`,
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from queuetop.errors import UsageError
@@ -119,18 +120,18 @@ class _Parser:
         return node
 
     def expr(self) -> Node:
-        parts = [self.term()]
-        while self.peek() == "or":
-            self.take()
-            parts.append(self.term())
-        return parts[0] if len(parts) == 1 else Junction("or", tuple(parts))
+        return self._joined("or", self.term)
 
     def term(self) -> Node:
-        parts = [self.factor()]
-        while self.peek() == "and":
+        return self._joined("and", self.factor)
+
+    def _joined(self, keyword: str, part: Callable[[], Node]) -> Node:
+        """part (keyword part)*: one part as itself, several as a Junction."""
+        parts = [part()]
+        while self.peek() == keyword:
             self.take()
-            parts.append(self.factor())
-        return parts[0] if len(parts) == 1 else Junction("and", tuple(parts))
+            parts.append(part())
+        return parts[0] if len(parts) == 1 else Junction(keyword, tuple(parts))
 
     def factor(self) -> Node:
         token = self.peek()
@@ -187,29 +188,23 @@ def parse_predicate(text: str, where: str = "condition") -> Node:
     return _Parser(text, where).parse()
 
 
+def _operands(node: Node) -> Iterator[Operand]:
+    """Every operand of a condition, depth first."""
+    if isinstance(node, Compare):
+        yield from (o for o in (node.left, node.right) if o is not None)
+    elif isinstance(node, Not):
+        yield from _operands(node.inner)
+    elif isinstance(node, Junction):
+        for part in node.parts:
+            yield from _operands(part)
+
+
 def roles_of(node: Node) -> set[str]:
     """Every role a condition mentions."""
-    if isinstance(node, Compare):
-        return {o.name for o in (node.left, node.right) if isinstance(o, Role)}
-    if isinstance(node, Not):
-        return roles_of(node.inner)
-    if isinstance(node, Junction):
-        return set().union(*(roles_of(part) for part in node.parts))
-    return set()
+    return {o.name for o in _operands(node) if isinstance(o, Role)}
 
 
 def settings_of(node: Node) -> set[str]:
     """Every $setting a condition mentions."""
-    if isinstance(node, Compare):
-        found = set()
-        for o in (node.left, node.right):
-            if isinstance(o, Setting):
-                found.add(o.name)
-            elif isinstance(o, Now) and o.offset:
-                found.add(o.offset)
-        return found
-    if isinstance(node, Not):
-        return settings_of(node.inner)
-    if isinstance(node, Junction):
-        return set().union(*(settings_of(part) for part in node.parts))
-    return set()
+    return {o.name if isinstance(o, Setting) else o.offset for o in _operands(node)
+            if isinstance(o, Setting) or (isinstance(o, Now) and o.offset)}  # type: ignore[misc]
