@@ -482,11 +482,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if args.with_load:
         from queuetop.load.command import config_from_args, start_background_load
 
-        _refuse_load(layout, "watch --with-load")
-        config = config_from_args(args)
+        config = config_from_args(args, layout)
         if auto_init:
             open_target(args).close()  # the load's workers need the schema before the dashboard makes it
-        background = start_background_load(target, config)
+        background = start_background_load(target, config, layout, args.claim_form, settings)
     return _dashboard(args, target, background, auto_init=auto_init, layout=layout, settings=settings, note=note)
 
 
@@ -516,12 +515,15 @@ def _refuse_load(layout: Layout, command: str) -> None:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    from queuetop.layouts import load_layout
     from queuetop.load.command import run_load_command
 
-    name = _layout_name(args)
-    _refuse_load(load_layout(name) if name else NATIVE, "load")
-    return run_load_command(args)
+    settings = settings_from(args)
+    layout = NATIVE
+    if _layout_name(args) or getattr(args, "table", None):
+        with open_target(args) as db:
+            layout, note = resolve_layout(args, db)
+        _announce(note)
+    return run_load_command(args, layout, settings)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

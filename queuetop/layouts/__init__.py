@@ -34,6 +34,25 @@ COMPLETED_ROLES = (
     "c_outcome",
 )  # fmt: skip
 STATES = ("pending", "scheduled", "claimed", "timed_out", "dead", "lost")
+# How a seed's own dequeue takes rows (`[claim] forms`), each rendered per dialect by layouts/sql.py:
+CLAIM_FORMS = {
+    "update_top": "UPDATE TOP (1) ... WITH (READPAST) ... OUTPUT: one statement takes one row",
+    "cte": "WITH cte AS (SELECT TOP (1) ... WITH (READPAST)) UPDATE cte ... OUTPUT: one statement, one row",
+    "select_update": "a transaction: SELECT TOP (1) ... WITH (UPDLOCK, READPAST), then UPDATE that row",
+    "unlocked": "the same transaction without lock hints (seed 002's 'Discovering the Problem'): it hands one row "
+                "to two workers, and the verdict must catch it",
+    "batch_mark": "UPDATE of up to --batch rows stamping a fresh GUID (READPAST), then SELECT by that GUID",
+    "move": "a transaction: SELECT TOP (1) ... WITH (ROWLOCK, XLOCK), DELETE it; then INSERT it into the completed "
+            "table",
+}
+# What a claim writes into a role: the database's clock, the clock plus the lease, the worker, the claim's fresh
+# token, the attempt count plus one, or a constant.
+CLAIM_VALUES = ("now", "now + $lease", "$worker", "$token", "attempts + 1")
+FAILURES = {
+    "timeout": "a failed attempt is left unfinished: the claim times out and is taken again, dead after "
+               "$max_attempts",
+    "lost": "a failed request is never completed: it shows as lost, and `release` moves it back",
+}
 FIGURES = ("depth", "oldest_age_s", "scheduled", "claimed", "timed_out", "dead", "lost", "arrivals",
            "completions", "wait", "processing")  # fmt: skip
 SETTINGS = {"max_attempts": 3, "lost_after": 60}  # $settings a condition may use, with their defaults
@@ -88,6 +107,39 @@ class Release:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """The seed's own dequeue, as `queuetop load` drives it: which rows it takes (`states`, in `order`, of one
+    job type at a time when `by_type`), what it writes (`sets`: role -> one of CLAIM_VALUES or a constant), and
+    the forms it can take (CLAIM_FORMS; the first is the default). `finish` says how a job is completed (role ->
+    value, "now" only), `finish_guard` whether the completion must still hold the claim's token; `failure` what
+    a failed attempt does (FAILURES), None where the seed has no failure path."""
+
+    forms: tuple[str, ...]
+    states: tuple[str, ...]
+    sets: Mapping[str, str | int]
+    order: tuple[str, ...] = ()
+    by_type: bool = False
+    through_view: bool = False
+    lease_s: float | None = None  # the seed's claim timeout, where its claims have one
+    finish: Mapping[str, str] = field(default_factory=dict)
+    finish_guard: bool = False
+    failure: str | None = None
+
+    @property
+    def leased(self) -> bool:
+        return any(value == "now + $lease" for value in self.sets.values())
+
+    @property
+    def table(self) -> str:
+        """Where a claim leaves its mark: "completed" for a shape that moves the row there (seed 001)."""
+        return "completed" if "move" in self.forms else "queue"
+
+    @property
+    def finish_table(self) -> str:
+        return "completed" if any(role.startswith("c_") for role in self.finish) else "queue"
+
+
+@dataclass(frozen=True)
 class Layout:
     """Where a queue lives, which column plays which role, and what state a row is in."""
 
@@ -115,6 +167,7 @@ class Layout:
     detail: tuple[str, ...] = ()  # roles the drill-down shows beside the times
     settings: Mapping[str, int] = field(default_factory=lambda: dict(SETTINGS))
     table_required: bool = False  # the seed names no table: --table must
+    claim: Claim | None = None  # the seed's own dequeue, for `queuetop load`; None: native, or none described
 
     def __post_init__(self) -> None:
         where = f"layout {self.name}"
@@ -290,6 +343,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         release = Release(spec["state"], spec["action"], spec.get("what", spec["state"].replace("_", "-")))
         if release.state not in states or release.action not in ("clear", "requeue"):
             raise UsageError(f"{where}: release needs a defined state and the action clear or requeue")
+    claim = _claim(data["claim"], data.get("complete", {}), columns, states, where) if "claim" in data else None
     engine = data.get("engine", "states")
     if engine != "native" and "pending" not in states:
         raise UsageError(f"{where}: no pending state", "say which rows wait, e.g. pending = \"claimed_at is null\"")
@@ -319,7 +373,46 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         detail=tuple(data.get("detail", ())),
         settings=settings,
         table_required="queue" not in tables,
+        claim=claim,
     )
+
+
+def _claim(spec: Mapping[str, Any], complete: Mapping[str, Any], columns: Mapping[str, str],
+           states: Mapping[str, State], where: str) -> Claim:  # fmt: skip
+    """The `[claim]` and `[complete]` sections, checked against the layout's roles and states."""
+    forms = tuple(spec.get("forms", ()))
+    if not forms or any(form not in CLAIM_FORMS for form in forms):
+        raise UsageError(f"{where}: [claim] forms must name one or more of {', '.join(CLAIM_FORMS)}")
+    claim_states = tuple(spec.get("states", ("pending",)))
+    unknown = [name for name in claim_states if name not in states]
+    if unknown:
+        raise UsageError(f"{where}: [claim] takes rows in state {unknown[0]!r}, which the layout does not define")
+    sets = dict(spec.get("set", {}))
+    finish = dict(complete.get("set", {}))
+    for role, value in (*sets.items(), *finish.items()):
+        if role not in columns:
+            raise UsageError(f"{where}: [claim] or [complete] sets {role!r}, which the layout does not define")
+        if not (isinstance(value, int) and not isinstance(value, bool)) and value not in CLAIM_VALUES:
+            raise UsageError(f"{where}: [claim] or [complete] sets {role} to {value!r}",
+                             f"values: {', '.join(CLAIM_VALUES)}, or a whole number")
+    if any(value != "now" for value in finish.values()):
+        raise UsageError(f"{where}: [complete] can only set roles to \"now\"")
+    order = tuple(spec.get("order", ()))
+    for role in order:
+        if role not in columns:
+            raise UsageError(f"{where}: [claim] orders by {role!r}, which the layout does not define")
+    failure = spec.get("failure")
+    if failure is not None and failure not in FAILURES:
+        raise UsageError(f"{where}: [claim] failure must be one of {', '.join(FAILURES)}")
+    claim = Claim(forms=forms, states=claim_states, sets=MappingProxyType(sets), order=order,
+                  by_type=bool(spec.get("by_type", False)), through_view=bool(spec.get("through_view", False)),
+                  lease_s=float(spec["lease_s"]) if "lease_s" in spec else None, finish=MappingProxyType(finish),
+                  finish_guard=bool(complete.get("guard_token", False)), failure=failure)  # fmt: skip
+    if "move" in forms and len(forms) > 1:
+        raise UsageError(f"{where}: a [claim] that moves rows has no other form")
+    if claim.finish_guard and "token" not in sets:
+        raise UsageError(f"{where}: [complete] guards on the token, which [claim] does not set")
+    return claim
 
 
 # -- overriding where the tables are ---------------------------------------------------------------------

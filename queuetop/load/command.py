@@ -12,19 +12,27 @@ import json
 import os
 import sys
 import time
+import uuid
 from dataclasses import replace
 from typing import TextIO
 
 from queuetop.db import Database, QueuetopError, Target, UsageError, parse_target
 from queuetop.db.target import ENV_VAR
-from queuetop.layouts import NATIVE, Layout
+from queuetop.layouts import CLAIM_FORMS, NATIVE, Layout
 from queuetop.load.config import ConsumerPool, LoadConfig, demo_config, parse_rate, parse_types, parse_work
-from queuetop.load.driver import LoadRun
-from queuetop.load.report import LoadReport, build_report
+from queuetop.load.driver import LoadRun, RunFacts
+from queuetop.load.report import LoadReport, build_report, build_shape_report
+from queuetop.shape_queue import check_guid
+from queuetop.shape_worker import check_claim_form
 
 __all__ = ["add_load_arguments", "config_from_args", "demo_config", "run_load_command", "start_background_load"]
 
 DEFAULT_DURATION_S = 30.0
+DEFAULT_TYPES = "3"
+DEFAULT_LEASE_S = 30.0
+# The job types of seed 000's own test script, then more made the same way (a GUID job type per name).
+SEED_GUID_TYPES = ("AC351A46-49E4-4F0C-BF8C-F45255012150", "FB0F15E0-2A97-46A3-951B-6655E4D7A06A")
+_TYPE_NAMESPACE = uuid.UUID("0b8f3c52-64a4-4a11-8f0e-3d1f3f3c8a7e")
 PROGRESS_EVERY_S = 0.5
 PROGRESS_EVERY_PIPE_S = 5.0  # when stderr is not a terminal: a line now and then, not a flood
 
@@ -39,9 +47,10 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--consumers", type=int, default=4, metavar="N", help="consumer threads (default 4)")
     group.add_argument("--rate", default="100", metavar="R",
                        help="jobs/s enqueued in total, or 'unlimited' (default 100)")  # fmt: skip
-    group.add_argument("--types", dest="load_types", default="3", metavar="SPEC",
-                       help="a number of job types (named load-1, load-2, ...), or weighted names such as "
-                            "email:5,report:1 (default 3)")  # fmt: skip
+    group.add_argument("--types", dest="load_types", metavar="SPEC",
+                       help="a number of job types (named load-1, load-2, ...; on seed 000's GUID JobType: "
+                            "GUIDs, its own two first), or weighted names such as email:5,report:1 (default 3; "
+                            "a shape without a job type column takes none)")  # fmt: skip
     group.add_argument("--duration", type=float, metavar="S",
                        help=f"stop producing after S seconds, let consumers finish for up to "
                             f"{LoadConfig.drain_s:g} s, then report (`load`: default {DEFAULT_DURATION_S:g} s "
@@ -57,8 +66,14 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--crash", type=float, default=0.0, metavar="F",
                        help="fraction of claims abandoned as if the worker died: they time out and are "
                             "released (at the end of the run, at once) (default 0)")  # fmt: skip
-    group.add_argument("--lease", type=float, default=30.0, metavar="S", help="claim timeout in seconds (default 30)")
-    group.add_argument("--batch", type=int, default=1, metavar="N", help="jobs claimed at once (default 1)")
+    group.add_argument("--lease", type=float, metavar="S",
+                       help="claim timeout in seconds (default 30; seed 004's job_queue: its own 15 min)")
+    group.add_argument("--batch", type=int, default=1, metavar="N",
+                       help="jobs claimed at once (default 1; of the seeds, only 004's dequeue takes more)")
+    group.add_argument("--claim-form", choices=tuple(CLAIM_FORMS), metavar="FORM",
+                       help="which of the seed's dequeues to run, where it offers several (work_queue: "
+                            "select_update, its default; update_top; unlocked, the seed's broken first try, "
+                            "which the verdict must catch). `queuetop layouts --show NAME` lists a shape's forms")
     group.add_argument("--release-every", type=float, metavar="S",
                        help="release the queue's timed-out claims every S seconds, as a sweeper would "
                             "(default: off, or half the lease when --crash is set)")  # fmt: skip
@@ -66,30 +81,59 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
                        help="attempts before a job is dead (default 3)")  # fmt: skip
 
 
-def config_from_args(args: argparse.Namespace) -> LoadConfig:
-    """The load options as a LoadConfig; UsageError naming the option for a bad value."""
+def config_from_args(args: argparse.Namespace, layout: Layout = NATIVE) -> LoadConfig:
+    """The load options as a LoadConfig for this layout; UsageError naming the option for a bad value."""
     if args.producers < 1:  # a LoadConfig may have none (benchmarks drain a prepared backlog); the CLI may not
         raise UsageError(f"--producers must be at least 1, not {args.producers}")
     default_work, work = parse_work(args.work)
+    lease = args.lease
+    if not layout.native:
+        form = check_claim_form(layout, args.claim_form)
+        if args.batch > 1 and form != "batch_mark":
+            raise UsageError(f"layout {layout.name}'s dequeue ({form}) takes one job per claim, so --batch "
+                             f"{args.batch} cannot be run", "drop --batch (seed 004's job_queue takes batches)")
+        if lease is None and layout.claim is not None and layout.claim.lease_s is not None:
+            lease = layout.claim.lease_s
+    elif args.claim_form is not None:
+        raise UsageError("--claim-form chooses among a seed shape's own dequeues; the native queue has one",
+                         "drop --claim-form, or add --layout NAME")
     return LoadConfig(
-        types=parse_types(args.load_types), producers=args.producers, pools=(ConsumerPool(args.consumers),),
+        types=load_types(args.load_types, layout), producers=args.producers, pools=(ConsumerPool(args.consumers),),
         rate=parse_rate(args.rate),
         duration_s=args.duration, jobs=args.jobs, work=work, default_work=default_work, fail=args.fail,
-        crash=args.crash, lease_s=args.lease, batch=args.batch, release_every_s=args.release_every,
-        max_attempts=args.max_attempts,
+        crash=args.crash, lease_s=DEFAULT_LEASE_S if lease is None else lease, batch=args.batch,
+        release_every_s=args.release_every, max_attempts=args.max_attempts,
     )  # fmt: skip
 
 
+def load_types(spec: str | None, layout: Layout) -> tuple[tuple[str, float], ...]:
+    """The job types a load produces, as this shape stores them: names; GUIDs on seed 000's uniqueidentifier
+    JobType (`--types N`: the seed's own two, then GUIDs made from load-3, load-4, ...); on a shape without a
+    job type column, one nameless stream (named after the queue table in the report)."""
+    if not layout.has_job_type:
+        if spec is not None:
+            raise UsageError(f"layout {layout.name} has no job type column, so --types cannot be produced",
+                             "drop --types")
+        return ((layout.queue_table, 1.0),)
+    if layout.type_of("type") != "guid":
+        return parse_types(spec or DEFAULT_TYPES)
+    if spec is None or spec.strip().isdigit():
+        named = parse_types(spec or DEFAULT_TYPES)
+        guids = [*SEED_GUID_TYPES, *(str(uuid.uuid5(_TYPE_NAMESPACE, name)).upper() for name, _ in named)]
+        return tuple((guid, 1.0) for guid in guids[: len(named)])
+    return tuple((check_guid(name), weight) for name, weight in parse_types(spec))
+
+
 # -- queuetop load -----------------------------------------------------------------------------------------
-def run_load_command(args: argparse.Namespace, layout: Layout = NATIVE) -> int:
+def run_load_command(args: argparse.Namespace, layout: Layout = NATIVE, settings: dict | None = None) -> int:
     """The headless load test. 0: every job accounted for once; 1: some lost or duplicated."""
-    config = config_from_args(args)
+    config = config_from_args(args, layout)
     if config.duration_s is None and config.jobs is None:
         config = replace(config, duration_s=DEFAULT_DURATION_S)
     target = parse_target(args.db)
-    if args.db is None and not os.environ.get(ENV_VAR):  # the embedded default is created on first use
+    if args.db is None and not os.environ.get(ENV_VAR) and layout.native:  # made on first use
         _ensure_embedded_schema(target, layout)
-    run = LoadRun(target, config, layout, until_done=True).start()
+    run = LoadRun(target, config, layout, until_done=True, claim_form=args.claim_form, settings=settings).start()
     progress = ProgressLine(sys.stderr)
     try:
         while not run.wait(PROGRESS_EVERY_S):
@@ -102,7 +146,7 @@ def run_load_command(args: argparse.Namespace, layout: Layout = NATIVE) -> int:
     if run.error is not None and not isinstance(run.error, QueuetopError):
         raise run.error  # a bug: cli.main says so (the traceback with --debug)
     with Database.open(target, purpose="worker") as db:
-        report = build_report(db, layout, run.facts())
+        report = report_of(db, run.facts())
     if args.json:
         print(json.dumps(report.to_json(), indent=2, default=str))
     else:
@@ -110,6 +154,12 @@ def run_load_command(args: argparse.Namespace, layout: Layout = NATIVE) -> int:
     if run.error is not None:
         raise run.error  # the report above says how far it got; the error explains why it stopped
     return 0 if report.ok else 1
+
+
+def report_of(db: Database, facts: RunFacts) -> LoadReport:
+    """The end report, from the tables and the run's ledger."""
+    build = build_report if facts.layout.native else build_shape_report
+    return build(db, facts.layout, facts)
 
 
 def _ensure_embedded_schema(target: Target, layout: Layout) -> None:
@@ -158,7 +208,7 @@ class BackgroundLoad:
         self.run.shutdown()
         try:
             with Database.open(self.run.target, purpose="worker") as db:
-                report: LoadReport = build_report(db, self.run.layout, self.run.facts())
+                report = report_of(db, self.run.facts())
         except QueuetopError as exc:
             return f"load {self.run.tag} stopped; its report could not be read: {exc}"
         summary = report.summary()
@@ -167,7 +217,9 @@ class BackgroundLoad:
         return summary
 
 
-def start_background_load(target: Target, config: LoadConfig, layout: Layout = NATIVE) -> BackgroundLoad:
+def start_background_load(target: Target, config: LoadConfig, layout: Layout = NATIVE, claim_form: str | None = None,
+                          settings: dict | None = None) -> BackgroundLoad:  # fmt: skip
     """Start a load that runs until stopped (producing stops at --duration or --jobs if given). Raises
     QueuetopError at once if the target cannot be reached or has no queue schema."""
-    return BackgroundLoad(LoadRun(target, config, layout, until_done=False).start())
+    run = LoadRun(target, config, layout, until_done=False, claim_form=claim_form, settings=settings)
+    return BackgroundLoad(run.start())

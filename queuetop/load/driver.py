@@ -9,10 +9,16 @@ Stopping is clean: producers stop, then each consumer finishes the job in its ha
 `STOP_GRACE_S`), gives back the rest of its batch, and hands back the claims it abandoned that no sweeper has
 released yet, so no claim is left to wait out its lease.
 
+Any shape whose layout describes its seed's dequeue runs the same way through `queues.ShapeLoadQueue`: the
+seed's own claim and completion, its failure path where it has one, crashed claims left as the seed leaves
+them. Every claim goes into the run's `Ledger` (the job, the worker, when it was live) and every claim
+statement's time is kept: the report finds duplicates there and shows the claims' latency.
+
 The counters kept here drive the progress line and the end of a `--jobs` run; the end report is computed from
-the database (see report.py). "Ours" means ids above the highest id that existed when the run started: the
-run's own jobs (a job enqueued by someone else at the same time, of the same type, is rare and only affects
-when a `--jobs` run decides it is done, never the report).
+the database (see report.py). "Ours" means ids above the highest id that existed when the run started (or, on
+a shape whose ids are GUIDs, the ids its inserts returned): the run's own jobs (a job enqueued by someone else
+at the same time, of the same type, is rare and only affects when a `--jobs` run decides it is done, never the
+report).
 """
 
 from __future__ import annotations
@@ -28,15 +34,17 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from queuetop import format as fmt
-from queuetop.db import Database, LeaseLost, QueuetopError, SchemaMissing, Target, Timeout
+from queuetop.db import Database, LeaseLost, QueuetopError, Target, Timeout, UsageError
 from queuetop.layouts import NATIVE, Layout
 from queuetop.load.config import WAVE_PERIOD_S, ConsumerPool, LoadConfig
 from queuetop.load.ids import IdRanges
-from queuetop.queue import Job, Queue
-from queuetop.schema import schema_present
+from queuetop.load.ledger import Claim, Ledger
+from queuetop.load.queues import NativeLoadQueue, ShapeLoadQueue
+from queuetop.queue import Job
+from queuetop.shape_worker import check_claim_form
 
 T = TypeVar("T")
 
@@ -66,11 +74,14 @@ class LoadCounters:
     swept_dead: int = 0  # claims the sweeper buried as dead
     busy_retries: int = 0  # statements retried after a Timeout (SQLite busy, lock timeout)
     foreign: int = 0  # jobs of other origin that the consumers processed
+    claims: int = 0  # claim statements that took at least one job
+    empty_claims: int = 0  # claim statements that found nothing to take
+    stranded: int = 0  # crashed claims a shape whose taking is final can never take back
 
     @property
     def settled(self) -> int:
-        """This run's jobs that reached their end: succeeded or dead (or bound to be)."""
-        return self.succeeded + self.dead + self.doomed
+        """This run's jobs that reached their end: succeeded or dead (or bound to be), or stranded for good."""
+        return self.succeeded + self.dead + self.doomed + self.stranded
 
     @property
     def in_flight(self) -> int:
@@ -122,7 +133,7 @@ class RunFacts:
     config: LoadConfig
     ids: IdRanges
     enqueued_by_type: dict[str, int]
-    abandoned: list[tuple[int, str]]  # (job id, the worker that abandoned it)
+    abandoned: list[tuple[Any, str]]  # (job id, the worker that abandoned it)
     started_at: datetime  # server time
     counters: LoadCounters
     elapsed_s: float
@@ -130,19 +141,34 @@ class RunFacts:
     interrupted: bool
     errors: list[str] = field(default_factory=list)
     stuck_threads: int = 0
+    layout: Layout = NATIVE
+    claim_form: str | None = None
+    ledger: Ledger = field(default_factory=Ledger)
+    claim_latencies_s: list[float] = field(default_factory=list)
+    guid_ids: frozenset[Any] = frozenset()  # the run's ids on a shape whose ids are not integers
+    baseline_id: int | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
 
 
 class LoadRun:
     """One load test: start() it, watch progress_line() and counters(), shutdown(), then hand facts() to the
     report."""
 
-    def __init__(self, target: Target, config: LoadConfig, layout: Layout = NATIVE, *, until_done: bool = False):
+    def __init__(self, target: Target, config: LoadConfig, layout: Layout = NATIVE, *, until_done: bool = False,
+                 claim_form: str | None = None, settings: dict[str, Any] | None = None) -> None:  # fmt: skip
         """`until_done`: the run ends by itself (done() turns true) once its jobs are processed or the drain
-        time after --duration has passed; otherwise consumers carry on until stopped (a background load)."""
+        time after --duration has passed; otherwise consumers carry on until stopped (a background load).
+        `claim_form`: which of the seed's dequeue forms to drive (a shape's first by default); `settings`: the
+        layout's $settings ($lost_after, ...)."""
         self.target = target
         self.config = config
         self.layout = layout
         self.until_done = until_done
+        self.claim_form = None if layout.native else check_claim_form(layout, claim_form)
+        self.settings = dict(settings or {})
+        self.ledger = Ledger()
+        self._latencies: list[list[float]] = []  # one list per consumer: appended without a lock
+        self._guid_ids: set[Any] = set()
         self.tag = f"load-{os.getpid()}-{secrets.token_hex(2)}"
         self.created_by = f"queuetop {self.tag}"
         self.ids = IdRanges()
@@ -177,10 +203,10 @@ class LoadRun:
         """Check the target (raises QueuetopError at once if it is unreachable or has no schema), then start
         the threads and return."""
         with Database.open(self.target, purpose="worker") as db:
-            if not schema_present(db, self.layout):
-                raise SchemaMissing(self.target.display)
-            self._baseline_id = db.dialect.max_job_id(db, self.layout)
+            adapter = NativeLoadQueue if self.layout.native else ShapeLoadQueue
+            self._baseline_id = adapter.baseline_id(db, self.layout)
             self.started_at = db.now()
+            self._check_queue(self._queue(db))
         self._t0 = time.monotonic()
         if self.config.producers == 0:
             self._producing_ended = self._t0
@@ -191,7 +217,7 @@ class LoadRun:
             for _ in range(pool.count):
                 index += 1
                 self._consumers.append(self._thread(f"c{index}", self._consume, index, pool))
-        if self.config.sweep_every_s:
+        if self.sweep_every_s:
             self._others.append(self._thread("sweeper", self._sweep))
         control = threading.Thread(target=self._control, name=f"{self.tag}-control", daemon=True)
         self._others.append(control)
@@ -279,7 +305,10 @@ class LoadRun:
             abandoned=abandoned,
             started_at=self.started_at, counters=self.counters(), elapsed_s=self.elapsed_s,
             producing_s=max(0.0, producing_end - self._t0), interrupted=self.interrupted,
-            errors=[str(e) for e in self._errors], stuck_threads=self._stuck,
+            errors=[str(e) for e in self._errors], stuck_threads=self._stuck, layout=self.layout,
+            claim_form=self.claim_form, ledger=self.ledger,
+            claim_latencies_s=[t for times in self._latencies for t in times], guid_ids=frozenset(self._guid_ids),
+            baseline_id=self._baseline_id, settings=self.settings,
         )  # fmt: skip
 
     # -- threads -----------------------------------------------------------------------------------------
@@ -318,11 +347,31 @@ class LoadRun:
     def _rng(self, salt: int) -> random.Random:
         return random.Random(None if self.config.seed is None else self.config.seed * 1000 + salt)
 
-    def _queue(self, db: Database) -> Queue:
-        return Queue(db, self.layout, max_attempts=self.config.max_attempts)
+    def _queue(self, db: Database) -> NativeLoadQueue | ShapeLoadQueue:
+        if self.layout.native:
+            return NativeLoadQueue(db, self.layout, self.config.max_attempts)
+        return ShapeLoadQueue(db, self.layout, self.claim_form, self.settings)
 
-    def _ours(self, job: Job) -> bool:
-        return job.id > self._baseline_id
+    def _check_queue(self, queue: NativeLoadQueue | ShapeLoadQueue) -> None:
+        """Refuse, before any thread starts, what this shape's seed has no path for."""
+        if self.config.fail and not queue.can_fail:
+            raise UsageError(f"layout {self.layout.name} has no failure path: taking a job is final there, so "
+                             "--fail cannot be simulated", "drop --fail (--crash works: a crashed claim is stranded)")
+
+    def _ours(self, job: Job | Any) -> bool:
+        if self._baseline_id is None:  # GUID ids: a job is seen before its insert returned; the report is exact
+            return True
+        return int(job.id) > self._baseline_id
+
+    @property
+    def _ledger_lease_s(self) -> float | None:
+        """How long a claim stays live in the ledger at most: its lease, seed 001's $lost_after (a release takes
+        a request back only after that), or None (a final claim is never taken back)."""
+        if self.layout.native or (self.layout.claim is not None and self.layout.claim.leased):
+            return self.config.lease_s
+        if self.layout.claim is not None and self.layout.claim.failure == "lost":
+            return float(self.settings.get("lost_after", self.layout.settings["lost_after"]))
+        return None
 
     # -- producers ---------------------------------------------------------------------------------------
     def _produce(self, db: Database, index: int) -> None:
@@ -358,8 +407,12 @@ class LoadRun:
             if granted == 0:
                 return
             for job_type, count in Counter(rng.choices(names, weights, k=granted)).items():
-                ids = self._retrying(lambda t=job_type, n=count: queue.enqueue_many(t, n, created_by=self.created_by))
-                self.ids.add(ids)
+                ids = self._retrying(lambda t=job_type, n=count: queue.enqueue(t, n, self.created_by))
+                if self._baseline_id is None:
+                    with self._records_lock:
+                        self._guid_ids.update(ids)
+                else:
+                    self.ids.add(ids)
                 self._tally.add("enqueued", len(ids))
                 with self._records_lock:
                     self._enqueued_by_type[job_type] += len(ids)
@@ -388,65 +441,94 @@ class LoadRun:
         worker = f"{self.tag}/c{index}"
         abandoned: list[Job] = []
         idle = IDLE_MIN_S
+        latencies: list[float] = []
+        self._latencies.append(latencies)
+        lease_s = self._ledger_lease_s
         try:
             while not self._stop_consuming.is_set():
+                sent = time.monotonic()
                 jobs = self._retrying(lambda w=worker: queue.claim(w, job_types, config.batch, config.lease_s))
+                returned = time.monotonic()
+                latencies.append(returned - sent)
                 if not jobs:
+                    self._tally.add("empty_claims")
                     self._stop_consuming.wait(idle)
                     idle = min(IDLE_MAX_S, idle * 2)
                     continue
+                self._tally.add("claims")
+                claims = self.ledger.claimed([job.id for job in jobs], worker, sent, returned, lease_s)
                 idle = IDLE_MIN_S
                 dies_at = rng.randrange(len(jobs)) if config.crash and rng.random() < config.crash else None
                 for i, job in enumerate(jobs):
                     if i == dies_at:  # the worker dies holding the rest of its batch; a new one takes its place
-                        self._abandon(jobs[i:], worker, abandoned, db)
+                        self._abandon(jobs[i:], claims[i:], worker, abandoned, db, queue)
                         lives += 1
                         worker = f"{self.tag}/c{index}~{lives}"
                         break
-                    if self._stop_consuming.is_set() or not self._work(config.work_for(job.job_type).sample_s(rng)):
-                        self._give_back(queue, jobs[i:])
+                    # a job a final claim took is worked even after a stop: it cannot be handed back
+                    work_s = config.work_for(job.job_type or "").sample_s(rng)
+                    stopping = self._stop_consuming.is_set()
+                    if (stopping and queue.can_give_back) or not self._work(work_s, not queue.can_give_back):
+                        self._give_back(queue, jobs[i:], claims[i:])
                         break
-                    self._finish(queue, job, rng)
+                    self._finish(queue, job, claims[i], rng)
         finally:
             with suppress(QueuetopError):  # the connection failed: the sweeper, or the lease, will see to them
                 self._recover(queue, abandoned)
 
-    def _work(self, seconds: float) -> bool:
-        """Sleep for the job's work time. After a stop, finish only if little is left: False means give it back."""
+    def _work(self, seconds: float, finish_anyway: bool = False) -> bool:
+        """Sleep for the job's work time. After a stop, finish only if little is left (or always, where a job
+        taken cannot be handed back): False means give it back."""
         if seconds <= 0:
             return True
         end = time.monotonic() + seconds
         if not self._stop_consuming.wait(seconds):
             return True
         left = end - time.monotonic()
-        if left > STOP_GRACE_S:
+        if left > STOP_GRACE_S and not finish_anyway:
             return False
         time.sleep(max(0.0, left))
         return True
 
-    def _finish(self, queue: Queue, job: Job, rng: random.Random) -> None:
+    def _finish(self, queue: NativeLoadQueue | ShapeLoadQueue, job: Job | Any, claim: Claim,
+                rng: random.Random) -> None:  # fmt: skip
         ours = self._ours(job)
         try:
             if self.config.fail and rng.random() < self.config.fail:
-                outcome = self._retrying(lambda: queue.fail(job.id, job.token, self.config.retry_after_s))
+                claim.let_go(time.monotonic(), "failed")
+                outcome = self._retrying(lambda: queue.fail(job, self.config.retry_after_s))
                 self._tally.add("failed")
-                if outcome == "dead" and ours:
-                    self._tally.add("dead")
+                if ours and (outcome == "dead" or (outcome == "left" and self._last_attempt(job))):
+                    self._tally.add("dead" if outcome == "dead" else "doomed")
             else:
-                self._retrying(lambda: queue.complete(job.id, job.token))
+                claim.let_go(time.monotonic(), "finished")
+                self._retrying(lambda: queue.complete(job))
                 self._tally.add("succeeded" if ours else "foreign")
         except LeaseLost:  # the claim timed out and a release took it back while we worked
+            claim.outcome = "lease lost"
             self._tally.add("leases_lost")
-            if ours and job.attempts >= self.config.max_attempts:
+            if ours and self._last_attempt(job):
                 self._tally.add("doomed")  # that release buried it as dead
 
-    def _abandon(self, jobs: list[Job], worker: str, abandoned: list[Job], db: Database) -> None:
+    def _last_attempt(self, job: Job | Any) -> bool:
+        """Whether this was the job's last attempt: only where the shape counts attempts up to a limit."""
+        attempts_limited = self.layout.native or "attempts" in (self.layout.claim.sets if self.layout.claim else {})
+        return attempts_limited and job.attempts >= self.config.max_attempts
+
+    def _abandon(self, jobs: list[Any], claims: list[Claim], worker: str, abandoned: list[Any], db: Database,
+                 queue: NativeLoadQueue | ShapeLoadQueue) -> None:  # fmt: skip
         self._tally.add("crashed", len(jobs))
-        doomed = sum(1 for job in jobs if self._ours(job) and job.attempts >= self.config.max_attempts)
+        for claim in claims:
+            claim.crashed()
+        if queue.final_claims:
+            self._tally.add("stranded", sum(1 for job in jobs if self._ours(job)))
+        doomed = sum(1 for job in jobs if self._ours(job) and self._last_attempt(job))
         if doomed:
-            self._tally.add("doomed", doomed)  # the release that finds them will bury them as dead
+            self._tally.add("doomed", doomed)  # the release (or the claim) that finds them will bury them as dead
         with self._records_lock:
             self._abandoned += [(job.id, worker) for job in jobs]
+        if not self.layout.native:
+            return  # a shape's crashed claims stay as the crash left them
         abandoned += jobs
         horizon = self._sweep_horizon(db)
         if horizon is not None:  # the sweeper has long released these: forget them
@@ -454,37 +536,56 @@ class LoadRun:
 
     def _sweep_horizon(self, db: Database) -> datetime | None:
         """Claims that timed out before this moment have been released by the sweeper."""
-        every = self.config.sweep_every_s
+        every = self.sweep_every_s
         return None if every is None else db.now() - timedelta(seconds=2 * every + 1.0)
 
-    def _give_back(self, queue: Queue, jobs: list[Job]) -> None:
+    def _give_back(self, queue: NativeLoadQueue | ShapeLoadQueue, jobs: list[Any], claims: list[Claim]) -> None:
         """Hand unstarted jobs back to pending at once, their attempt unspent."""
-        for job in jobs:
+        for job, claim in zip(jobs, claims, strict=True):
+            claim.let_go(time.monotonic(), "given back")
             try:
-                self._retrying(lambda j=job: queue.give_back(j.id, j.token))
+                self._retrying(lambda j=job: queue.give_back(j))
                 self._tally.add("given_back")
             except LeaseLost:  # released meanwhile: nothing left to give back
-                pass
+                claim.outcome = "lease lost"
 
-    def _recover(self, queue: Queue, abandoned: list[Job]) -> None:
+    def _recover(self, queue: NativeLoadQueue | ShapeLoadQueue, abandoned: list[Any]) -> None:
         """At stop: release the claims this consumer abandoned that no sweeper has released yet, as a
         release would (back to pending, or dead on the last attempt), so none waits out its lease."""
-        horizon = self._sweep_horizon(queue.db)
+        if not abandoned:
+            return
+        horizon = self._sweep_horizon(queue.queue.db) if isinstance(queue, NativeLoadQueue) else None
         for job in abandoned:
             if horizon is not None and job.timeout < horizon:
                 continue
             try:
-                self._retrying(lambda j=job: queue.fail(j.id, j.token, retry_after=0))
+                self._retrying(lambda j=job: queue.recover(j))
                 self._tally.add("recovered_at_stop")
             except LeaseLost:  # released by the sweeper already
                 pass
 
+    @property
+    def sweep_every_s(self) -> float | None:
+        """How often the sweeper releases: as asked, or as the config says for the native queue; on seed 001,
+        when requests are crashed or failed, half of $lost_after (else a lost request never comes back); never
+        on a shape with nothing to release, nor on seed 004, whose own dequeue takes timed-out claims again."""
+        if self.layout.native:
+            return self.config.sweep_every_s
+        if self.layout.release is None:
+            return None
+        if self.config.release_every_s is not None:
+            return self.config.release_every_s
+        if self.layout.claim is not None and self.layout.claim.failure == "lost" and (self.config.crash
+                                                                                        or self.config.fail):
+            return max(0.1, float(self.settings.get("lost_after", self.layout.settings["lost_after"])) / 2)
+        return None
+
     # -- the sweeper and the control loop ------------------------------------------------------------------
     def _sweep(self, db: Database) -> None:
-        queue, every = self._queue(db), self.config.sweep_every_s
+        queue, every = self._queue(db), self.sweep_every_s
         assert every is not None
         while not self._stop_sweeping.wait(every):
-            result = self._retrying(queue.release_timed_out)
+            result = self._retrying(queue.release)
             self._tally.add("swept_released", result.released)
             self._tally.add("swept_dead", result.dead)
 

@@ -1,4 +1,4 @@
-"""The end report of a load run, computed from the database, not from the driver's counters.
+"""The end report of a load run, computed from the database and the run's claims ledger, not from counters.
 
 After the run, the report reads where each of the run's jobs is now:
 - `arrivals_after(first id - 1)`: every row at or above the run's first id, in the queue table and in the
@@ -9,6 +9,17 @@ Against the ids the inserts returned (the run's own record of what it enqueued):
 a duplicate, a job seen nowhere is lost; the others are completed, dead, pending or claimed, and these add up
 to the enqueued count. Wait (claimed - created) and processing (completed - claimed) percentiles come from
 the run's completed rows: the last attempt's claim, as the dashboard shows them.
+
+A duplicate is a job two claims held at the same time, found in the claims ledger (see ledger.py): the tables
+alone cannot show it (a completed table's key forbids an id twice; a flag is 1 however often it was set). A job
+whose row is found twice in the tables (in the queue and the completed table) is counted apart.
+
+On any other shape (`build_shape_report`), where each of the run's rows is now comes from the layout's own
+states, and the ledger says what the run's workers did with it: done (the seed's completion holds, or a final
+claim whose worker finished it), dead, still claimable, held at the stop, stranded (a crashed or failed claim
+left as the seed leaves it: for ever on seeds 000/002/003, until a release on 001, until its timeout on 004),
+or lost (anything else: gone from the tables, or taken by no worker of the run). These add up to the enqueued
+count.
 """
 
 from __future__ import annotations
@@ -22,11 +33,20 @@ from queuetop import format as fmt
 from queuetop.db import Database
 from queuetop.history import percentiles
 from queuetop.layouts import Layout
+from queuetop.layouts.sql import Statements
 from queuetop.load.driver import LoadCounters, RunFacts
 from queuetop.load.ids import IdLookup
+from queuetop.load.ledger import Duplicate
 
 CLOCK_MARGIN = timedelta(seconds=60)  # completion stamps come from several connections' clocks
 CLAIMS_LIMIT = 10_000_000
+DUPLICATES_SHOWN = 5
+CLAIMABLE = ("pending", "scheduled", "timed_out")  # a shape's states whose rows its dequeue takes (again)
+STRANDED_FATE = {  # what becomes of a stranded claim, by the shape's claim
+    "final": "taken by a worker that died: this shape never takes them again",
+    "lost": "removed, never completed (the seed's 'lost' requests): `queuetop release` moves them back",
+    "timeout": "held by a worker that died or failed: taken again after their timeout, dead after the last attempt",
+}
 
 
 @dataclass(frozen=True)
@@ -88,15 +108,29 @@ class LoadReport:
     config: dict[str, Any] = field(default_factory=dict)
     errors: tuple[str, ...] = ()
     stuck_threads: int = 0
+    layout: str = "native"
+    claim_form: str | None = None
+    stranded: int = 0  # crashed or failed claims left as the seed leaves them
+    stranded_fate: str = ""
+    found_twice: int = 0  # jobs whose row is in the tables twice (the queue and the completed table)
+    duplicate_examples: tuple[Duplicate, ...] = ()
+    claims: int = 0  # claim statements that took a job
+    claims_ledgered: int = 0  # jobs claimed, as the ledger has them
+    claim_latency_s: Percentiles = Percentiles()  # time inside the claim statement(s), busy retries included
+    empty_claims: int = 0
 
     @property
     def ok(self) -> bool:
-        """Every job processed at most once and none lost."""
-        return self.duplicates == 0 and self.lost == 0
+        """Every job held by one worker at a time, found once, and none lost."""
+        return self.duplicates == 0 and self.lost == 0 and self.found_twice == 0
 
     @property
     def accounted(self) -> int:
-        return self.completed + self.other_outcomes + self.dead + self.pending + self.claimed
+        return self.completed + self.other_outcomes + self.dead + self.pending + self.claimed + self.stranded
+
+    @property
+    def claims_per_s(self) -> float | None:
+        return self.claims / self.elapsed_s if self.elapsed_s > 0 else None
 
     @property
     def throughput_per_s(self) -> float | None:
@@ -110,13 +144,15 @@ class LoadReport:
         data = asdict(self)
         data.pop("driver")
         data["driver"] = {**asdict(self.driver), "settled": self.driver.settled}
-        data.update(ok=self.ok, throughput_per_s=self.throughput_per_s, enqueue_rate_per_s=self.enqueue_rate_per_s)
+        data.update(ok=self.ok, throughput_per_s=self.throughput_per_s, enqueue_rate_per_s=self.enqueue_rate_per_s,
+                    claims_per_s=self.claims_per_s, busy_retries=self.driver.busy_retries)  # fmt: skip
         return data
 
     def summary(self) -> str:
         """One line, for the end of `queuetop demo` / `watch --with-load`."""
         left = self.pending + self.claimed
-        verdict = "none lost or duplicated" if self.ok else f"{self.lost:,} LOST, {self.duplicates:,} DUPLICATED"
+        verdict = "none lost or duplicated" if self.ok else \
+            f"{self.lost:,} LOST, {self.duplicates + self.found_twice:,} DUPLICATED"
         return (f"load {self.run} ran {fmt.duration(self.elapsed_s)}: {self.enqueued:,} enqueued, "
                 f"{self.completed:,} completed ({fmt.rate(self.throughput_per_s)}/s), {self.dead:,} dead, "
                 f"{left:,} left in the queue; {verdict}")  # fmt: skip
@@ -124,7 +160,9 @@ class LoadReport:
     def render(self) -> str:
         """The text report of `queuetop load`."""
         how = "interrupted" if self.interrupted else "finished"
-        lines = [f"load test {self.run} on {self.target} ({self.dialect}): {how} after {fmt.duration(self.elapsed_s)}"]
+        shape = "" if self.layout == "native" else f", layout {self.layout}, claim form {self.claim_form}"
+        lines = [f"load test {self.run} on {self.target} ({self.dialect}{shape}): {how} after "
+                 f"{fmt.duration(self.elapsed_s)}"]
 
         def row(label: str, value: int, note: str = "") -> None:
             lines.append(f"  {label:<17}{value:>10,}" + (f"   {note}" if note else ""))
@@ -138,11 +176,23 @@ class LoadReport:
         row("still claimed", self.claimed, "claims held after the stop" if self.claimed else "")
         row("failed attempts", self.failed_attempts, "retried, or dead on the last attempt")
         recovered = f"{self.crashed_recovered:,} released and taken back" if self.crashed else ""
-        row("crashed claims", self.crashed, recovered)
-        row("duplicates", self.duplicates, "jobs found more than once" if self.duplicates else "")
-        row("lost", self.lost, "enqueued, and now nowhere" if self.lost else "")
-        lines.append(f"  {'wait':<17}{self.wait_s.labelled()}   (created → claimed)")
-        lines.append(f"  {'processing':<17}{self.processing_s.labelled()}   (claimed → completed)")
+        row("crashed claims", self.crashed, recovered if self.layout == "native" else "")
+        if self.stranded or self.layout != "native":
+            row("stranded", self.stranded, self.stranded_fate if self.stranded else "")
+        row("duplicates", self.duplicates, "jobs two workers held at the same time" if self.duplicates else "")
+        for dup in self.duplicate_examples:
+            lines.append(f"    job {dup.job_id}: held by {dup.workers[0]} and {dup.workers[1]} at once"
+                         + ("" if dup.overlap_s == float("inf") else f" for {fmt.duration(dup.overlap_s)}"))
+        if self.found_twice:
+            row("found twice", self.found_twice, "jobs whose row is in the tables twice")
+        row("lost", self.lost, "enqueued, and now nowhere (or taken by no worker)" if self.lost else "")
+        lines.append(f"  {'claims':<17}{self.claims:>10,}   {fmt.rate(self.claims_per_s)}/s, "
+                     f"{self.claims_ledgered:,} jobs taken, {self.empty_claims:,} found nothing")
+        lines.append(f"  {'claim latency':<17}{self.claim_latency_s.labelled()}   (inside the claim statements)")
+        if self.wait_s != Percentiles() or self.layout == "native":
+            lines.append(f"  {'wait':<17}{self.wait_s.labelled()}   (created → claimed)")
+        if self.processing_s != Percentiles() or self.layout == "native":
+            lines.append(f"  {'processing':<17}{self.processing_s.labelled()}   (claimed → completed)")
         if len(self.types) > 1:
             lines += ["", *self._type_table()]
         d = self.driver
@@ -171,10 +221,12 @@ class LoadReport:
 
     def _verdict(self) -> str:
         if not self.ok:
-            return (f"FAILED: {self.lost:,} job(s) lost and {self.duplicates:,} duplicated "
-                    "(queue operations are not exactly-once here)")  # fmt: skip
+            return (f"FAILED: {self.lost:,} job(s) lost and {self.duplicates + self.found_twice:,} duplicated "
+                    "(this queue's operations are not exactly-once here)")  # fmt: skip
+        stranded = f" + {self.stranded:,} stranded" if self.stranded else ""
         return (f"OK: every job accounted for once: {self.completed:,} completed + {self.dead:,} dead + "
-                f"{self.pending + self.claimed + self.other_outcomes:,} still queued = {self.enqueued:,} enqueued")
+                f"{self.pending + self.claimed + self.other_outcomes:,} still queued{stranded} = "
+                f"{self.enqueued:,} enqueued")
 
 
 def build_report(db: Database, layout: Layout, facts: RunFacts) -> LoadReport:
@@ -201,6 +253,7 @@ def build_report(db: Database, layout: Layout, facts: RunFacts) -> LoadReport:
         for job_id, worker, *_ in dialect.current_claims(db, layout, job_type, CLAIMS_LIMIT):
             claims[int(job_id)] = worker
 
+    duplicates = facts.ledger.duplicates()
     state_by_type: dict[str, Counter[str]] = defaultdict(Counter)
     waits: dict[str, list[float]] = defaultdict(list)
     work: dict[str, list[float]] = defaultdict(list)
@@ -231,7 +284,8 @@ def build_report(db: Database, layout: Layout, facts: RunFacts) -> LoadReport:
         completed=totals["completed"], dead=totals["dead"], pending=totals["pending"], claimed=totals["claimed"],
         other_outcomes=totals["other"], failed_attempts=facts.counters.failed, crashed=facts.counters.crashed,
         crashed_recovered=facts.counters.crashed - still_held,
-        duplicates=sum(1 for n in seen.values() if n > 1), lost=ours.count - len(seen),
+        duplicates=len(duplicates), found_twice=sum(1 for n in seen.values() if n > 1), lost=ours.count - len(seen),
+        duplicate_examples=tuple(duplicates[:DUPLICATES_SHOWN]), **_claim_figures(facts),
         wait_s=Percentiles.of([w for ws in waits.values() for w in ws]),
         processing_s=Percentiles.of([p for ps in work.values() for p in ps]),
         types=types, driver=facts.counters, config=facts.config.describe(), errors=tuple(facts.errors),
@@ -244,3 +298,93 @@ def _latencies(dialect: Any, created: Any, claimed: Any, completed: Any) -> tupl
     wait = (claimed - created).total_seconds() if claimed and created else None
     processing = (completed - claimed).total_seconds() if claimed and completed else None
     return wait, processing
+
+
+def _claim_figures(facts: RunFacts) -> dict[str, Any]:
+    return {"claims": facts.counters.claims, "claims_ledgered": len(facts.ledger),
+            "claim_latency_s": Percentiles.of(facts.claim_latencies_s), "empty_claims": facts.counters.empty_claims,
+            "layout": facts.layout.name, "claim_form": facts.claim_form}  # fmt: skip
+
+
+def build_shape_report(db: Database, layout: Layout, facts: RunFacts) -> LoadReport:
+    """Where each of the run's jobs is now on a shape other than native (see the module's docstring)."""
+    statements, settings = Statements(db.dialect, layout), facts.settings
+    if facts.baseline_id is not None:
+        lookup = IdLookup(facts.ids)
+        ours, enqueued, low_id, since_s = lookup.__contains__, lookup.count, facts.baseline_id + 1, None
+    else:
+        ours, enqueued, low_id = facts.guid_ids.__contains__, len(facts.guid_ids), None
+        since_s = facts.elapsed_s + CLOCK_MARGIN.total_seconds()
+    state: dict[Any, str | None] = {}
+    seen: Counter[Any] = Counter()
+    for table in ("queue", "completed") if layout.completed_table else ("queue",):
+        for job_id, row_state in db.fetchall(*statements.row_states(table, settings, low_id, since_s)):
+            if ours(job_id):
+                seen[job_id] += 1
+                state[job_id] = row_state
+    last = facts.ledger.last_claims()
+    figures: Counter[str] = Counter()
+    for job_id in _enqueued_ids(facts):
+        claim = last.get(job_id)
+        outcome = claim.outcome if claim is not None else None
+        where = state.get(job_id, "missing")
+        if where == "done" or (where is None and outcome == "finished"):
+            figures["completed"] += 1
+        elif where in CLAIMABLE:
+            figures["pending"] += 1
+        elif where == "dead":
+            figures["dead"] += 1
+        elif where in (None, "claimed", "lost") and outcome in ("crashed", "failed"):
+            figures["stranded"] += 1
+        elif where == "claimed" and outcome == "held":
+            figures["claimed"] += 1
+        else:  # gone from the tables, or taken (or lost) with no worker of this run holding it
+            figures["lost"] += 1
+    waits, work = _shape_latencies(db, statements, settings, facts, ours)
+    duplicates = facts.ledger.duplicates()
+    return LoadReport(
+        run=facts.tag, target=facts.target, dialect=db.dialect.name, elapsed_s=facts.elapsed_s,
+        producing_s=facts.producing_s, interrupted=facts.interrupted, enqueued=enqueued,
+        completed=figures["completed"], dead=figures["dead"], pending=figures["pending"], claimed=figures["claimed"],
+        other_outcomes=0, failed_attempts=facts.counters.failed, crashed=facts.counters.crashed,
+        crashed_recovered=0, duplicates=len(duplicates), lost=figures["lost"],
+        wait_s=Percentiles.of(waits), processing_s=Percentiles.of(work), types=(), driver=facts.counters,
+        config=facts.config.describe(), errors=tuple(facts.errors), stuck_threads=facts.stuck_threads,
+        stranded=figures["stranded"], stranded_fate=STRANDED_FATE[_fate(layout)],
+        found_twice=sum(1 for n in seen.values() if n > 1), duplicate_examples=tuple(duplicates[:DUPLICATES_SHOWN]),
+        **_claim_figures(facts),
+    )  # fmt: skip
+
+
+def _fate(layout: Layout) -> str:
+    claim = layout.claim
+    if claim is not None and claim.leased:
+        return "timeout"
+    return "lost" if claim is not None and claim.failure == "lost" else "final"
+
+
+def _enqueued_ids(facts: RunFacts) -> list[Any]:
+    if facts.baseline_id is None:
+        return list(facts.guid_ids)
+    return [job_id for first, last in facts.ids.runs() for job_id in range(first, last + 1)]
+
+
+def _shape_latencies(db: Database, statements: Statements, settings: dict[str, Any], facts: RunFacts,
+                     ours: Any) -> tuple[list[float], list[float]]:  # fmt: skip
+    """Wait and processing of the run's completed jobs, by the shape's completion rule (none: empty)."""
+    if statements.layout.completions is None:
+        return [], []
+    now = db.dialect.decode_time(db.fetchone(*statements.clock())[0])
+    since = now - timedelta(seconds=facts.elapsed_s) - CLOCK_MARGIN
+    low_id = facts.baseline_id + 1 if facts.baseline_id is not None and statements.ranged else None
+    waits, work = [], []
+    rows = db.fetchall(*statements.completions_after(db.dialect.encode_time(since), settings, low_id))
+    for job_id, _type, _at, wait_from, wait_to, work_from, work_to in rows:
+        if ours(job_id):
+            wait, _ = _latencies(db.dialect, wait_from, wait_to, None)
+            processing, _ = _latencies(db.dialect, work_from, work_to, None)
+            if wait is not None:
+                waits.append(wait)
+            if processing is not None:
+                work.append(processing)
+    return waits, work
