@@ -19,7 +19,7 @@ from queuetop import __version__
 from queuetop import format as fmt
 from queuetop.db import Database, QueuetopError, UsageError, parse_target
 from queuetop.db.target import ENV_VAR, Target, default_database_path
-from queuetop.layouts import NATIVE, PRESET_NAMES, Layout
+from queuetop.layouts import CLAIM_FORMS, NATIVE, PRESET_NAMES, Layout
 from queuetop.load.command import add_load_arguments
 from queuetop.snapshot import Snapshot, TypeStats
 
@@ -182,8 +182,12 @@ exit code: 0 when every job was processed exactly once, 1 if any was lost or dup
     demo = command("demo", "a fresh queue, a background load and the dashboard on top: the guided tour", """\
   queuetop demo                   in a temporary SQLite file
   queuetop demo --db demo.db      keep the demo queue in demo.db
+  queuetop demo --layout job_queue                 seed 004's Job_Queue, driven by its own usp_API_Get_Job
+  queuetop demo --layout work_queue --claim-form update_top
 """)
     add_watch_arguments(demo)
+    demo.add_argument("--claim-form", choices=tuple(CLAIM_FORMS), metavar="FORM",
+                      help="which of the seed's dequeues the demo's workers run (see `queuetop load --help`)")
     demo.set_defaults(run=cmd_demo)
     return parser
 
@@ -507,13 +511,6 @@ def _watch_layout(args: argparse.Namespace, target: Target, auto_init: bool) -> 
         return require_table(with_tables(load_layout(name), args.table, args.completed_table)), None
 
 
-def _refuse_load(layout: Layout, command: str) -> None:
-    if not layout.native:
-        raise UsageError(f"`queuetop {command}` cannot drive layout {layout.name} yet: its load driver runs the "
-                         "native schema's claims only", "watch it with `queuetop --layout "
-                         f"{layout.name}` while your own workers run, or try the native queue: `queuetop demo`")
-
-
 def cmd_load(args: argparse.Namespace) -> int:
     from queuetop.load.command import run_load_command
 
@@ -529,34 +526,62 @@ def cmd_load(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     import tempfile
 
-    from queuetop.load.command import demo_config, start_background_load
+    from queuetop.layouts import load_layout, require_table, with_tables
+    from queuetop.load.command import demo_config, load_types, start_background_load
+    from queuetop.load.config import DEMO_SWEEP_S
     from queuetop.schema import init_schema
+    from queuetop.shape_queue import create_demo_tables
+    from queuetop.shape_worker import check_claim_form
 
     _check_interval(args)
+    settings = settings_from(args)
     name = _layout_name(args)
-    if name:
-        from queuetop.layouts import load_layout
-
-        _refuse_load(load_layout(name), "demo")
+    layout = require_table(with_tables(load_layout(name), args.table, args.completed_table)) if name else NATIVE
+    if not layout.native:
+        check_claim_form(layout, args.claim_form)  # before anything is made
     where = args.db or str(Path(tempfile.mkdtemp(prefix="queuetop-demo-")) / "demo.db")
     target = parse_target(where)
     with Database.open(target, create=True) as db:
-        init_schema(db)
-    background = start_background_load(target, demo_config())
-    status = _dashboard(args, target, background, auto_init=False)
+        if layout.native:
+            init_schema(db)
+        else:
+            create_demo_tables(db, layout)
+    if layout.native:
+        config = demo_config()
+    else:  # the demo's four job types as the shape stores them, or one stream where it has no job type column
+        names = tuple(t for t, _ in load_types("4", layout)) if layout.has_job_type else (layout.queue_table,)
+        config = demo_config(layout, names)
+    background = start_background_load(target, config, layout, args.claim_form, settings)
+    status = _dashboard(args, target, background, auto_init=False, layout=layout, settings=settings,
+                        greeting=demo_greeting(layout, config.lease_s, DEMO_SWEEP_S))
     print(f"demo stopped; the demo queue is in {target.display}")
-    print(f"  look again with: queuetop --db {where}")
+    shape = "" if layout.native else f" --layout {layout.name}"
+    print(f"  look again with: queuetop --db {where}{shape}")
     return status
 
 
+def demo_greeting(layout: Layout, lease_s: float, sweep_s: float) -> str:
+    """What the demo says when it opens: what its load does, and what is left for the user to do."""
+    what = "the native queue" if layout.native else f"layout {layout.name}, through its seed's own dequeue"
+    text = f"Demo: a live load on {what}. One claim in a hundred is abandoned, as by a worker that died: "
+    if layout.native or (layout.claim is not None and layout.claim.leased):
+        return text + (f"its lease is {lease_s:g} s and the sweeper comes every {sweep_s:g} s, so timed-out "
+                       "claims wait for you: press r to release them.")
+    if layout.release is not None:
+        return text + (f"it shows as lost after --lost-after; press r to move lost requests back (the sweeper "
+                       f"does every {sweep_s:g} s).")
+    return text + "this shape never takes such a job again: it stays taken and unfinished, as the seed leaves it."
+
+
 def _dashboard(args: argparse.Namespace, target: Target, background: LoadRun | None, auto_init: bool,
-               layout: Layout = NATIVE, settings: dict | None = None, note: str | None = None) -> int:
+               layout: Layout = NATIVE, settings: dict | None = None, note: str | None = None,
+               greeting: str | None = None) -> int:  # fmt: skip
     from queuetop.tui import run_dashboard
 
     try:
         return run_dashboard(target, layout=layout, interval=args.interval, read_only=args.read_only,
                              job_types=args.types, auto_init=auto_init, background=background, log_path=LOG_PATH,
-                             settings=settings, note=note)  # fmt: skip
+                             settings=settings, note=note, greeting=greeting)  # fmt: skip
     finally:
         if background is not None:
             summary = background.stop()

@@ -82,7 +82,7 @@ def _fits(table: Table, columns: dict[str, str]) -> bool:
     return not table.is_view and all(col.lower() in table.columns for col in columns.values())
 
 
-def _default_schemas(db: Database) -> tuple[str | None, ...]:
+def default_schemas(db: Database) -> tuple[str | None, ...]:
     return {"postgresql": ("public",), "mssql": ("dbo",)}.get(db.dialect.name, (None,))
 
 
@@ -141,7 +141,7 @@ def choose(db: Database, catalog: Catalog | None = None) -> tuple[Layout, str]:
 def check_layout(db: Database, layout: Layout, catalog: Catalog | None = None) -> Layout:
     """The layout, spelled as the catalog spells its tables and columns; a clear error if one is missing."""
     catalog = catalog or Catalog(db)
-    defaults = _default_schemas(db)
+    defaults = default_schemas(db)
     schema = db.dialect.schema_for(layout.schema)
     table = catalog.find(schema, layout.queue_table, defaults)
     if table is None:

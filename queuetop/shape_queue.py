@@ -221,3 +221,16 @@ class ShapeQueue:
 
 class _Mismatch(Exception):
     """The insert and the delete of a requeue disagreed: roll back."""
+
+
+def create_demo_tables(db: Database, layout: Layout) -> bool:
+    """Make an empty copy of a shape's tables for `queuetop demo --layout` (see `Statements.create_tables`),
+    unless they are there already; True when made. All or nothing: one transaction."""
+    from queuetop.detect import Catalog, default_schemas
+
+    if Catalog(db).find(db.dialect.schema_for(layout.schema), layout.queue_table, default_schemas(db)) is not None:
+        return False
+    with db.transaction():
+        for sql in Statements(db.dialect, layout).create_tables():
+            db.execute(sql)
+    return True

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from queuetop.cli import main
 from queuetop.db import Database, parse_target
 from queuetop.layouts import NATIVE
@@ -43,3 +45,38 @@ def test_demo_shows_its_job_types_and_stops_its_load_on_quit(tmp_path, monkeypat
     assert f"the demo queue is in {path}" in out
     with Database.open(parse_target(path)) as db:
         assert all(row[1] is None for row in queue_rows(db, NATIVE).values()), "the load left a claim behind"
+
+
+@pytest.mark.parametrize(("preset", "extra", "says"), [
+    ("queuesample", (), "stays taken and unfinished"),
+    ("requests", (), "move lost requests back"),
+    ("work_queue", ("--claim-form", "update_top"), "stays taken and unfinished"),
+    ("processed", ("--table", "jobs"), "stays taken and unfinished"),
+    ("job_queue", (), "press r to release them"),
+])  # fmt: skip
+def test_demo_of_each_shape_runs_its_seeds_dequeue_live(tmp_path, monkeypatch, capsys, preset, extra, says):
+    seen: dict[str, object] = {}
+
+    def run_under_pilot(app: QueuetopApp, *args: object, **kwargs: object) -> int:
+        async def drive() -> None:
+            async with app.run_test(size=(140, 40)) as pilot:
+                for _ in range(100):
+                    await pilot.pause(0.1)
+                    if app.latest is not None and app.latest.totals.arrivals_60s_per_s:
+                        break
+                seen["snapshot"] = app.latest
+                seen["greeting"] = app.greeting
+                await pilot.press("q")
+
+        asyncio.run(drive())
+        return app.return_code or 0
+
+    monkeypatch.setattr(QueuetopApp, "run", run_under_pilot)
+    path = str(tmp_path / "demo.db")
+    assert main(["demo", "--db", path, "--layout", preset, *extra]) == 0
+    out = capsys.readouterr().out
+    snapshot = seen["snapshot"]
+    assert snapshot is not None and snapshot.layout == preset and snapshot.error is None
+    assert snapshot.totals.arrivals_60s_per_s, "the demo's producers write the shape's rows, and the poll sees them"
+    assert says in str(seen["greeting"])
+    assert "none lost or duplicated" in out and f"--layout {preset}" in out

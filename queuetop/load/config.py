@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from queuetop.db import UsageError
+from queuetop.layouts import Layout
 from queuetop.queue import check_count, check_job_type, check_seconds
 
 MAX_THREADS = 256
@@ -263,31 +264,48 @@ def _items(text: str, option: str, example: str) -> list[str]:
 
 
 # -- the demo ----------------------------------------------------------------------------------------------
-def demo_config() -> LoadConfig:
+DEMO_LEASE_S = 5.0
+DEMO_SWEEP_S = 30.0  # slower than the lease: timed-out claims wait on screen for `r`
+
+
+def demo_config(layout: Layout | None = None, job_types: tuple[str, ...] | None = None) -> LoadConfig:
     """`queuetop demo`: four job types of different speeds at a pace SQLite takes easily on a small machine.
 
     `report` has one consumer of its own and arrives about twice as fast as it can process them, so its queue
     backs up (drain: never) while the others keep up. One attempt in twelve fails (retried after 2 s, dead
     after 3), one claim in a hundred is abandoned with a 5 s lease, and a sweeper releases timed-out claims
-    every 2 s, so the timed-out, dead and release figures all move. The rate breathes over a minute.
+    every 30 s: slower than the lease, so a few timed-out claims wait on screen for the user's `r`. The rate
+    breathes over a minute.
+
+    On another shape (`layout`) the same load runs through the seed's own dequeue: its job types as the shape
+    stores them (`job_types`: the four names as GUIDs on seed 000; one stream on a shape without a job type
+    column), failures only where the seed has a failure path, and the sweeper only where it has a release.
     """
-    general = ("email", "webhook", "thumbnail")
+    names = job_types or ("email", "webhook", "thumbnail", "report")
+    email, webhook, thumbnail, report = names if len(names) == 4 else (names[0],) * 4
+    native = layout is None or layout.native
+    failing = native or (layout.claim is not None and layout.claim.failure is not None)
+    works = {
+        email: WorkTime("uniform", 5, 30),
+        webhook: WorkTime("exp", 40),
+        thumbnail: WorkTime("uniform", 100, 300),
+        report: WorkTime("uniform", 1000, 3000),
+    }
+    if len(set(names)) < 4:  # one stream: the mix of the four speeds, with three consumers
+        return LoadConfig(types=((email, 1.0),), producers=1, pools=(ConsumerPool(3),), rate=8.0, wave=0.4,
+                          default_work=WorkTime("uniform", 5, 300), fail=0.08 if failing else 0.0, crash=0.01,
+                          lease_s=DEMO_LEASE_S, release_every_s=DEMO_SWEEP_S, retry_after_s=2.0)  # fmt: skip
     return LoadConfig(
-        types=(("email", 8.0), ("webhook", 4.0), ("thumbnail", 3.0), ("report", 1.0)),
+        types=((email, 8.0), (webhook, 4.0), (thumbnail, 3.0), (report, 1.0)),
         producers=1,
-        pools=(ConsumerPool(3, general), ConsumerPool(1, ("report",))),
+        pools=(ConsumerPool(3, (email, webhook, thumbnail)), ConsumerPool(1, (report,))),
         rate=16.0,
         wave=0.4,
-        work={
-            "email": WorkTime("uniform", 5, 30),
-            "webhook": WorkTime("exp", 40),
-            "thumbnail": WorkTime("uniform", 100, 300),
-            "report": WorkTime("uniform", 1000, 3000),
-        },
-        fail=0.08,
+        work=works,
+        fail=0.08 if failing else 0.0,
         crash=0.01,
-        lease_s=5.0,
-        release_every_s=2.0,
+        lease_s=DEMO_LEASE_S,
+        release_every_s=DEMO_SWEEP_S,
         max_attempts=3,
         retry_after_s=2.0,
     )

@@ -104,8 +104,9 @@ class QueuetopApp(HandlesThreadResults, App[int]):
     def __init__(self, source: Source, actions: DashboardActions, *, interval: float = 1.0, read_only: bool = False,
                  background: Background | None = None, log_path: Path | None = None,
                  clock: Callable[[], float] = time.monotonic, series: Series | None = None,
-                 poll_on_start: bool = True) -> None:  # fmt: skip
+                 poll_on_start: bool = True, greeting: str | None = None) -> None:  # fmt: skip
         super().__init__()
+        self.greeting = greeting
         self.source = source
         self.actions = actions
         self.interval = interval
@@ -150,6 +151,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self.set_interval(1.0, self._tick)
         self._read_load_line()
         self.refresh_screen()
+        if self.greeting:
+            self.notify(self.greeting, timeout=15, markup=False)
         if self._poll_on_start:
             self._start_poll()
 
