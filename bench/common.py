@@ -65,9 +65,12 @@ def pg_connection_parts(target_text: str = PG_TARGET_TEXT) -> dict[str, str]:
     }
 
 
-def throughput_options(description: str, seconds: float, backlog: int) -> argparse.Namespace:
+def throughput_options(description: str, seconds: float, backlog: int, shapes: bool = False) -> argparse.Namespace:
     """The options of the claim + complete benchmarks (queue threads or load driver, against pgbench)."""
     parser = argparse.ArgumentParser(description=description)
+    if shapes:
+        parser.add_argument("--layout", help="a seed's preset (or `all`): its own dequeue instead of native")
+        parser.add_argument("--claim-form", help="one of the preset's claim forms (default: each but unlocked)")
     parser.add_argument("--clients", default="1,4,8", help="concurrency levels, comma-separated (default 1,4,8)")
     parser.add_argument("--seconds", type=float, default=seconds, help=f"seconds per run (default {seconds:g})")
     parser.add_argument("--reps", type=int, default=2, help="runs per side and level (default 2)")

@@ -9,8 +9,17 @@ backlog of one job type, batch 1, no work time, autocommit; pgbench uses the ext
 does. Sides alternate, each measured `--reps` times; the ratio is driver / pgbench of the medians.
 Goal: ≥ 0.5.
 
+With `--layout NAME` (a preset, or `all`), the same for a seed's own table: the driver runs the seed's own
+dequeue and completion (`queuetop load --layout`), pgbench the very statements `shape_worker.ShapeWorker` sends,
+recorded the same way with its transactions (BEGIN/COMMIT where the worker opens one), the id, the claim mark
+and the carried values passed from statement to statement with pgbench's gset. The tables are an empty copy of the
+shape (`Statements.create_tables`, the demo's DDL: no index beyond the key, as the seeds have) with a backlog
+inserted in one statement. The last table ranks the shapes' dequeues by the driver's throughput.
+
     .venv/bin/python bench/driver_vs_pgbench.py                     # concurrency 1, 4 and 8
     .venv/bin/python bench/driver_vs_pgbench.py --clients 4 --seconds 20 --reps 3
+    .venv/bin/python bench/driver_vs_pgbench.py --layout all --clients 1,4,8 --reps 1
+    .venv/bin/python bench/driver_vs_pgbench.py --layout work_queue --claim-form update_top
 
 Data: the PostgreSQL schema `bench_driver` (dropped and made again before each measurement).
 """
@@ -40,10 +49,13 @@ from common import (
 )
 
 from queuetop.db import Database
-from queuetop.layouts import Layout
+from queuetop.layouts import PRESET_NAMES, Layout, load_layout, with_tables
+from queuetop.layouts.sql import Statements
+from queuetop.load.command import load_types
 from queuetop.load.config import ConsumerPool, LoadConfig, WorkTime
 from queuetop.load.driver import LoadRun
 from queuetop.queue import Queue
+from queuetop.shape_worker import ShapeWorker
 
 JOB_TYPE = "bench"
 WARMUP_S = 1.0
@@ -103,6 +115,8 @@ def _fill(sql: str, params: tuple[Any, ...], id_column: str) -> str:
             return PGBENCH_TOKEN
         if value == ID_MARK:
             return f":c_{id_column}"
+        if isinstance(value, Carried):
+            return repr(value)
         if isinstance(value, int):
             return str(value)
         return "'" + str(value).replace("'", "''") + "'"
@@ -111,6 +125,133 @@ def _fill(sql: str, params: tuple[Any, ...], id_column: str) -> str:
     if next(values, None) is not None:
         raise RuntimeError("more parameters than placeholders: the statement changed shape")
     return " ".join(filled.split())
+
+
+# -- a seed's shape -------------------------------------------------------------------------------------------
+SHAPE_SCHEMA = "bench_shape"
+LEASE_S = 900.0
+
+
+class Carried:
+    """A value a claim returned, standing for the pgbench variable `\\gset` stored it in."""
+
+    def __init__(self, column: str) -> None:
+        self.column = column
+
+    def __repr__(self) -> str:
+        return f":c_{self.column}"
+
+
+class RecordingShapeConnection(RecordingConnection):
+    """Records a ShapeWorker's statements with its transactions, and answers its reads with `Carried` values."""
+
+    def __init__(self, dialect: Any, layout: Layout) -> None:
+        super().__init__(dialect)
+        columns = layout.columns
+        statements = Statements(dialect, layout)
+        self.row = (Carried(columns["id"]), None, None, None,
+                    *(Carried(columns[role]) for role in statements.moved_roles()))  # fmt: skip
+
+    def fetchall(self, sql: str, params: Any = ()) -> list:
+        self.statements.append((sql, tuple(params)))
+        return [self.row]
+
+    def fetchone(self, sql: str, params: Any = ()) -> Any:
+        return self.fetchall(sql, params)[0]
+
+    def transaction(self) -> Any:
+        recorder = self
+
+        class Transaction:
+            def __enter__(self) -> None:
+                recorder.statements.append(("BEGIN", ()))
+
+            def __exit__(self, *exc: object) -> None:
+                recorder.statements.append(("COMMIT", ()))
+
+        return Transaction()
+
+
+def bench_types(layout: Layout) -> tuple[tuple[str, float], ...]:
+    """One job type, as the shape stores it (a GUID on seed 000), or none where it has no type column."""
+    return load_types("1", layout) if layout.has_job_type else ((layout.queue_table, 1.0),)
+
+
+def shape_layout(name: str) -> Layout:
+    layout = load_layout(name)
+    table = f"{SHAPE_SCHEMA}.{layout.queue_table if not layout.table_required else 'bench_items'}"
+    return with_tables(layout, table)
+
+
+def shape_script(dialect: Any, layout: Layout, form: str | None) -> str:
+    """The statements one claim and completion of a ShapeWorker send, as a pgbench script."""
+    recorder = RecordingShapeConnection(dialect, layout)
+    worker = ShapeWorker(recorder, layout, form, {})  # type: ignore[arg-type]
+    worker.new_token = lambda: TOKEN_MARK  # type: ignore[method-assign]
+    [job] = worker.claim(WORKER, [t for t, _ in bench_types(layout)], 1, LEASE_S)
+    worker.complete(job)
+    lines = ["\\set k random(1, 1000000000000)"]
+    for sql, params in recorder.statements:
+        if sql in ("BEGIN", "COMMIT"):
+            lines.append(sql + ";")
+            continue
+        filled = _fill(sql, params, layout.columns["id"])
+        reads = sql.removeprefix("/* queuetop */ ").startswith("SELECT") or " RETURNING " in sql
+        lines.append(filled + (" \\gset c_" if reads else ";"))
+    return "\n".join(lines) + "\n"
+
+
+def prepare_shape(layout: Layout, backlog: int) -> None:
+    """An empty copy of the shape in its own schema, and `backlog` jobs in it, inserted in one statement."""
+    with Database.open(pg_target()) as db:
+        db.execute(f"DROP SCHEMA IF EXISTS {db.dialect.quote(SHAPE_SCHEMA)} CASCADE")
+        db.execute(f"CREATE SCHEMA {db.dialect.quote(SHAPE_SCHEMA)}")
+        statements = Statements(db.dialect, layout)
+        for sql in statements.create_tables():
+            db.execute(sql)
+        columns, values = [], []
+        for field_name, role in layout.enqueue_fields.items():
+            if field_name == "info":
+                columns.append(statements.col(role))
+                values.append("'bench'")
+            elif field_name == "type":
+                columns.append(statements.col(role))
+                values.append(f"'{bench_types(layout)[0][0]}'")
+        for role, value in layout.enqueue_constants.items():
+            columns.append(statements.col(role))
+            values.append(db.dialect.bit_literal(value) if layout.type_of(role) == "bit" else str(value))
+        db.execute(f"INSERT INTO {statements.table('queue')} ({', '.join(columns)}) "
+                   f"SELECT {', '.join(values)} FROM generate_series(1, {int(backlog)})")  # fmt: skip
+        db.execute(f"ANALYZE {statements.table('queue')}")
+
+
+def shape_done_count(layout: Layout, backlog: int) -> int:
+    """Jobs taken and (where the shape completes them) completed since prepare_shape."""
+    with Database.open(pg_target()) as db:
+        statements = Statements(db.dialect, layout)
+        states = db.fetchall(*statements.row_states("queue", {}, 0, None)) if layout.arrivals == "identity" else []
+        if layout.claim is not None and layout.claim.finish:
+            table = layout.claim.finish_table
+            states = db.fetchall(*statements.row_states(table, {}, None, 3600.0)) if table == "completed" else states
+            return sum(1 for _, state in states if state == "done")
+        return backlog - sum(1 for _, state in states if state == "pending")
+
+
+def run_shape_driver(layout: Layout, form: str | None, clients: int, seconds: float) -> float:
+    config = LoadConfig(types=bench_types(layout),
+                        producers=0, pools=(ConsumerPool(clients),), rate=None, default_work=WorkTime("fixed", 0),
+                        lease_s=LEASE_S)  # fmt: skip
+    run = LoadRun(pg_target(), config, layout, claim_form=form).start()
+    try:
+        time.sleep(WARMUP_S)
+        before, started = _processed(run), time.monotonic()
+        time.sleep(seconds)
+        after, ended = _processed(run), time.monotonic()
+    finally:
+        run.shutdown()
+    if run.error is not None:
+        raise SystemExit(f"the driver failed: {run.error}")
+    return (after - before) / (ended - started)
 
 
 def prepare(layout: Layout, backlog: int) -> None:
@@ -145,7 +286,7 @@ def _processed(run: LoadRun) -> int:
     return counters.succeeded + counters.foreign  # the backlog was there before the run: "foreign" to it
 
 
-def run_pgbench(script: str, layout: Layout, clients: int, seconds: float) -> float:
+def run_pgbench(script: str, layout: Layout, clients: int, seconds: float, moved: Any = None) -> float:
     parts = pg_connection_parts()
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
         f.write(script)
@@ -161,7 +302,7 @@ def run_pgbench(script: str, layout: Layout, clients: int, seconds: float) -> fl
     processed = re.search(r"number of transactions actually processed: (\d+)", done.stdout)
     if done.returncode != 0 or not found or not processed or "aborted" in done.stdout + done.stderr:
         raise SystemExit(f"pgbench failed ({done.returncode}):\n{done.stdout}\n{done.stderr}\nscript:\n{script}")
-    moved = completed_count(layout)
+    moved = completed_count(layout) if moved is None else moved()
     if moved != int(processed.group(1)):  # each transaction must really have moved one job
         raise SystemExit(f"pgbench ran {processed.group(1)} transactions but {moved} jobs were completed")
     return float(found.group(1))
@@ -173,7 +314,9 @@ def completed_count(layout: Layout) -> int:
 
 
 def main() -> None:
-    options = throughput_options(__doc__.split("\n\n")[0], seconds=10.0, backlog=120_000)
+    options = throughput_options(__doc__.split("\n\n")[0], seconds=10.0, backlog=120_000, shapes=True)
+    if options.layout:
+        return shapes_main(options)
     layout = bench_layout("bench_driver")
     with Database.open(pg_target()) as db:
         script = pgbench_script(db.dialect, layout)
@@ -197,6 +340,46 @@ def main() -> None:
         db.execute(f"DROP SCHEMA IF EXISTS {db.dialect.quote(layout.schema)} CASCADE")
     print_table(("clients", "driver/s", "pgbench/s", "ratio", "spread"), rows,
                 title="claim + complete per second on PostgreSQL (medians; goal: ratio ≥ 0.5)")  # fmt: skip
+    print(load_average())
+
+
+def shapes_main(options: Any) -> None:
+    names = [n for n in PRESET_NAMES if n != "native"] if options.layout == "all" else [options.layout]
+    summary = []
+    print(load_average())
+    for name in names:
+        layout = shape_layout(name)
+        forms = [options.claim_form] if options.claim_form else [f for f in layout.claim.forms if f != "unlocked"]
+        for form in forms:
+            with Database.open(pg_target()) as db:
+                script = shape_script(db.dialect, layout, form)
+            print(f"\n{name} ({form}): pgbench script (ShapeWorker's own statements):")
+            print("  " + script.strip().replace("\n", "\n  "))
+            rows = []
+            for clients in [int(c) for c in options.clients.split(",")]:
+                driver, pgbench = [], []
+                for _ in range(options.reps):
+                    prepare_shape(layout, options.backlog)
+                    driver.append(run_shape_driver(layout, form, clients, options.seconds))
+                    prepare_shape(layout, options.backlog)
+                    pgbench.append(run_pgbench(script, layout, clients, options.seconds,
+                                               lambda lay=layout: shape_done_count(lay, options.backlog)))
+                    print(f"  clients {clients}: driver {driver[-1]:,.0f}/s, pgbench {pgbench[-1]:,.0f}/s "
+                          f"({load_average()})")
+                    sys.stdout.flush()
+                d, p = statistics.median(driver), statistics.median(pgbench)
+                rows.append((clients, f"{d:,.0f}", f"{p:,.0f}", ratio(d, p),
+                             f"±{max(_spread(driver), _spread(pgbench)):.0%}"))  # fmt: skip
+                summary.append((f"{name} ({form})", clients, d, p))
+            print_table(("clients", "driver/s", "pgbench/s", "ratio", "spread"), rows,
+                        title=f"{name} ({form}): claim + complete per second on PostgreSQL (goal: ratio ≥ 0.5)")
+    with Database.open(pg_target()) as db:
+        db.execute(f"DROP SCHEMA IF EXISTS {db.dialect.quote(SHAPE_SCHEMA)} CASCADE")
+    top = max(int(c) for c in options.clients.split(","))
+    ranked = sorted((row for row in summary if row[1] == top), key=lambda row: -row[2])
+    print_table(("shape (form)", "clients", "driver/s", "pgbench/s", "ratio"),
+                [(n, c, f"{d:,.0f}", f"{p:,.0f}", ratio(d, p)) for n, c, d, p in ranked],
+                title=f"the seeds' dequeues ranked by the driver's throughput at {top} clients")  # fmt: skip
     print(load_average())
 
 

@@ -70,6 +70,11 @@ def worker_value(layout: Layout, worker: str) -> str:
 class ShapeWorker:
     """One worker's claims and completions on a state-machine layout, over one connection (so: one thread)."""
 
+    @staticmethod
+    def new_token() -> str:
+        """A fresh claim mark (a benchmark replaces it to read the statements a claim sends)."""
+        return str(uuid.uuid4()).upper()
+
     def __init__(self, db: Database, layout: Layout, form: str | None = None,
                  settings: dict[str, Any] | None = None) -> None:  # fmt: skip
         self.db = db
@@ -128,7 +133,7 @@ class ShapeWorker:
                 rows = db.fetchall(*statements.claim_one(form, values))
             return [self._taken(row) for row in rows]
         if form == "batch_mark":
-            token = str(uuid.uuid4()).upper()  # @xGUID = NEWID(), held by the caller as the procedure holds it
+            token = self.new_token()  # @xGUID = NEWID(), held by the caller as the procedure holds it
             values = {**values, "__token": token}
             with db.transaction():
                 db.execute(*statements.claim_mark(values))

@@ -459,7 +459,9 @@ class Statements:
         return f" ORDER BY {', '.join(alias + self.col(role) for role in roles)}" if roles else ""
 
     def _claim_output(self, prefix: str = "") -> str:
-        return ", ".join(prefix + self.col(role) if self.layout.has(role) else "NULL" for role in self.CLAIM_COLUMNS)
+        # NULLs named, so every column of a claim's result has a name (pgbench's \gset needs one)
+        return ", ".join(prefix + self.col(role) if self.layout.has(role) else f"NULL AS qt_{role}"
+                         for role in self.CLAIM_COLUMNS)  # fmt: skip
 
     def _claim_statement(self, key: str, build: Callable[[list], str], values: dict[str, Any]) -> Statement:
         return self._bound(key, build, {**values, "__lease": values.get("__lease", 0)})
