@@ -173,7 +173,12 @@ keys: ? lists them all in the app. Errors are logged to {LOG_PATH}
   queuetop load --producers 2 --consumers 8 --rate unlimited --jobs 50000 --batch 10
   queuetop load --types email:5,report:1 --work email=fixed:5,report=exp:200 --fail 0.05 --crash 0.01 \\
                 --lease 5 --release-every 2 --json
-exit code: 0 when every job was processed exactly once, 1 if any was lost or duplicated, 2 on errors
+  queuetop load --layout job_queue --db "DRIVER=..." --consumers 16 --batch 10 --crash 0.01 --fail 0.05 --lease 20
+                                    seed 004's own usp_API_Get_Job under 16 workers, crashes and timeouts
+  queuetop load --layout work_queue --claim-form unlocked --consumers 8 --jobs 500
+                                    seed 002's broken first try: the verdict finds the duplicates (exit 1)
+every claim is written in a ledger outside the queue's tables: a duplicate is a job two workers held at once.
+exit code: 0 when no job was lost and none was held by two workers at once, 1 otherwise, 2 on errors
 """)
     add_load_arguments(load)
     load.add_argument("--json", action="store_true", help="print the end report as JSON")
@@ -422,8 +427,12 @@ def cmd_layouts(args: argparse.Namespace) -> int:
         missing = [f for f, ok in layout.provides.items() if not ok]
         if missing:
             print(f"{'':<12} cannot know: {', '.join(missing)}")
+        if layout.claim is not None:
+            failure = {None: "no failure path (--fail refused)", "timeout": "a failed attempt times out, is retried",
+                       "lost": "a failed request is lost until released"}[layout.claim.failure]
+            print(f"{'':<12} load: claim form {', '.join(layout.claim.forms)}; {failure}")
     print("\nwatch one: queuetop --layout NAME [--table SCHEMA.NAME] --db TARGET;  "
-          "its file: queuetop layouts --show NAME")
+          "drive one: queuetop load --layout NAME ...;  its file: queuetop layouts --show NAME")
     return 0
 
 

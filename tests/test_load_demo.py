@@ -80,3 +80,32 @@ def test_demo_of_each_shape_runs_its_seeds_dequeue_live(tmp_path, monkeypatch, c
     assert snapshot.totals.arrivals_60s_per_s, "the demo's producers write the shape's rows, and the poll sees them"
     assert says in str(seen["greeting"])
     assert "none lost or duplicated" in out and f"--layout {preset}" in out
+
+
+def test_watch_with_load_drives_a_seed_table_that_already_exists(tmp_path, monkeypatch, capsys):
+    from tests.test_shapes import make_seeded
+
+    seeded = make_seeded("job_queue", "sqlite", tmp_path)
+    seen: dict[str, object] = {}
+
+    def run_under_pilot(app: QueuetopApp, *args: object, **kwargs: object) -> int:
+        async def drive() -> None:
+            async with app.run_test(size=(140, 40)) as pilot:
+                for _ in range(100):
+                    await pilot.pause(0.1)
+                    if app.latest is not None and app.latest.totals.completions_60s_per_s:
+                        break
+                seen["snapshot"] = app.latest
+                await pilot.press("q")
+
+        asyncio.run(drive())
+        return app.return_code or 0
+
+    monkeypatch.setattr(QueuetopApp, "run", run_under_pilot)
+    assert main(["watch", "--db", seeded.db_text, "--layout", "job_queue", "--with-load", "--batch", "3",
+                 "--lease", "2", "--crash", "0.05", "--rate", "50"]) == 0  # fmt: skip
+    snapshot = seen["snapshot"]
+    assert snapshot is not None and snapshot.layout == "job_queue" and snapshot.totals.completions_60s_per_s
+    out = capsys.readouterr().out
+    assert "none lost or duplicated" in out
+    assert seeded.count(f'SELECT COUNT(*) FROM {seeded.q("Job_Queue")} WHERE "Last_Attempt_End_Date" IS NOT NULL') > 0

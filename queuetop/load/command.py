@@ -62,10 +62,13 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
                             "email=fixed:5,report=exp:200; an item without a type is the others' "
                             "(default uniform:5-50)")  # fmt: skip
     group.add_argument("--fail", type=float, default=0.0, metavar="F",
-                       help="fraction of attempts that fail and are retried after 1 s (default 0)")  # fmt: skip
+                       help="fraction of attempts that fail and are retried after 1 s (default 0); a seed "
+                            "fails its own way (004: left to time out; 001: never completed, lost until released)"
+                            ", and seeds without a failure path refuse it")  # fmt: skip
     group.add_argument("--crash", type=float, default=0.0, metavar="F",
                        help="fraction of claims abandoned as if the worker died: they time out and are "
-                            "released (at the end of the run, at once) (default 0)")  # fmt: skip
+                            "released (at the end of the run, at once); on a seed whose taking is final they stay "
+                            "stranded, as its table leaves them (default 0)")  # fmt: skip
     group.add_argument("--lease", type=float, metavar="S",
                        help="claim timeout in seconds (default 30; seed 004's job_queue: its own 15 min)")
     group.add_argument("--batch", type=int, default=1, metavar="N",
