@@ -160,6 +160,24 @@ def test_seed_002s_broken_first_try_is_caught_as_duplicates_and_the_command_exit
             drop_seed(db, seeded.tables)
 
 
+def test_a_compacted_ledger_keeps_what_the_report_needs_and_little_else():
+    ledger = Ledger()
+    for job_id in range(1, 1001):  # a long run: each job claimed and finished in turn
+        claim, = ledger.claimed([job_id], "w", job_id * 1.0, job_id + 0.1, lease_s=30)
+        claim.let_go(job_id + 0.5, "finished")
+    stranded, = ledger.claimed([2000], "w", 10.0, 10.1, lease_s=None)
+    stranded.crashed()
+    early, = ledger.claimed([5], "x", 5.2, 5.3, lease_s=30)  # held job 5 while "w" worked on it
+    early.let_go(5.4, "finished")
+    ledger.compact(now=900.0, keep_s=5.0)
+    assert ledger.held < 110 and len(ledger) == 1002, "old claims dropped; the count of claims kept"
+    assert [d.job_id for d in ledger.duplicates()] == [5], "an overlap found before compaction is kept"
+    ledger.claimed([2000], "z", 950.0, 950.1, lease_s=None)  # a crashed claim without lease holds for ever
+    assert sorted(d.job_id for d in ledger.duplicates()) == [5, 2000]
+    outcome = ledger.outcomes()
+    assert outcome(3) == "finished" and outcome(999) == "finished" and outcome(4242) is None
+
+
 def test_the_ledger_sees_overlaps_only_while_both_claims_are_live():
     ledger = Ledger()
     first, = ledger.claimed([1], "a", sent_at=0.0, returned_at=0.1, lease_s=None)
@@ -191,6 +209,7 @@ def test_the_ledger_sees_overlaps_only_while_both_claims_are_live():
     ("work_queue", ("--claim-form", "batch_mark"), "has no claim form 'batch_mark'"),
     ("requests", ("--types", "2"), "has no job type column"),
     ("queuesample", ("--types", "email:2"), "is not a GUID"),
+    ("processed", ("--release-every", "2"), "has nothing to release"),
 ])  # fmt: skip
 def test_what_a_shape_cannot_do_is_refused_clearly_and_nothing_is_written(tmp_path, preset, args, message):
     seeded = make_seeded(preset, "sqlite", tmp_path)

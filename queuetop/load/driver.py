@@ -54,6 +54,8 @@ MAX_CHUNK = 200  # jobs per enqueue statement when catching up with the schedule
 IDLE_MIN_S, IDLE_MAX_S = 0.005, 0.1  # back-off of a consumer that finds nothing to claim
 BUSY_RETRIES = 6  # consecutive Timeout errors (database busy, lock timeout) before a thread gives up
 CONTROL_EVERY_S = 0.05
+LEDGER_COMPACT_AT = 50_000  # claims kept in memory before the ledger drops those that ended long ago
+LEDGER_KEEP_S = 5.0
 RATE_WINDOW_S = 5.0
 
 
@@ -165,7 +167,8 @@ class LoadRun:
         self.layout = layout
         self.until_done = until_done
         self.claim_form = None if layout.native else check_claim_form(layout, claim_form)
-        self.settings = dict(settings or {})
+        # a shape's $max_attempts is the run's --max-attempts (the seeds' 3 by default)
+        self.settings = {**({} if layout.native else {"max_attempts": config.max_attempts}), **(settings or {})}
         self.ledger = Ledger()
         self._latencies: list[list[float]] = []  # one list per consumer: appended without a lock
         self._guid_ids: set[Any] = set()
@@ -357,6 +360,9 @@ class LoadRun:
         if self.config.fail and not queue.can_fail:
             raise UsageError(f"layout {self.layout.name} has no failure path: taking a job is final there, so "
                              "--fail cannot be simulated", "drop --fail (--crash works: a crashed claim is stranded)")
+        if self.config.release_every_s is not None and queue.nothing_to_release:
+            raise UsageError(f"layout {self.layout.name} has nothing to release: {queue.nothing_to_release}",
+                             "drop --release-every")
 
     def _ours(self, job: Job | Any) -> bool:
         if self._baseline_id is None:  # GUID ids: a job is seen before its insert returned; the report is exact
@@ -595,6 +601,8 @@ class LoadRun:
         drain_until: float | None = None
         while not self._stop_consuming.wait(CONTROL_EVERY_S):
             now = time.monotonic()
+            if self.ledger.held > LEDGER_COMPACT_AT:  # a long run: memory stays bounded
+                self.ledger.compact(now, LEDGER_KEEP_S)
             if config.duration_s is not None and now - self._t0 >= config.duration_s:
                 self._stop_producing.set()
             if not self.until_done:

@@ -16,17 +16,17 @@ from queuetop.layouts import Layout
 from queuetop.layouts.sql import Statements
 from queuetop.queue import Job, Queue, ReleaseResult
 from queuetop.schema import schema_present
-from queuetop.shape_queue import ShapeQueue
+from queuetop.shape_queue import ShapeQueue, nothing_to_release
 from queuetop.shape_worker import ShapeWorker, Taken
 
 
 class NativeLoadQueue:
     """The native schema: leases, fail with retry or dead, hand-back, release."""
 
-    leased = True
     can_fail = True
     can_give_back = True
     final_claims = False  # a crashed claim times out and is released
+    nothing_to_release: str | None = None
 
     def __init__(self, db: Database, layout: Layout, max_attempts: int) -> None:
         self.queue = Queue(db, layout, max_attempts=max_attempts)
@@ -72,11 +72,10 @@ class ShapeLoadQueue:
         self.worker = ShapeWorker(db, layout, form, settings)
         self.shape = ShapeQueue(db, layout, settings)
         claim = self.worker.claim_spec
-        self.leased = claim.leased or claim.failure == "lost"  # seed 001: lost after $lost_after, then released
-        self.lease_s = claim.lease_s
         self.can_fail = claim.failure is not None
         self.can_give_back = self.worker.can_give_back
         self.final_claims = not claim.leased and layout.release is None  # a crashed claim is never taken back
+        self.nothing_to_release = None if layout.release is not None else nothing_to_release(layout)
         info_type = layout.type_of("info") or ""
         self._info = '<load job="queuetop"/>' if info_type == "xml" else "queuetop load"
 

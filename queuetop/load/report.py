@@ -322,11 +322,10 @@ def build_shape_report(db: Database, layout: Layout, facts: RunFacts) -> LoadRep
             if ours(job_id):
                 seen[job_id] += 1
                 state[job_id] = row_state
-    last = facts.ledger.last_claims()
+    outcome_of = facts.ledger.outcomes()
     figures: Counter[str] = Counter()
     for job_id in _enqueued_ids(facts):
-        claim = last.get(job_id)
-        outcome = claim.outcome if claim is not None else None
+        outcome = outcome_of(job_id)
         where = state.get(job_id, "missing")
         if where == "done" or (where is None and outcome == "finished"):
             figures["completed"] += 1
