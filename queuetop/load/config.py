@@ -285,6 +285,7 @@ def demo_config(layout: Layout | None = None, job_types: tuple[str, ...] | None 
     email, webhook, thumbnail, report = names if len(names) == 4 else (names[0],) * 4
     native = layout is None or layout.native
     failing = native or (layout.claim is not None and layout.claim.failure is not None)
+    sweep = DEMO_SWEEP_S if native or layout.release is not None else None
     works = {
         email: WorkTime("uniform", 5, 30),
         webhook: WorkTime("exp", 40),
@@ -294,7 +295,7 @@ def demo_config(layout: Layout | None = None, job_types: tuple[str, ...] | None 
     if len(set(names)) < 4:  # one stream: the mix of the four speeds, with three consumers
         return LoadConfig(types=((email, 1.0),), producers=1, pools=(ConsumerPool(3),), rate=8.0, wave=0.4,
                           default_work=WorkTime("uniform", 5, 300), fail=0.08 if failing else 0.0, crash=0.01,
-                          lease_s=DEMO_LEASE_S, release_every_s=DEMO_SWEEP_S, retry_after_s=2.0)  # fmt: skip
+                          lease_s=DEMO_LEASE_S, release_every_s=sweep, retry_after_s=2.0)  # fmt: skip
     return LoadConfig(
         types=((email, 8.0), (webhook, 4.0), (thumbnail, 3.0), (report, 1.0)),
         producers=1,
@@ -305,7 +306,7 @@ def demo_config(layout: Layout | None = None, job_types: tuple[str, ...] | None 
         fail=0.08 if failing else 0.0,
         crash=0.01,
         lease_s=DEMO_LEASE_S,
-        release_every_s=DEMO_SWEEP_S,
+        release_every_s=sweep,
         max_attempts=3,
         retry_after_s=2.0,
     )
