@@ -460,7 +460,7 @@ class Doctor:
     def history_table(self) -> tuple[str, str | None, str | None]:
         """(table, time column role, extra condition) where finished rows pile up."""
         layout = self.layout
-        if layout.native or layout.completed_table and layout.has("c_completed"):
+        if layout.native or (layout.completed_table and layout.has("c_completed")):
             return layout.completed_table or "", "c_completed", None
         spec = layout.completions
         if spec is not None and spec.table == "queue":
@@ -491,7 +491,7 @@ class Doctor:
         return Finding(check, Status.UNKNOWN, looked,
                        f"finished rows stay in {table} until something deletes them; check cron, SQL Server Agent or "
                        "your workers for a job that does" + ("" if role else
-                       f" (the shape keeps no time, so rows cannot be aged: delete processed rows below an id)"),
+                       " (the shape keeps no time, so rows cannot be aged: delete processed rows below an id)"),
                        fix)  # fmt: skip
 
     def _free_pages_finding(self) -> Finding:

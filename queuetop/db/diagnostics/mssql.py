@@ -24,7 +24,8 @@ _INDEX_SCANS = ("Index Scan",)
 _TABLE_SCANS = ("Clustered Index Scan", "Table Scan")
 _SORTS = ("Sort", "Top N Sort")
 
-READ_COMMITTED_SNAPSHOT_SQL = TAG + "SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_ID()"
+READ_COMMITTED_SNAPSHOT_SQL = (TAG + "SELECT is_read_committed_snapshot_on FROM sys.databases "
+                                     "WHERE database_id = DB_ID()")
 LOCK_ESCALATION_SQL = TAG + "SELECT lock_escalation_desc FROM sys.tables WHERE object_id = OBJECT_ID(?)"
 FILTERED_INDEXES_SQL = TAG + "SELECT name FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND has_filter = 1"
 # Procedures, triggers and functions whose text names the table: QUOTED_IDENTIFIER is fixed when each was created.
