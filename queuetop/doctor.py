@@ -418,7 +418,7 @@ class Doctor:
             dead = self._dead_finding(table, second)
             if dead is not None:
                 findings.append(dead)
-        findings.append(self._retention_finding(first, elapsed))
+        findings.append(self._retention_finding())
         if isinstance(self.diagnostics, SQLiteDiagnostics):
             findings.append(self._free_pages_finding())
         return findings
@@ -467,9 +467,9 @@ class Doctor:
             return layout.queue_table, spec.at, spec.where.text if spec.where else None
         return layout.queue_table, None, None
 
-    def _retention_finding(self, sizes: dict[tuple[str | None, str], TableSize], elapsed: float) -> Finding:
+    def _retention_finding(self) -> Finding:
         layout, diag = self.layout, self.diagnostics
-        table, role, extra = self.history_table()
+        table, role, _ = self.history_table()
         check = f"retention: {table}"
         jobs = diag.retention_jobs(self.db, layout.schema, table)
         if jobs:
@@ -479,20 +479,26 @@ class Doctor:
             self.db.dialect.name, "the database")
         looked = f"no job mentioning {table} found{where}" if jobs is not None else \
             "this database keeps no schedule queuetop can read"
-        fix = None
-        if role is not None:
-            condition = None
-            if extra:
-                binds: list = []
-                condition = Statements(self.db.dialect, layout).condition(parse_predicate(extra, "retention"), binds)
-            fix = (f"-- on a schedule, until it deletes no row (keeps {RETENTION_DAYS} days):\n"
-                   + diag.retention_sql(layout.schema, table, layout.columns[role], layout.clock, RETENTION_DAYS,
-                                        condition))  # fmt: skip
+        fix = self.retention_fix()
         return Finding(check, Status.UNKNOWN, looked,
                        f"finished rows stay in {table} until something deletes them; check cron, SQL Server Agent or "
                        "your workers for a job that does" + ("" if role else
                        " (the shape keeps no time, so rows cannot be aged: delete processed rows below an id)"),
                        fix)  # fmt: skip
+
+    def retention_fix(self) -> str | None:
+        """The batch DELETE of finished rows older than RETENTION_DAYS, for the table where they pile up."""
+        layout = self.layout
+        table, role, extra = self.history_table()
+        if role is None:
+            return None
+        condition = None
+        if extra:
+            binds: list = []
+            condition = Statements(self.db.dialect, layout).condition(parse_predicate(extra, "retention"), binds)
+        return (f"-- on a schedule, until it deletes no row (keeps {RETENTION_DAYS} days):\n"
+                + self.diagnostics.retention_sql(layout.schema, table, layout.columns[role], layout.clock,
+                                                 RETENTION_DAYS, condition))  # fmt: skip
 
     def _free_pages_finding(self) -> Finding:
         diag = self.diagnostics

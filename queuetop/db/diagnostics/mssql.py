@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
 from queuetop.db.diagnostics import TAG, Access, AccessKind, Diagnostics, Plan, SessionRow, TableSize, short
+from queuetop.errors import DatabaseError
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
@@ -32,7 +33,7 @@ FILTERED_INDEXES_SQL = TAG + "SELECT name FROM sys.indexes WHERE object_id = OBJ
 WRITERS_SQL = (TAG + "SELECT OBJECT_SCHEMA_NAME(m.object_id), OBJECT_NAME(m.object_id), o.type_desc, "
                      "m.uses_quoted_identifier FROM sys.sql_modules AS m JOIN sys.objects AS o "
                      "ON o.object_id = m.object_id WHERE o.type IN ('P', 'TR', 'FN', 'IF', 'TF') "
-                     "AND m.definition LIKE ?")
+                     "AND m.[definition] LIKE ?")  # bracketed: sqlfluff reads a bare `definition` as a keyword
 SIZE_SQL = (TAG + "SELECT SUM(CASE WHEN index_id IN (0, 1) THEN row_count ELSE 0 END), "
                   "SUM(used_page_count) * 8192 FROM sys.dm_db_partition_stats WHERE object_id = OBJECT_ID(?)")
 # LIMITED mode leaves ghost_record_count NULL; SAMPLED reads 1 % of the leaf pages of a big index (all of a small one).
@@ -145,8 +146,6 @@ class MSSQLDiagnostics(Diagnostics):
                          bytes=None if size is None else int(size), dead_rows=dead)  # fmt: skip
 
     def retention_jobs(self, db: Database, schema: str | None, table: str) -> list[str] | None:
-        from queuetop.errors import DatabaseError
-
         try:
             return [short(row[0]) for row in db.fetchall(AGENT_JOBS_SQL, (f"%{table}%",))]
         except DatabaseError:
