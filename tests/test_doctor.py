@@ -183,3 +183,36 @@ def test_growth_is_read_between_two_reads(backend: Backend):
     size = by_check(report)["size: WorkQueue"]
     assert size.status is Status.OK
     assert "rows/s" in size.summary and "+0.0 rows/s" not in size.summary, size.summary
+
+
+# -- the dashboard's poller ----------------------------------------------------------------------------------
+def test_the_monitor_reads_the_sessions_at_its_own_pace_and_never_on_sqlite(backend: Backend):
+    from queuetop.monitor import Monitor
+
+    with backend.open() as db:
+        Queue(db, backend.layout).enqueue_many("email", 2)
+    clock = [0.0]
+    monitor = Monitor(backend.target, backend.layout, clock=lambda: clock[0], blocking_every_s=30)
+    worker = _worker(backend, "worker-panel")
+    try:
+        first = monitor.poll()
+        assert first.connected
+        with worker.transaction():
+            Queue(worker, backend.layout).claim("worker-panel", ["email"])
+            time.sleep(5.2)  # idle long enough to count as a holder
+            clock[0] = 10.0
+            early = monitor.poll()  # within the 30 s: the last read is carried, not a new one
+            clock[0] = 31.0
+            due = monitor.poll()
+            raise RuntimeError("roll back")
+    except RuntimeError:
+        pass
+    finally:
+        worker.close()
+        monitor.close()
+    if backend.name == "sqlite":  # the only probe SQLite has takes the write lock: never from the dashboard
+        assert first.blocking is None and due.blocking is None
+        return
+    assert first.blocking is not None and first.blocking.empty
+    assert early.blocking is first.blocking
+    assert due.blocking is not None and [h.application for h in due.blocking.holders] == ["worker-panel"]
