@@ -46,21 +46,20 @@ class Blocking:
 
     def lines(self) -> list[str]:
         """One line per holder and per wait, in a DBA's words (the panel and the doctor's text both use them)."""
-        out = [f"session {s.session} ({who(s)}) idle in a transaction for {seconds(s.idle_s)}, transaction open "
-               f"{seconds(s.transaction_s)}: {s.query}" for s in self.holders]
+        out = [f"session {s.session} · {who(s)} · idle in a transaction {seconds(s.idle_s)} (open "
+               f"{seconds(s.transaction_s)})" + (f" · last: {s.query}" if s.query else "") for s in self.holders]
         for wait in self.waits:
             blockers = "; ".join(f"session {b.session} ({who(b)}, {state(b)})" for b in wait.blockers) or \
                 f"session {', '.join(wait.waiter.blocked_by)}"
-            out.append(f"session {wait.waiter.session} ({who(wait.waiter)}) waits {seconds(wait.waiter.wait_s)} "
-                       f"for {blockers}: {wait.waiter.query}")
+            out.append(f"session {wait.waiter.session} · {who(wait.waiter)} · waits {seconds(wait.waiter.wait_s)} "
+                       f"for {blockers}" + (f" · running: {wait.waiter.query}" if wait.waiter.query else ""))
         return out
 
 
 def who(session: SessionRow) -> str:
-    parts = [session.application or "no application name", f"host {session.host or '?'}"]
-    if session.user:
-        parts.append(f"user {session.user}")
-    return ", ".join(parts)
+    """'billing-worker @ 10.0.0.7 (ops)': the application, the host, the user."""
+    user = f" ({session.user})" if session.user else ""
+    return f"{session.application or 'no application name'} @ {session.host or '?'}{user}"
 
 
 def state(session: SessionRow) -> str:

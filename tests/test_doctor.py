@@ -95,7 +95,7 @@ def test_a_worker_idle_in_a_transaction_holding_a_claim_is_listed_with_applicati
                 assert "another connection holds the write lock" in holders.summary
             else:
                 assert len(holders.details) == 1
-                assert "worker-7" in holders.details[0] and "host 127.0.0.1" in holders.details[0]
+                assert "worker-7 @ 127.0.0.1" in holders.details[0]
                 assert "idle in a transaction" in holders.details[0]
                 assert holders.fix is not None and "pg_terminate_backend(" in holders.fix
             raise RuntimeError("roll back")
@@ -137,7 +137,9 @@ def test_a_claimer_blocked_behind_an_idle_holder_shows_as_a_blocking_chain(pg_ba
             chain = findings["blocking chains"]
             assert chain.status is Status.FAIL
             assert len(chain.details) == 1
-            assert "worker-waiter" in chain.details[0] and f"session {holder_pid} (worker-holder" in chain.details[0]
+            assert "worker-waiter @" in chain.details[0]
+            assert f"session {holder_pid} (worker-holder @" in chain.details[0]
+            assert "FOR UPDATE" in chain.details[0]  # what the waiter runs
             assert chain.fix is not None and f"pg_terminate_backend({holder_pid})" in chain.fix
             assert findings["sessions holding claims"].status is Status.FAIL  # it holds someone up
             raise RuntimeError("roll back")

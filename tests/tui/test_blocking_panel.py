@@ -30,7 +30,7 @@ async def test_a_worker_idle_in_a_transaction_holding_a_claim_shows_in_the_panel
                 await wait_for(pilot, lambda: panel.display, "the blocking panel")
                 shown = text(panel)
                 assert "1 session(s) idle in a transaction holding claims" in shown
-                assert "worker-idle" in shown and "host 127.0.0.1" in shown
+                assert "worker-idle @ 127.0.0.1" in shown
             raise RuntimeError("roll back")
     except RuntimeError:
         pass

@@ -80,7 +80,7 @@ class SessionRow:
     idle_s: float | None  # since its last statement ended
     blocked_by: tuple[str, ...]  # sessions it waits for
     wait_s: float | None
-    query: str  # its current or last statement, shortened
+    query: str  # its current or last statement, shortened; empty when not known
     touches_queue: bool  # holds or waits for a lock on the queue's tables
 
 

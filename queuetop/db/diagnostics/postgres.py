@@ -6,6 +6,7 @@ retention jobs."""
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from queuetop.db.diagnostics import TAG, Access, AccessKind, Diagnostics, Plan, SessionRow, TableSize, short
@@ -15,6 +16,14 @@ if TYPE_CHECKING:
     from queuetop.db.connection import Database
 
 _INDEX_NODES = ("Index Scan", "Index Only Scan", "Bitmap Index Scan")
+# psqlODBC wraps each statement in a savepoint and frees prepared plans: for an idle session that is all
+# pg_stat_activity shows of its last statement. Housekeeping, not what the worker ran.
+_DRIVER_HOUSEKEEPING = re.compile(r'(SAVEPOINT|RELEASE|ROLLBACK TO) _per_query_svp_|DEALLOCATE "?[^;"]*"?', re.I)
+
+
+def last_statement(query: object) -> str:
+    text = ";".join(part for part in _DRIVER_HOUSEKEEPING.sub("", str(query or "")).split(";") if part.strip())
+    return short(text) if text.strip() else ""
 
 
 class PostgresDiagnostics(Diagnostics):
@@ -106,7 +115,7 @@ class PostgresDiagnostics(Diagnostics):
                 transaction_s=None if in_tx is None else float(in_tx),
                 idle_s=float(idle) if idle is not None and str(state or "").startswith("idle") else None,
                 blocked_by=blocked_by, wait_s=float(running) if blocked_by and running is not None else None,
-                query=short(query), touches_queue=touches in (True, 1, "1")))  # fmt: skip
+                query=last_statement(query), touches_queue=touches in (True, 1, "1")))  # fmt: skip
         return sessions
 
     def retention_sql(self, schema: str | None, table: str, column: str, clock: str, days: int,
