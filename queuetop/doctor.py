@@ -270,6 +270,12 @@ class Doctor:
 
     def _plan_findings(self) -> list[Finding]:
         self.diagnostics.prepare(self.db)
+        try:
+            return self._plans()
+        finally:
+            self.diagnostics.finish(self.db)
+
+    def _plans(self) -> list[Finding]:
         partial = {name for _schema, table in queue_tables(self.layout)
                    for name in self.diagnostics.partial_indexes(self.db, _schema, table)}  # fmt: skip
         missing = self._missing_native_indexes() if self.layout.native else {}

@@ -96,6 +96,9 @@ class Diagnostics:
     def prepare(self, db: Database) -> None:
         """Session settings the doctor's plans need (run once on its own connection)."""
 
+    def finish(self, db: Database) -> None:
+        """Undo `prepare`, so the connection is as it was."""
+
     def plan(self, db: Database, sql: str, params: tuple[Any, ...]) -> Plan:
         raise NotImplementedError
 

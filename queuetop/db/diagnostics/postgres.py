@@ -36,6 +36,10 @@ class PostgresDiagnostics(Diagnostics):
         db.execute("SET enable_seqscan = off")
         db.execute("SET enable_bitmapscan = off")
 
+    def finish(self, db: Database) -> None:
+        db.execute("RESET enable_seqscan")
+        db.execute("RESET enable_bitmapscan")
+
     def plan(self, db: Database, sql: str, params: tuple[Any, ...]) -> Plan:
         text = db.fetchone("EXPLAIN (FORMAT JSON) " + sql, params)[0]
         document = json.loads(text) if isinstance(text, str) else text
