@@ -501,7 +501,7 @@ class Doctor:
         where = "" if jobs is None else " in " + {"postgresql": "pg_cron", "mssql": "SQL Server Agent"}.get(
             self.db.dialect.name, "the database")
         looked = f"no job mentioning {table} found{where}" if jobs is not None else \
-            "this database keeps no schedule queuetop can read"
+            "no scheduler queuetop can read here (it reads pg_cron and SQL Server Agent)"
         fix = self.retention_fix()
         return Finding(check, Status.UNKNOWN, looked,
                        f"finished rows stay in {table} until something deletes them; check cron, SQL Server Agent or "
