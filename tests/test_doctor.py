@@ -237,3 +237,13 @@ def test_every_index_doctor_prints_for_a_seed_fixes_the_reads_it_names(preset, b
     finally:
         with seeded.open() as db:
             drop_seed(db, seeded.tables)
+
+
+def test_doctor_help_teaches_and_an_unusable_target_is_exit_2(tmp_path, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["doctor", "--help"])
+    assert done.value.code == 0
+    shown = capsys.readouterr().out
+    assert "examples:" in shown and "queuetop doctor --json" in shown and "exit code: 0 nothing failed" in shown
+    assert main(["doctor", "--db", str(tmp_path / "missing.db"), "--layout", "work_queue"]) == 2
+    assert "missing.db" in capsys.readouterr().err

@@ -13,10 +13,8 @@ MAX_LINES = 6  # the table stays the main thing on screen
 
 
 class BlockingPanel(Static):
-    """Hidden while nothing holds or waits; else one line per holder and per waiting session."""
-
-    def on_mount(self) -> None:
-        self.display = False
+    """Hidden while nothing holds or waits (app.tcss: display none); else one line per holder and per waiting
+    session."""
 
     def show(self, blocking: Blocking | None) -> None:
         if blocking is None or blocking.empty:
