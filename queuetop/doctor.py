@@ -241,7 +241,7 @@ class Doctor:
 
     def run(self) -> Report:
         findings: list[Finding] = []
-        # the sessions first: the plans below run statements that take brief locks of their own on SQLite
+        # the sessions first: who holds what at the moment the DBA asked, before the doctor's own reads
         blocking = self._guard("sessions", lambda: read_blocking(self.db, self.layout, self.diagnostics,
                                                                      idle_holder_s=self.idle_holder_s))
         findings += self._session_findings(blocking)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 # "SEARCH t USING INDEX i (a=?)", "SEARCH t USING COVERING INDEX i (a>?)", "SEARCH t USING INTEGER PRIMARY KEY
 # (rowid>?)", "SCAN t USING INDEX i", "SCAN t", "SEARCH t" (MAX(rowid)); an alias shows as "t AS a".
 _ACCESS = re.compile(r"^(SEARCH|SCAN) (\S+)(?: AS \S+)?(?: USING (?:COVERING )?(INDEX (\S+)|INTEGER PRIMARY KEY))?")
-_NOT_TABLES = ("CONSTANT", "SUBQUERY")
+_NOT_TABLES = ("CONSTANT", "SUBQUERY")  # "SCAN CONSTANT ROW"; "(subquery-1)" and CTEs are skipped too
 PROBE_BUSY_TIMEOUT_MS = 0
 
 
@@ -30,7 +30,7 @@ class SQLiteDiagnostics(Diagnostics):
         accesses = []
         for detail in details:
             match = _ACCESS.match(detail)
-            if not match or match.group(2) in _NOT_TABLES or match.group(2) in ctes:
+            if not match or match.group(2) in _NOT_TABLES or match.group(2) in ctes or match.group(2).startswith("("):
                 continue
             verb, table, using, index = match.groups()
             if using is None:
