@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from queuetop.load.driver import LoadRun
 
 EXIT_USAGE = 2
-COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect")
+COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect", "doctor")
 LAYOUT_ENV_VAR = "QUEUETOP_LAYOUT"
 
 
@@ -154,6 +154,27 @@ examples:
   queuetop --layout ops.toml --db "..."
 """)
     detect.set_defaults(run=cmd_detect)
+
+    doctor = command("doctor", "check the queue's indexes, settings, size and sessions before a load test", """\
+  queuetop doctor                                     the embedded database
+  queuetop doctor --layout work_queue --db "DRIVER={PostgreSQL Unicode};SERVER=db1;DATABASE=ops;UID=dba"
+  queuetop doctor --json | jq '.findings[] | select(.status != "ok")'
+  queuetop doctor --strict --sample 0 && run-load-test   a warning stops the script too; no growth sample
+
+checks: every poll, drill-down and dequeue statement planned (not run) and served by an index; SQL Server's
+read-committed snapshot, lock escalation and QUOTED_IDENTIFIER of the code that writes the queue; table sizes,
+growth, retention, dead tuples / ghost records / free pages; sessions idle in a transaction holding claims and
+blocking chains, with application and host. Each finding: ok, warn, fail or unknown, what it means, and the
+statement that would fix it (printed, never run).
+exit code: 0 nothing failed (warnings and unknowns allowed), 1 a check failed (--strict: or warned),
+2 the checks could not run (bad option, database unreachable)
+""")
+    doctor.add_argument("--json", action="store_true", help="print the findings as JSON (shape in the README)")
+    doctor.add_argument("--strict", action="store_true", help="exit 1 on a warning too")
+    doctor.add_argument("--sample", type=float, default=2.0, metavar="S",
+                        help="seconds between the two size reads that give growth (default 2; 0: one read)")
+    doctor.add_argument("--verbose", "-v", action="store_true", help="also show each statement planned")
+    doctor.set_defaults(run=cmd_doctor)
 
     watch = command("watch", "the live dashboard (the default command)", f"""\
   queuetop                                  watch the embedded database
@@ -454,6 +475,19 @@ def cmd_detect(args: argparse.Namespace) -> int:
             print()
         print(layout_toml(preset, layout))
     return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from queuetop.doctor import render_text, run_doctor
+
+    if not 0 <= args.sample <= 60:
+        raise UsageError(f"--sample must be from 0 to 60 seconds, not {args.sample}")
+    with open_target(args, purpose="monitor") as db:
+        layout, note = resolve_layout(args, db)
+        _announce(note)
+        report = run_doctor(db, layout, settings=settings_from(args), sample_s=args.sample)
+    print(json.dumps(report.as_json(), indent=2) if args.json else render_text(report, verbose=args.verbose))
+    return report.exit_code(strict=args.strict)
 
 
 def layout_toml(preset: str, layout: Layout) -> str:

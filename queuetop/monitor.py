@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from queuetop.blocking import Blocking, read_blocking
 from queuetop.collector import Collector, collector_for
-from queuetop.db import ConnectError, Database, QueuetopError, SchemaMissing, Target
+from queuetop.db import ConnectError, Database, DatabaseError, QueuetopError, SchemaMissing, Target
 from queuetop.layouts import NATIVE, Layout
 from queuetop.schema import init_schema, schema_present
 from queuetop.shape_collector import ShapeCollector
@@ -35,6 +36,7 @@ NO_SCHEMA = "no schema"
 
 BACKOFF_S: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 15.0)  # waits after 1, 2, 3 … consecutive failures
 SCHEMA_RETRY_CAP_S = 5.0  # `queuetop init` in another terminal should be noticed quickly
+BLOCKING_EVERY_S = 10.0  # the sessions around the queue (holders, blocking chains) are read this often
 
 Opener = Callable[..., Database]
 
@@ -49,6 +51,7 @@ class PollOutcome:
     retry_in_s: float | None = None  # until the next attempt (when not connected)
     failures: int = 0  # consecutive failed attempts
     unexpected: bool = False  # the error is a bug, not the database: it was logged with its traceback
+    blocking: Blocking | None = None  # the last read of sessions holding claims or blocking (None: not read)
 
     @property
     def connected(self) -> bool:
@@ -66,7 +69,8 @@ class Monitor:
     def __init__(self, target: Target, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
                  auto_init: bool = False, backoff: Sequence[float] = BACKOFF_S,
                  clock: Callable[[], float] = time.monotonic, open_database: Opener = Database.open,
-                 settings: dict | None = None, note: str | None = None) -> None:  # fmt: skip
+                 settings: dict | None = None, note: str | None = None,
+                 blocking_every_s: float | None = BLOCKING_EVERY_S) -> None:  # fmt: skip
         self.target = target
         self.layout = layout
         self.job_types = tuple(job_types)
@@ -84,6 +88,10 @@ class Monitor:
         self._failures = 0
         self._retry_at = 0.0
         self._last_failure: PollOutcome | None = None
+        # SQLite cannot show its sessions without taking the write lock: never from the dashboard
+        self._blocking_every_s = None if target.kind == "sqlite" else blocking_every_s
+        self._blocking: Blocking | None = None
+        self._blocking_at = float("-inf")
 
     # -- the one public verb -----------------------------------------------------------------------------
     def poll(self) -> PollOutcome:
@@ -109,7 +117,23 @@ class Monitor:
                 log.info("connected again to %s after %d failed attempt(s)", self.target.display, self._failures)
             self._failures = 0
             self._last_failure = None
-            return PollOutcome(CONNECTED, snapshot=snapshot)
+            return PollOutcome(CONNECTED, snapshot=snapshot, blocking=self._read_blocking(now))
+
+    def _read_blocking(self, now: float) -> Blocking | None:
+        """The sessions around the queue, read at most every `blocking_every_s` (kept between reads). A database
+        that refuses (SQL Server without VIEW SERVER STATE) is asked no more: the panel is a bonus, the poll is not."""
+        if self._blocking_every_s is None or self._db is None or now - self._blocking_at < self._blocking_every_s:
+            return self._blocking
+        self._blocking_at = now
+        try:
+            self._blocking = read_blocking(self._db, self.layout)
+        except DatabaseError as exc:
+            log.warning("%s: cannot read the sessions holding or waiting for locks (%s); not asking again",
+                        self.target.display, exc)  # fmt: skip
+            self._blocking_every_s, self._blocking = None, None
+        except QueuetopError:
+            self._blocking = None  # a timeout or a lost link: the next poll says so; try again next time
+        return self._blocking
 
     def close(self, wait_s: float = 2.0) -> None:
         """Close the connection. Waits up to `wait_s` for a poll in flight; if it is stuck, leaves it be."""

@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from queuetop.snapshot import TOTAL
+from queuetop.tui.blocking import BlockingPanel
 from queuetop.tui.table import COLUMNS, Column, QueueTable, ordered, repeats, shape_columns
 from queuetop.tui.widgets import (
     CONNECTING,
@@ -61,6 +62,7 @@ class MainScreen(Screen):
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
         yield Input(id="filter", placeholder="filter job types: type part of a name, Enter to keep, Escape to clear")
+        yield BlockingPanel(id="blocking")
         with Vertical(id="body"):
             yield QueueTable(id="table")
             with Horizontal(id="charts"):
@@ -94,6 +96,7 @@ class MainScreen(Screen):
     def refresh_data(self) -> None:
         app = self.dashboard
         snapshot, link = app.latest, app.link
+        self.query_one(BlockingPanel).show(link.blocking if link is not None else None)
         empty_kind = None
         if snapshot is None:
             empty_kind = link.state if link is not None else CONNECTING

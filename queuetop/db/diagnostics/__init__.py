@@ -1,0 +1,153 @@
+"""The SQL of `queuetop doctor` and of the dashboard's blocking panel, one module per dialect.
+
+What a DBA would look up by hand before a load test, read from each database's own catalog and statistics
+views: how the planner would run a statement (without running it), a table's size and dead rows, the sessions
+that hold locks on the queue's tables in an open transaction or wait on one, and SQL Server's settings that
+matter to a queue (read-committed snapshot, lock escalation, QUOTED_IDENTIFIER of the code that writes it).
+Every statement is tagged `/* queuetop */`, takes its values as `?` parameters and its identifiers quoted by
+the dialect. Nothing here changes the database: the statements that would fix something are built as text, for
+a person to read and run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from queuetop.db.dialects import Dialect
+
+if TYPE_CHECKING:
+    from queuetop.db.connection import Database
+
+TAG = "/* queuetop */ "
+
+
+class AccessKind(Enum):
+    """How a plan reaches a table's rows."""
+
+    SEEK = "seek"  # an index searched with a condition: only the matching entries are read
+    INDEX_SCAN = "index scan"  # an index read in order from one end (stops early under a row limit)
+    TABLE_SCAN = "table scan"  # every row of the table (SQL Server: a clustered index or heap scan)
+
+
+@dataclass(frozen=True)
+class Access:
+    """One place in a plan where a table is read."""
+
+    table: str
+    kind: AccessKind
+    index: str | None = None
+
+    def describe(self) -> str:
+        if self.kind is AccessKind.TABLE_SCAN:
+            return f"scans {self.table}" + (f" (clustered index {self.index})" if self.index else "")
+        return f"{self.kind.value} of {self.index or 'an index'} on {self.table}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the planner would do with a statement: the table reads, and whether it sorts rows first."""
+
+    accesses: tuple[Access, ...]
+    sorts: bool  # an explicit sort: every matching row is read before the first is returned
+    text: str  # the plan as the database gave it (JSON, XML or EXPLAIN QUERY PLAN lines)
+
+
+@dataclass(frozen=True)
+class TableSize:
+    """A table's size as the database's statistics or a count give it."""
+
+    rows: int | None
+    rows_exact: bool  # a count, not the statistics' estimate
+    bytes: int | None  # table and indexes
+    dead_rows: int | None  # PostgreSQL dead tuples, SQL Server ghost records; None: not known here
+    inserted: int | None = None  # PostgreSQL: inserts since statistics were reset (growth between two reads)
+    deleted: int | None = None
+    since_vacuum_s: float | None = None  # PostgreSQL: since the last (auto)vacuum
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """A session that holds or waits for a lock on the queue's tables, or blocks one that does."""
+
+    session: str  # pid / session_id; "?" where the database does not say (SQLite)
+    application: str
+    host: str
+    user: str
+    idle_in_transaction: bool  # a transaction is open and the session is doing nothing
+    transaction_s: float | None  # how long its transaction has been open
+    idle_s: float | None  # since its last statement ended
+    blocked_by: tuple[str, ...]  # sessions it waits for
+    wait_s: float | None
+    query: str  # its current or last statement, shortened; empty when not known
+    touches_queue: bool  # holds or waits for a lock on the queue's tables
+
+
+class Diagnostics:
+    """The reads of one dialect. Subclasses implement them; the base builds the fix statements."""
+
+    name = "?"
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+
+    # -- plans -------------------------------------------------------------------------------------------
+    def prepare(self, db: Database) -> None:
+        """Session settings the doctor's plans need (run once on its own connection)."""
+
+    def finish(self, db: Database) -> None:
+        """Undo `prepare`, so the connection is as it was."""
+
+    def plan(self, db: Database, sql: str, params: tuple[Any, ...]) -> Plan:
+        raise NotImplementedError
+
+    def partial_indexes(self, db: Database, schema: str | None, table: str) -> set[str]:
+        """Names of the table's partial (filtered) indexes: scanning one reads only the rows of its filter."""
+        return set()
+
+    # -- tables ------------------------------------------------------------------------------------------
+    def table_size(self, db: Database, schema: str | None, table: str) -> TableSize:
+        raise NotImplementedError
+
+    def retention_jobs(self, db: Database, schema: str | None, table: str) -> list[str] | None:
+        """Scheduled jobs that mention the table (pg_cron, SQL Server Agent); None: this database cannot say."""
+        return None
+
+    # -- sessions ----------------------------------------------------------------------------------------
+    def sessions(self, db: Database, tables: list[tuple[str | None, str]]) -> list[SessionRow] | None:
+        """Sessions holding or waiting for locks on these tables, and those blocking them; None: cannot see."""
+        return None
+
+    # -- fixes, as text ----------------------------------------------------------------------------------
+    def create_index_sql(self, schema: str | None, table: str, name: str, keys: list[str], where: str | None) -> str:
+        """CREATE INDEX for a person to run: keys are column names, `where` a condition already in SQL."""
+        d = self.dialect
+        filtered = f" WHERE {where}" if where else ""
+        return (f"CREATE INDEX {d.quote(name)} ON {d.qualify(schema, table)} "
+                f"({', '.join(d.quote(k) for k in keys)}){filtered};")
+
+    def retention_sql(self, schema: str | None, table: str, column: str, clock: str, days: int,
+                      where: str | None) -> str:  # fmt: skip
+        """A batch DELETE of rows finished more than `days` ago, to run on a schedule until it deletes none."""
+        raise NotImplementedError
+
+    def terminate_sql(self, session: str) -> str | None:
+        """The statement that ends a session (and rolls back its transaction)."""
+        return None
+
+
+def diagnostics_for(dialect: Dialect) -> Diagnostics:
+    """The diagnostics of a connection's dialect."""
+    from queuetop.db.diagnostics.mssql import MSSQLDiagnostics
+    from queuetop.db.diagnostics.postgres import PostgresDiagnostics
+    from queuetop.db.diagnostics.sqlite import SQLiteDiagnostics
+
+    kinds = {"mssql": MSSQLDiagnostics, "postgresql": PostgresDiagnostics, "sqlite": SQLiteDiagnostics}
+    return kinds[dialect.name](dialect)
+
+
+def short(text: Any, limit: int = 160) -> str:
+    """A statement's text on one line, cut to `limit` characters."""
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,93 @@
+"""The doctor's reads on SQLite: EXPLAIN QUERY PLAN, counts and the file's free pages, and a probe for a held
+write lock (SQLite cannot say which connection holds it, only that one does)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from queuetop.db.connection import SQLITE_BUSY_TIMEOUT_MS
+from queuetop.db.diagnostics import TAG, Access, AccessKind, Diagnostics, Plan, SessionRow, TableSize
+from queuetop.errors import QueuetopError, Timeout
+
+if TYPE_CHECKING:
+    from queuetop.db.connection import Database
+
+# "SEARCH t USING INDEX i (a=?)", "SEARCH t USING COVERING INDEX i (a>?)", "SEARCH t USING INTEGER PRIMARY KEY
+# (rowid>?)", "SCAN t USING INDEX i", "SCAN t", "SEARCH t" (MAX(rowid)); an alias shows as "t AS a".
+_ACCESS = re.compile(r"^(SEARCH|SCAN) (\S+)(?: AS \S+)?(?: USING (?:COVERING )?(INDEX (\S+)|INTEGER PRIMARY KEY))?")
+_NOT_TABLES = ("CONSTANT", "SUBQUERY")  # "SCAN CONSTANT ROW"; "(subquery-1)" and CTEs are skipped too
+PROBE_BUSY_TIMEOUT_MS = 0
+
+
+class SQLiteDiagnostics(Diagnostics):
+    name = "sqlite"
+
+    def plan(self, db: Database, sql: str, params: tuple[Any, ...]) -> Plan:
+        rows = db.fetchall("EXPLAIN QUERY PLAN " + sql, params)
+        details = [str(row[3]) for row in rows]
+        ctes = {m.group(1) for d in details if (m := re.match(r"^(?:MATERIALIZE|CO-ROUTINE) (\S+)", d))}
+        accesses = []
+        for detail in details:
+            match = _ACCESS.match(detail)
+            if not match or match.group(2) in _NOT_TABLES or match.group(2) in ctes or match.group(2).startswith("("):
+                continue
+            verb, table, using, index = match.groups()
+            if using is None:
+                # "SEARCH t" with no index named: SQLite's own MIN/MAX of the rowid, one step down the b-tree
+                kind = AccessKind.SEEK if verb == "SEARCH" else AccessKind.TABLE_SCAN
+                accesses.append(Access(table, kind, "rowid" if verb == "SEARCH" else None))
+                continue
+            name = index or "INTEGER PRIMARY KEY"
+            kind = AccessKind.SEEK if verb == "SEARCH" else AccessKind.INDEX_SCAN
+            accesses.append(Access(table, kind, name))
+        sorts = any(d.startswith("USE TEMP B-TREE FOR") and "ORDER BY" in d for d in details)
+        return Plan(tuple(accesses), sorts, "\n".join(details))
+
+    def partial_indexes(self, db: Database, schema: str | None, table: str) -> set[str]:
+        rows = db.fetchall(TAG + "SELECT name FROM pragma_index_list(?) WHERE partial = 1", (table,))
+        return {row[0] for row in rows}
+
+    def table_size(self, db: Database, schema: str | None, table: str) -> TableSize:
+        rows = int(db.fetchone(f"{TAG}SELECT COUNT(*) FROM {self.dialect.quote(table)}")[0])
+        size = None
+        try:  # dbstat is compiled into most builds, not all
+            size = db.fetchone(TAG + "SELECT SUM(pgsize) FROM dbstat WHERE name = ? OR name IN "
+                                     "(SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?)",
+                               (table, table))[0]  # fmt: skip
+        except QueuetopError:
+            size = None
+        return TableSize(rows=rows, rows_exact=True, bytes=None if size is None else int(size), dead_rows=None)
+
+    def free_pages(self, db: Database) -> tuple[int, int, int]:
+        """(free pages, all pages, page size) of the database file."""
+        free = int(db.fetchone(TAG + "SELECT freelist_count FROM pragma_freelist_count")[0])
+        total = int(db.fetchone(TAG + "SELECT page_count FROM pragma_page_count")[0])
+        size = int(db.fetchone(TAG + "SELECT page_size FROM pragma_page_size")[0])
+        return free, total, size
+
+    def sessions(self, db: Database, tables: list[tuple[str | None, str]]) -> list[SessionRow] | None:
+        """Whether another connection holds the write lock now: BEGIN IMMEDIATE without waiting, then ROLLBACK at
+        once. Taking the lock for that instant delays a writer by at most its busy-handler's first sleep; the
+        dashboard never runs this, only `queuetop doctor` once."""
+        db.execute(f"PRAGMA busy_timeout = {PROBE_BUSY_TIMEOUT_MS}")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except Timeout:
+            return [SessionRow(session="?", application="another connection", host="this machine", user="?",
+                               idle_in_transaction=True, transaction_s=None, idle_s=None, blocked_by=(),
+                               wait_s=None, query="(SQLite does not say which connection, nor what it ran)",
+                               touches_queue=True)]  # fmt: skip
+        else:
+            db.execute("ROLLBACK")
+        finally:
+            db.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        return []
+
+    def retention_sql(self, schema: str | None, table: str, column: str, clock: str, days: int,
+                      where: str | None) -> str:  # fmt: skip
+        q = self.dialect.quote
+        local = ", 'localtime'" if clock == "local" else ""
+        extra = f" AND {where}" if where else ""
+        return (f"DELETE FROM {q(table)} WHERE rowid IN (SELECT rowid FROM {q(table)} WHERE {q(column)} < "
+                f"strftime('%Y-%m-%d %H:%M:%f', 'now'{local}, '-{int(days)} days'){extra} LIMIT 5000);")
