@@ -191,7 +191,17 @@ def shape_probes(db: Database, layout: Layout, settings: dict[str, Any] | None =
         job_type = "00000000-0000-0000-0000-000000000000" if layout.type_of("type") == "guid" else "doctor"
     probes.append(Probe("drill-down: pending rows", *s.rows_in_states(
         ["pending"], job_type, ["id"], ["created", "id"], 20, settings), limited=True))
+    if layout.claim is not None:  # the seed's own dequeue, as `queuetop load` sends it: its first statement
+        from queuetop.shape_worker import ShapeWorker
+
+        def claim(recorder: Any) -> None:
+            ShapeWorker(recorder, layout, None, settings).claim(DOCTOR_WORKER, [job_type] if job_type else [])
+
+        probes.append(Probe(DEQUEUE_PROBE, *_Recorder(db).take(claim), limited=True, dequeue=True))
     return probes
+
+
+DEQUEUE_PROBE = "dequeue: the seed's own claim"
 
 
 # -- the indexes that fix a scan, per seed (bench/README.md measured each) ---------------------------------
@@ -217,9 +227,11 @@ SEED_ADVICE: dict[str, tuple[Advice, ...]] = {
                    ("poll: arrivals past the watermark",)),
             Advice("queue", "IX_{queue}_Inserted", ("created", "id"), None, ("drill-down: pending rows",))),
     "002": (Advice("queue", "IX_{queue}_processed", ("finished", "id"), None,
-                   ("poll: states (full pass)", "poll: states (live end, every poll)", "drill-down: pending rows")),),
+                   ("poll: states (full pass)", "poll: states (live end, every poll)", "drill-down: pending rows",
+                    DEQUEUE_PROBE)),),
     "003": (Advice("queue", "IX_{queue}_PROCESSED", ("finished", "id"), None,
-                   ("poll: states (full pass)", "poll: states (live end, every poll)", "drill-down: pending rows")),),
+                   ("poll: states (full pass)", "poll: states (live end, every poll)", "drill-down: pending rows",
+                    DEQUEUE_PROBE)),),
     "004": (Advice("queue", "IX_{queue}_LastAttemptEnd", ("finished",), None,
                    ("poll: completions past the watermark",)),),
 }  # fmt: skip

@@ -156,11 +156,12 @@ def test_a_claimer_blocked_behind_an_idle_holder_shows_as_a_blocking_chain(pg_ba
 def test_doctor_json_and_exit_codes(tmp_path, capsys):
     work_queue = make_seeded("work_queue", "sqlite", tmp_path)  # the command's output is the same on every database
     args = ["doctor", "--db", work_queue.db_text, "--layout", "work_queue", "--sample", "0"]
-    assert main([*args, "--json"]) == 0  # warnings only: 0
+    assert main([*args, "--json"]) == 1  # the seed's own dequeue scans the table: a fail
     report = json.loads(capsys.readouterr().out)
     assert report["layout"] == "work_queue" and report["dialect"] == "sqlite"
     statuses = {f["check"]: f["status"] for f in report["findings"]}
     assert statuses["plan: poll: states (full pass)"] == "warn"
+    assert statuses["plan: dequeue: the seed's own claim"] == "fail"
     assert set(report["counts"]) == {"ok", "warn", "fail", "unknown"}
     assert main([*args, "--strict"]) == 1
     text = capsys.readouterr().out
