@@ -56,6 +56,7 @@ BUSY_RETRIES = 6  # consecutive Timeout errors (database busy, lock timeout) bef
 CONTROL_EVERY_S = 0.05
 LEDGER_COMPACT_AT = 50_000  # claims kept in memory before the ledger drops those that ended long ago
 LEDGER_KEEP_S = 5.0
+LATENCIES_KEPT = 100_000  # claim times kept per consumer (a long run's percentiles are of its latest claims)
 RATE_WINDOW_S = 5.0
 
 
@@ -170,7 +171,7 @@ class LoadRun:
         # a shape's $max_attempts is the run's --max-attempts (the seeds' 3 by default)
         self.settings = {**({} if layout.native else {"max_attempts": config.max_attempts}), **(settings or {})}
         self.ledger = Ledger()
-        self._latencies: list[list[float]] = []  # one list per consumer: appended without a lock
+        self._latencies: list[deque[float]] = []  # one per consumer: appended without a lock
         self._guid_ids: set[Any] = set()
         self.tag = f"load-{os.getpid()}-{secrets.token_hex(2)}"
         self.created_by = f"queuetop {self.tag}"
@@ -447,7 +448,7 @@ class LoadRun:
         worker = f"{self.tag}/c{index}"
         abandoned: list[Job] = []
         idle = IDLE_MIN_S
-        latencies: list[float] = []
+        latencies: deque[float] = deque(maxlen=LATENCIES_KEPT)
         self._latencies.append(latencies)
         lease_s = self._ledger_lease_s
         try:
