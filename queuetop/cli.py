@@ -589,11 +589,11 @@ def render_table(snapshot: Snapshot) -> str:
     columns = [(name, cell) for name, figure, cell in COLUMNS if figure is None or snapshot.provides(figure)]
     rows = [[cell(row) for _, cell in columns] for row in (*snapshot.types, snapshot.totals)]
     header = [name for name, _ in columns]
-    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
+    # Widths in terminal cells, not characters: a job type in CJK or with an emoji keeps its row's columns aligned.
+    widths = [max(fmt.cells(header[i]), *(fmt.cells(r[i]) for r in rows)) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
-        padded = (c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
-        return "  ".join(padded)
+        return "  ".join(fmt.pad(c, w, right=i > 0) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
     clock = "UTC" if snapshot.clock == "utc" else "server local time"
     out = [f"{snapshot.target} ({snapshot.dialect}, layout {snapshot.layout}) at {snapshot.taken_at:%Y-%m-%d %H:%M:%S} "
