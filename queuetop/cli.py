@@ -25,9 +25,10 @@ from queuetop.snapshot import Snapshot, TypeStats
 
 if TYPE_CHECKING:
     from queuetop.load.driver import LoadRun
+    from queuetop.workers import WorkersView
 
 EXIT_USAGE = 2
-COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect")
+COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect", "workers")
 LAYOUT_ENV_VAR = "QUEUETOP_LAYOUT"
 
 
@@ -141,6 +142,16 @@ examples:
     dead.add_argument("--type", "-t", dest="job_type", metavar="T", help="only this job type")
     dead.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     dead.set_defaults(run=cmd_dead)
+
+    workers = command("workers", "who holds what: per claimer, from the claims (held, timed out, the last minute)", """\
+  queuetop workers                        one line per worker; a worker whose claims all timed out: probably dead
+  queuetop workers --json | jq '.workers[] | select(.probably_dead)'
+  queuetop workers --layout job_queue     seed 004's Processing_Server
+A dead worker's claims are released from the dashboard's workers panel (W, then r), or all at once with
+`queuetop release`. Shapes whose rows do not name a claimer (requests, work_queue, processed) say so.
+""")
+    workers.add_argument("--json", action="store_true", help="print JSON (fields documented in the README)")
+    workers.set_defaults(run=cmd_workers)
 
     layouts = command("layouts", "list the queue shapes (presets) with the tables and columns each expects", """\
   queuetop layouts
@@ -398,6 +409,22 @@ def cmd_dead(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_workers(args: argparse.Namespace) -> int:
+    from queuetop.workers import read_workers
+
+    with open_target(args, purpose="monitor") as db:
+        layout, note = resolve_layout(args, db)
+        _announce(note)
+        view = read_workers(db, layout, settings_from(args))
+    if args.json:
+        print(json.dumps(view.to_json(), indent=2))
+    elif view.reason is not None:
+        print(view.reason)
+    else:
+        print(render_workers(view))
+    return 0
+
+
 def cmd_layouts(args: argparse.Namespace) -> int:
     from queuetop.layouts import load_layout, preset_text
 
@@ -588,21 +615,49 @@ def render_table(snapshot: Snapshot) -> str:
     """The stats table: only the columns the queue's shape can know."""
     columns = [(name, cell) for name, figure, cell in COLUMNS if figure is None or snapshot.provides(figure)]
     rows = [[cell(row) for _, cell in columns] for row in (*snapshot.types, snapshot.totals)]
-    header = [name for name, _ in columns]
-    # Widths in terminal cells, not characters: a job type in CJK or with an emoji keeps its row's columns aligned.
-    widths = [max(fmt.cells(header[i]), *(fmt.cells(r[i]) for r in rows)) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(fmt.pad(c, w, right=i > 0) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
-
+    line = aligned([name for name, _ in columns], rows)
     clock = "UTC" if snapshot.clock == "utc" else "server local time"
     out = [f"{snapshot.target} ({snapshot.dialect}, layout {snapshot.layout}) at {snapshot.taken_at:%Y-%m-%d %H:%M:%S} "
            f"{clock}, poll {snapshot.poll_ms:.1f} ms, rates and latencies over the last {snapshot.window_s:.0f} s"]
-    out.append(line(header))
+    out.append(line(0))
     if not snapshot.types:
         out.append("(the queue is empty: add jobs with `queuetop enqueue`)")
-    out += [line(r) for r in rows[:-1]]
-    out.append(line(rows[-1]))
+    out += [line(i) for i in range(1, len(rows) + 1)]
+    return "\n".join(out)
+
+
+def aligned(header: Sequence[str], rows: Sequence[Sequence[str]]) -> Callable[[int], str]:
+    """line(0) is the header, line(n) the n-th row: the first column to the left, the others to the right.
+    Widths in terminal cells, not characters: a name in CJK or with an emoji keeps its row's columns aligned."""
+    table = [list(header), *rows]
+    widths = [max(fmt.cells(r[i]) for r in table) for i in range(len(header))]
+    return lambda n: "  ".join(fmt.pad(c, w, right=i > 0) for i, (c, w) in enumerate(zip(table[n], widths,
+                                                                                          strict=True)))
+
+
+WORKER_COLUMNS: list[tuple[str, str, Callable]] = [
+    ("HELD", "held", lambda w: fmt.count(w.held)),
+    ("TIMED-OUT", "timed_out", lambda w: fmt.count(w.timed_out)),
+    ("CLAIMS/1m", "claims_1m", lambda w: fmt.count(w.claims_1m)),
+    ("DONE/1m", "completed_1m", lambda w: fmt.count(w.completed_1m)),
+    ("FAILED/1m", "failed_1m", lambda w: fmt.count(w.failed_1m)),
+    ("PROC p95", "processing_p95_s", lambda w: fmt.duration(w.processing_p95_s)),
+    ("LAST CLAIM", "last_claim_ago_s", lambda w: fmt.duration(w.last_claim_ago_s) + " ago"
+     if w.last_claim_ago_s is not None else "—"),
+]  # fmt: skip
+
+
+def render_workers(view: WorkersView) -> str:
+    """The workers table: only the figures the shape can know; a probably dead worker says so at the end."""
+    columns = [(name, cell) for name, figure, cell in WORKER_COLUMNS if view.figures.get(figure)]
+    header = [view.claimer_column or "WORKER", *(name for name, _ in columns)]
+    line = aligned(header, [[worker.name, *(cell(worker) for _, cell in columns)] for worker in view.workers])
+    out = [f"workers of layout {view.layout} (by {view.claimer_column}) at {view.taken_at:%Y-%m-%d %H:%M:%S}", line(0)]
+    for n, worker in enumerate(view.workers, start=1):
+        out.append(line(n) + ("  probably dead: every claim it holds is past its timeout" if worker.probably_dead
+                              else ""))  # fmt: skip
+    if not view.workers:
+        out.append("(no claims held now, none in the last 5 minutes)")
     return "\n".join(out)
 
 
