@@ -133,6 +133,8 @@ class DetailScreen(HandlesThreadResults, Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", tooltip="back to the table"),
         Binding("d", "app.dead_jobs", "Dead jobs", tooltip="retry or delete this type's dead jobs"),
+        Binding("a", "app.make_available", "Available now",
+                tooltip="make this type's jobs scheduled for later available now: dry-run count, confirm"),
     ]
 
     def __init__(self, job_type: str) -> None:
