@@ -10,9 +10,13 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+import sqlglot
+from sqlfluff.core import FluffConfig, Linter
 
 from queuetop.db import Database, UsageError, parse_target
+from queuetop.db.dialects import MSSQLDialect
 from queuetop.layouts import load_layout
+from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
 from queuetop.workers import make_available, no_claimer, read_workers, release_worker
 
@@ -204,3 +208,29 @@ def test_the_cli_workers_table_and_a_shape_without_claimer(tmp_path):
     assert lines[1].split() == ["RetrievedBy", "HELD", "TIMED-OUT", "CLAIMS/1m", "DONE/1m", "FAILED/1m", "PROC",
                                 "p95", "LAST", "CLAIM"]
     assert lines[2].split()[:4] == ["請求-worker", "2", "0", "2"]
+
+
+# -- the statements, as SQL Server would receive them ------------------------------------------------------------
+def tsql_statements() -> list[tuple[str, tuple]]:
+    out = []
+    for preset in ("native", "job_queue", "queuesample"):
+        layout = load_layout(preset)
+        s = Statements(MSSQLDialect(), layout)
+        out += [s.clock(), s.worker_claims(60, 300)]
+        if preset == "job_queue":
+            out += [s.worker_completions(60, 20_000), s.ids_of_claimer("timed_out", "box-7", 500),
+                    s.ids_of_claimer("timed_out", None, 500)]
+        if "scheduled" in layout.states:
+            out += [s.make_available(None), s.make_available("x") if layout.has_job_type else s.make_available(None)]
+    return out
+
+
+@pytest.mark.parametrize("sql,params", tsql_statements())
+def test_the_workers_statements_parse_as_tsql_with_their_parameters(sql: str, params: tuple) -> None:
+    sqlglot.parse_one(sql, read="tsql")
+    parsed = Linter(config=FluffConfig(overrides={"dialect": "tsql"})).parse_string(sql.replace("?", "@p"))
+    assert not parsed.violations, parsed.violations[0]
+    assert sql.count("?") == len(params) and sql.startswith("/* queuetop */ ")
+    assert " LIMIT " not in sql and " RETURNING " not in sql
+    if " GROUP BY " in sql or " DESC" in sql:  # the panel's reads never lock
+        assert sql.count("WITH (NOLOCK)") == sql.count(" FROM ")

@@ -384,10 +384,10 @@ class Dialect:
     def worker_timed_out_claims(self, db: Database, layout: Layout, worker: str | None, now: datetime,
                                 limit: int) -> list[Row]:  # fmt: skip
         """(id, token, attempts, available) of one claimer's claims past their timeout (None: claims whose claimer
-        was not recorded): each is then released by compare-and-set on its token."""
+        was not recorded): each is then released by compare-and-set on its token, so this read needs no lock."""
         who = "{claimed_by} IS NULL" if worker is None else "{claimed_by} = ?"
         sql = self.sql(layout, self.first_rows_sql(
-            "SELECT {id}, {token}, {attempts}, {available} FROM {queue} WHERE {claimed_at} IS NOT NULL "
+            "SELECT {id}, {token}, {attempts}, {available} FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL "
             f"AND {{timeout}} < ? AND {who} ORDER BY {{id}}"))
         params = (self.encode_time(now), *(() if worker is None else (worker,)))
         return db.fetchall(sql, self.first_rows_params(params, limit))
