@@ -21,7 +21,7 @@ from queuetop.queue import Queue
 from queuetop.workers import make_available, no_claimer, read_workers, release_worker
 
 from .helpers import FakeClock, completed_rows, queue_rows
-from .seedshapes import drop_seed, finish, pop, push
+from .seedshapes import QUEUESAMPLE_JOB_TYPES, drop_seed, finish, pop, push, worker_guid
 from .test_cli import queuetop
 from .test_shapes import Seeded, make_seeded
 
@@ -180,6 +180,33 @@ def test_job_queue_make_available_and_the_cli_json(job_queue: Seeded):
     data = json.loads(result.stdout)
     assert data["claimer_column"] == "Processing_Server" and data["reason"] is None
     assert [(w["worker"], w["held"], w["probably_dead"]) for w in data["workers"]] == [("w", 4, False)]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def queuesample(request, tmp_path) -> Iterator[Seeded]:
+    made = make_seeded("queuesample", request.param, tmp_path)
+    yield made
+    with made.open() as db:
+        drop_seed(db, made.tables)
+
+
+def test_queuesample_workers_are_its_retrievedby_guids_with_only_what_retrieval_tells(queuesample: Seeded):
+    s = queuesample
+    with s.open() as db:
+        for _ in range(6):
+            push(db, s.tables, job_type=QUEUESAMPLE_JOB_TYPES[0], payload="<info/>")
+        for _ in range(4):
+            pop(db, s.tables, "reader-1", job_type=QUEUESAMPLE_JOB_TYPES[0])
+        pop(db, s.tables, "reader-2", job_type=QUEUESAMPLE_JOB_TYPES[0])
+        view = read_workers(db, s.layout)
+    assert view.claimer_column == "RetrievedBy"
+    assert {w.worker.upper(): w.claims_1m for w in view.workers} == {worker_guid("reader-1"): 4,
+                                                                     worker_guid("reader-2"): 1}
+    for worker in view.workers:  # retrieval is final: nothing is held, nothing times out, nothing is "dead"
+        assert (worker.held, worker.timed_out, worker.completed_1m, worker.processing_p95_s) == (None,) * 4
+        assert not worker.probably_dead and 0 <= worker.last_claim_ago_s < 30
+    with s.open() as db, pytest.raises(UsageError, match="no claims that time out"):
+        release_worker(db, s.layout, worker_guid("reader-1"))
 
 
 @pytest.mark.parametrize("preset", ["requests", "work_queue", "processed"])
