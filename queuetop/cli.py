@@ -147,6 +147,7 @@ examples:
   queuetop workers                        one line per worker; a worker whose claims all timed out: probably dead
   queuetop workers --json | jq '.workers[] | select(.probably_dead)'
   queuetop workers --layout job_queue     seed 004's Processing_Server
+
 A dead worker's claims are released from the dashboard's workers panel (W, then r), or all at once with
 `queuetop release`. Shapes whose rows do not name a claimer (requests, work_queue, processed) say so.
 """)
