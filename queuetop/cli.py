@@ -126,9 +126,13 @@ examples:
   queuetop release --type email        release timed-out claims of one type
   queuetop release --layout job_queue  clear timed-out Processing_Marks (compare-and-set on the mark)
   queuetop release --layout requests   put lost requests back into RequestsQueue
+  queuetop release --worker render-7   only the timed-out claims of one claimer (`queuetop workers` lists them)
 """)
     release.add_argument("--type", "-t", dest="job_type", metavar="T", help="only this job type")
     release.add_argument("--dry-run", action="store_true", help="only count what would be released")
+    release.add_argument("--worker", metavar="NAME",
+                         help="only this claimer's timed-out claims (RetrievedBy / Processing_Server), each by "
+                              "compare-and-set on its token")  # fmt: skip
     release.add_argument("--max-attempts", type=int, default=3, metavar="N",
                          help="claims that used N attempts become dead instead (default 3)")  # fmt: skip
     release.set_defaults(run=cmd_release)
@@ -355,6 +359,8 @@ def cmd_release(args: argparse.Namespace) -> int:
     with open_target(args) as db:
         layout, note = resolve_layout(args, db)
         _announce(note)
+        if args.worker is not None:
+            return _release_worker(args, db, layout)
         scope = f" of type {args.job_type!r}" if args.job_type else ""
         if layout.native:
             result = Queue(db, layout, max_attempts=args.max_attempts).release_timed_out(args.job_type,
@@ -380,6 +386,25 @@ def cmd_release(args: argparse.Namespace) -> int:
     else:
         print(f"released {result.released:,} timed-out claim(s){scope} back to pending; "
               f"{result.dead:,} out of attempts moved to dead")  # fmt: skip
+    return 0
+
+
+def _release_worker(args: argparse.Namespace, db: Database, layout: Layout) -> int:
+    from queuetop.workers import release_worker
+
+    if args.job_type:
+        raise UsageError("--worker and --type cannot be combined", "a worker's release takes every type it holds")
+    settings = {**settings_from(args), "max_attempts": args.max_attempts}
+    result = release_worker(db, layout, args.worker, dry_run=args.dry_run, max_attempts=args.max_attempts,
+                            settings=settings)  # fmt: skip
+    who = f"of worker {args.worker!r}"
+    if result.timed_out == 0:
+        print(f"no timed-out claims {who}: nothing to release")
+    elif result.dry_run:
+        print(f"{result.timed_out:,} timed-out claim(s) {who} would be released (dry run: nothing changed)")
+    else:
+        dead = f"; {result.dead:,} out of attempts moved to dead" if layout.native else ""
+        print(f"released {result.released:,} of {result.timed_out:,} timed-out claim(s) {who} back to pending{dead}")
     return 0
 
 

@@ -15,13 +15,13 @@ from sqlfluff.core import FluffConfig, Linter
 
 from queuetop.db import Database, UsageError, parse_target
 from queuetop.db.dialects import MSSQLDialect
-from queuetop.layouts import load_layout
+from queuetop.layouts import NATIVE, load_layout
 from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
 from queuetop.workers import make_available, no_claimer, read_workers, release_worker
 
 from .helpers import FakeClock, completed_rows, queue_rows
-from .seedshapes import QUEUESAMPLE_JOB_TYPES, drop_seed, finish, pop, push, worker_guid
+from .seedshapes import QUEUESAMPLE_JOB_TYPES, create_seed, drop_seed, finish, pop, push, worker_guid
 from .test_cli import queuetop
 from .test_shapes import Seeded, make_seeded
 
@@ -261,3 +261,29 @@ def test_the_workers_statements_parse_as_tsql_with_their_parameters(sql: str, pa
     assert " LIMIT " not in sql and " RETURNING " not in sql
     if " GROUP BY " in sql or " DESC" in sql:  # the panel's reads never lock
         assert sql.count("WITH (NOLOCK)") == sql.count(" FROM ")
+
+
+def test_the_cli_releases_one_workers_claims(tmp_path):
+    path = tmp_path / "q.db"
+    assert queuetop("init", "--db", str(path)).returncode == 0
+    with Database.open(parse_target(str(path))) as db:
+        queue = Queue(db)
+        queue.enqueue_many("email", 6)
+        queue.claim("crashed", batch=3, lease=0.05)
+        queue.claim("slow", batch=2, lease=0.05)
+    time.sleep(0.1)
+    dry = queuetop("release", "--worker", "crashed", "--dry-run", "--db", str(path))
+    assert dry.returncode == 0 and dry.stdout.strip() == (
+        "3 timed-out claim(s) of worker 'crashed' would be released (dry run: nothing changed)")
+    done = queuetop("release", "--worker", "crashed", "--db", str(path))
+    assert done.stdout.strip() == ("released 3 of 3 timed-out claim(s) of worker 'crashed' back to pending; "
+                                   "0 out of attempts moved to dead")
+    with Database.open(parse_target(str(path))) as db:
+        held = {worker: held for worker, held, *_ in db.dialect.worker_claims(db, NATIVE, db.now(), db.now())}
+    assert held == {"slow": 2}  # the other worker's timed-out claims wait for their own release
+    both = queuetop("release", "--worker", "slow", "--type", "email", "--db", str(path))
+    assert both.returncode == 2 and "--worker and --type cannot be combined" in both.stderr
+    with Database.open(parse_target(str(tmp_path / "w.db")), create=True) as db:
+        create_seed(db, "work_queue")
+    refused = queuetop("release", "--worker", "x", "--layout", "work_queue", "--db", str(tmp_path / "w.db"))
+    assert refused.returncode == 2 and "layout work_queue has no claimer column" in refused.stderr
