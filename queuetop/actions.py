@@ -31,6 +31,7 @@ from queuetop.queue import (
     check_priority,
 )
 from queuetop.shape_queue import ShapeQueue, check_guid
+from queuetop.workers import ScheduledResult, WorkersView, make_available, read_workers, release_worker
 
 DETAIL_ROWS = 20  # rows per drill-down table
 RECENT_S = 15 * 60.0  # how far back "recent completions" look
@@ -234,6 +235,7 @@ class Actions:
         self.settings = dict(settings or {})
         self._writer = _Connection(target, "worker", open_database)
         self._reader = _Connection(target, "monitor", open_database)
+        self._workers_reader = _Connection(target, "monitor", open_database)  # the workers panel reads on its own
 
     def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
         if not self.layout.native:
@@ -352,12 +354,30 @@ class Actions:
         )  # fmt: skip
         return TypeDetail(job_type, now, pending, claims, completions)
 
+    # -- workers and scheduled jobs (queuetop.workers) ------------------------------------------------------
+    def workers(self) -> WorkersView:
+        """Who holds what, read on the workers panel's own connection."""
+        with self._workers_reader.use() as db:
+            return read_workers(db, self.layout, self.settings)
+
+    def release_worker(self, worker: str | None, dry_run: bool = False) -> ReleaseResult:
+        """Count (dry run) or release one worker's claims past their timeout, by compare-and-set on each token."""
+        with self._writer.use() as db:
+            return release_worker(db, self.layout, worker, dry_run=dry_run, max_attempts=self.max_attempts,
+                                  settings=self.settings)  # fmt: skip
+
+    def make_available(self, job_type: str | None, dry_run: bool = False) -> ScheduledResult:
+        """Count (dry run) or make available now the jobs (of one type) scheduled for later."""
+        with self._writer.use() as db:
+            return make_available(db, self.layout, job_type, dry_run=dry_run, settings=self.settings)
+
     def close(self) -> None:
         self._writer.close()
         self._reader.close()
+        self._workers_reader.close()
 
 
 __all__ = [
     "Actions", "ClaimedJob", "CompletedJob", "EnqueueRequest", "EnqueueResult", "PendingJob", "QueuetopError",
-    "ReleaseResult", "TypeDetail", "describe_release", "parse_enqueue_form",
+    "ReleaseResult", "ScheduledResult", "TypeDetail", "WorkersView", "describe_release", "parse_enqueue_form",
 ]  # fmt: skip

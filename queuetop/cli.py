@@ -25,9 +25,11 @@ from queuetop.snapshot import Snapshot, TypeStats
 
 if TYPE_CHECKING:
     from queuetop.load.driver import LoadRun
+    from queuetop.workers import WorkersView
 
 EXIT_USAGE = 2
-COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect", "doctor")
+COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect", "doctor",
+            "workers")
 LAYOUT_ENV_VAR = "QUEUETOP_LAYOUT"
 
 
@@ -125,9 +127,13 @@ examples:
   queuetop release --type email        release timed-out claims of one type
   queuetop release --layout job_queue  clear timed-out Processing_Marks (compare-and-set on the mark)
   queuetop release --layout requests   put lost requests back into RequestsQueue
+  queuetop release --worker render-7   only the timed-out claims of one claimer (`queuetop workers` lists them)
 """)
     release.add_argument("--type", "-t", dest="job_type", metavar="T", help="only this job type")
     release.add_argument("--dry-run", action="store_true", help="only count what would be released")
+    release.add_argument("--worker", metavar="NAME",
+                         help="only this claimer's timed-out claims (RetrievedBy / Processing_Server), each by "
+                              "compare-and-set on its token")  # fmt: skip
     release.add_argument("--max-attempts", type=int, default=3, metavar="N",
                          help="claims that used N attempts become dead instead (default 3)")  # fmt: skip
     release.set_defaults(run=cmd_release)
@@ -141,6 +147,17 @@ examples:
     dead.add_argument("--type", "-t", dest="job_type", metavar="T", help="only this job type")
     dead.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     dead.set_defaults(run=cmd_dead)
+
+    workers = command("workers", "who holds what: per claimer, from the claims (held, timed out, the last minute)", """\
+  queuetop workers                        one line per worker; a worker whose claims all timed out: probably dead
+  queuetop workers --json | jq '.workers[] | select(.probably_dead)'
+  queuetop workers --layout job_queue     seed 004's Processing_Server
+
+A dead worker's claims are released from the dashboard's workers panel (W, then r), or all at once with
+`queuetop release`. Shapes whose rows do not name a claimer (requests, work_queue, processed) say so.
+""")
+    workers.add_argument("--json", action="store_true", help="print JSON (fields documented in the README)")
+    workers.set_defaults(run=cmd_workers)
 
     layouts = command("layouts", "list the queue shapes (presets) with the tables and columns each expects", """\
   queuetop layouts
@@ -373,6 +390,8 @@ def cmd_release(args: argparse.Namespace) -> int:
     with open_target(args) as db:
         layout, note = resolve_layout(args, db)
         _announce(note)
+        if args.worker is not None:
+            return _release_worker(args, db, layout)
         scope = f" of type {args.job_type!r}" if args.job_type else ""
         if layout.native:
             result = Queue(db, layout, max_attempts=args.max_attempts).release_timed_out(args.job_type,
@@ -401,6 +420,25 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
+def _release_worker(args: argparse.Namespace, db: Database, layout: Layout) -> int:
+    from queuetop.workers import release_worker
+
+    if args.job_type:
+        raise UsageError("--worker and --type cannot be combined", "a worker's release takes every type it holds")
+    settings = {**settings_from(args), "max_attempts": args.max_attempts}
+    result = release_worker(db, layout, args.worker, dry_run=args.dry_run, max_attempts=args.max_attempts,
+                            settings=settings)  # fmt: skip
+    who = f"of worker {args.worker!r}"
+    if result.timed_out == 0:
+        print(f"no timed-out claims {who}: nothing to release")
+    elif result.dry_run:
+        print(f"{result.timed_out:,} timed-out claim(s) {who} would be released (dry run: nothing changed)")
+    else:
+        dead = f"; {result.dead:,} out of attempts moved to dead" if layout.native else ""
+        print(f"released {result.released:,} of {result.timed_out:,} timed-out claim(s) {who} back to pending{dead}")
+    return 0
+
+
 def cmd_dead(args: argparse.Namespace) -> int:
     from queuetop.shape_queue import ShapeQueue
 
@@ -425,6 +463,22 @@ def cmd_dead(args: argparse.Namespace) -> int:
         changed = queue.dead(args.action, args.job_type)
         done = "back to pending" if args.action == "retry" else "deleted"
         print(f"{changed:,} dead job(s){scope} {done}")
+    return 0
+
+
+def cmd_workers(args: argparse.Namespace) -> int:
+    from queuetop.workers import read_workers
+
+    with open_target(args, purpose="monitor") as db:
+        layout, note = resolve_layout(args, db)
+        _announce(note)
+        view = read_workers(db, layout, settings_from(args))
+    if args.json:
+        print(json.dumps(view.to_json(), indent=2))
+    elif view.reason is not None:
+        print(view.reason)
+    else:
+        print(render_workers(view))
     return 0
 
 
@@ -658,21 +712,49 @@ def render_table(snapshot: Snapshot) -> str:
     """The stats table: only the columns the queue's shape can know."""
     columns = [(name, cell) for name, figure, cell in COLUMNS if figure is None or snapshot.provides(figure)]
     rows = [[cell(row) for _, cell in columns] for row in (*snapshot.types, snapshot.totals)]
-    header = [name for name, _ in columns]
-    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        padded = (c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
-        return "  ".join(padded)
-
+    line = aligned([name for name, _ in columns], rows)
     clock = "UTC" if snapshot.clock == "utc" else "server local time"
     out = [f"{snapshot.target} ({snapshot.dialect}, layout {snapshot.layout}) at {snapshot.taken_at:%Y-%m-%d %H:%M:%S} "
            f"{clock}, poll {snapshot.poll_ms:.1f} ms, rates and latencies over the last {snapshot.window_s:.0f} s"]
-    out.append(line(header))
+    out.append(line(0))
     if not snapshot.types:
         out.append("(the queue is empty: add jobs with `queuetop enqueue`)")
-    out += [line(r) for r in rows[:-1]]
-    out.append(line(rows[-1]))
+    out += [line(i) for i in range(1, len(rows) + 1)]
+    return "\n".join(out)
+
+
+def aligned(header: Sequence[str], rows: Sequence[Sequence[str]]) -> Callable[[int], str]:
+    """line(0) is the header, line(n) the n-th row: the first column to the left, the others to the right.
+    Widths in terminal cells, not characters: a name in CJK or with an emoji keeps its row's columns aligned."""
+    table = [list(header), *rows]
+    widths = [max(fmt.cells(r[i]) for r in table) for i in range(len(header))]
+    return lambda n: "  ".join(fmt.pad(c, w, right=i > 0) for i, (c, w) in enumerate(zip(table[n], widths,
+                                                                                          strict=True)))
+
+
+WORKER_COLUMNS: list[tuple[str, str, Callable]] = [
+    ("HELD", "held", lambda w: fmt.count(w.held)),
+    ("TIMED-OUT", "timed_out", lambda w: fmt.count(w.timed_out)),
+    ("CLAIMS/1m", "claims_1m", lambda w: fmt.count(w.claims_1m)),
+    ("DONE/1m", "completed_1m", lambda w: fmt.count(w.completed_1m)),
+    ("FAILED/1m", "failed_1m", lambda w: fmt.count(w.failed_1m)),
+    ("PROC p95", "processing_p95_s", lambda w: fmt.duration(w.processing_p95_s)),
+    ("LAST CLAIM", "last_claim_ago_s", lambda w: fmt.duration(w.last_claim_ago_s) + " ago"
+     if w.last_claim_ago_s is not None else "—"),
+]  # fmt: skip
+
+
+def render_workers(view: WorkersView) -> str:
+    """The workers table: only the figures the shape can know; a probably dead worker says so at the end."""
+    columns = [(name, cell) for name, figure, cell in WORKER_COLUMNS if view.figures.get(figure)]
+    header = [view.claimer_column or "WORKER", *(name for name, _ in columns)]
+    line = aligned(header, [[worker.name, *(cell(worker) for _, cell in columns)] for worker in view.workers])
+    out = [f"workers of layout {view.layout} (by {view.claimer_column}) at {view.taken_at:%Y-%m-%d %H:%M:%S}", line(0)]
+    for n, worker in enumerate(view.workers, start=1):
+        out.append(line(n) + ("  probably dead: every claim it holds is past its timeout" if worker.probably_dead
+                              else ""))  # fmt: skip
+    if not view.workers:
+        out.append("(no claims held now, none in the last 5 minutes)")
     return "\n".join(out)
 
 

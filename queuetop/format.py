@@ -1,6 +1,16 @@
-"""Human units for figures: durations, rates and counts, as the CLI table and the dashboard show them."""
+"""Human units for figures (durations, rates, counts) and text fitted to terminal cells, as the CLI table and the
+dashboard show them.
+
+Widths are terminal cells, never string lengths: a CJK character or most emoji take two cells, a combining accent
+none. They are measured with rich's grapheme-aware table (`rich.cells`), the one Textual draws the dashboard
+with, so `stats` and the dashboard agree on every width.
+"""
 
 from __future__ import annotations
+
+from rich.cells import cell_len, split_graphemes
+
+ELLIPSIS = "…"
 
 
 def duration(seconds: float | None) -> str:
@@ -43,3 +53,39 @@ def drain(state: str, eta_s: float | None) -> str:
     if state == "draining":
         return duration(eta_s)
     return {"empty": "empty", "never": "never", "unknown": "—"}.get(state, state)
+
+
+# -- text in terminal cells --------------------------------------------------------------------------------------
+def cells(text: str) -> int:
+    """How many terminal cells `text` takes."""
+    return cell_len(text)
+
+
+def fit(text: str, width: int) -> str:
+    """`text` in at most `width` cells: whole when it fits, else cut in the middle so that both ends stay
+    (`Acme.Billing…InvoiceSender`): names of one family differ at their end (`…-stage-10`, `…-stage-20`) and
+    are told apart at their start. Never splits a character cluster (an emoji sequence, an accented letter)."""
+    if width <= 0:
+        return ""
+    spans, total = split_graphemes(text)
+    if total <= width:
+        return text
+    room = width - cells(ELLIPSIS)
+    head_room = room // 2  # the end gets the odd cell: it is where names of one family differ
+    head_end, used = 0, 0
+    for _, end, size in spans:
+        if used + size > head_room:
+            break
+        head_end, used = end, used + size
+    tail_room, tail_start, used = room - used, len(text), 0  # a wide character the head left out: the end's
+    for start, _, size in reversed(spans):
+        if used + size > tail_room or start < head_end:
+            break
+        tail_start, used = start, used + size
+    return text[:head_end] + ELLIPSIS + text[tail_start:]
+
+
+def pad(text: str, width: int, right: bool = False) -> str:
+    """`text` padded with spaces to `width` cells (on the left when `right`-aligned); never cut."""
+    gap = " " * max(0, width - cells(text))
+    return gap + text if right else text + gap

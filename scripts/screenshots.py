@@ -1,40 +1,267 @@
 #!/usr/bin/env python3
-"""Regenerate the README's screenshots: `.venv/bin/python scripts/screenshots.py`.
+"""Regenerate the README's screenshots from real runs: `.venv/bin/python scripts/screenshots.py`.
 
-Each SVG in screenshots/ is a scene of queuetop/tui/scenes.py — the same fixed data, frozen clock and key presses
-the snapshot tests in tests/tui/test_snapshots.py compare against — rendered headless at its own size (most
-at 120×40). Name scenes to render only those (`scripts/screenshots.py main release`); `--list` shows them all.
+Every picture is the real dashboard (the Monitor polling, the Actions reading on their own connections) on a real
+SQLite file in a fresh temporary folder, under a real load, driven by key presses the way a user would:
+
+- native (`main`, `drill-down`, `release`, `workers`, `enqueue`, `narrow`): `queuetop demo`'s load
+  (`demo_config()`), with its sweeper slowed to once a minute so that timed-out claims wait for the user, plus
+  one worker, `render-7`, that claims four report jobs and dies: the workers panel marks it probably dead.
+- `job-queue`: seed 004's own dbo.Job_Queue (its DDL, its `usp_API_Get_Job` batch claim, its completion, as
+  tests/seedshapes.py translates them), two live servers, one that dies, and jobs scheduled for later.
+- `work-queue`: seed 002's dbo.work_queue, filled and drained by its own UPDLOCK, READPAST dequeue.
+
+The figures are whatever the run produced, so they differ a little from run to run (the layout does not). The
+snapshot tests keep their fixed scenes (queuetop/tui/scenes.py): `--fixed NAME...` renders those instead.
+Name pictures to make only those (`scripts/screenshots.py workers narrow`); `--list` shows them all.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import random
 import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from contextlib import chdir
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from queuetop.tui.scenes import SCENES, SCREENSHOTS, render_svg  # noqa: E402
+from textual.pilot import Pilot  # noqa: E402
+from textual.widgets import Input  # noqa: E402
+
+from queuetop.actions import Actions  # noqa: E402
+from queuetop.db import Database, parse_target  # noqa: E402
+from queuetop.layouts import NATIVE, Layout, load_layout, with_tables  # noqa: E402
+from queuetop.load.command import demo_config, start_background_load  # noqa: E402
+from queuetop.monitor import Monitor  # noqa: E402
+from queuetop.queue import Queue  # noqa: E402
+from queuetop.schema import init_schema  # noqa: E402
+from queuetop.tui.app import QueuetopApp  # noqa: E402
+from queuetop.tui.scenes import SCENES, render_svg  # noqa: E402
+from queuetop.tui.table import QueueTable  # noqa: E402
+from queuetop.tui.workers import WorkersScreen  # noqa: E402
+from tests.seedshapes import create_seed, finish, pop, push  # noqa: E402
+
+NATIVE_PICTURES = ("main", "drill-down", "release", "workers", "enqueue", "narrow")
+PICTURES = {
+    "main": "the demo under load: native schema, embedded SQLite",
+    "drill-down": "the demo's report type up close",
+    "workers": "W: the workers panel, the workers that died first",
+    "release": "r: the release confirmation, with the dry-run count",
+    "enqueue": "e: the enqueue dialog",
+    "narrow": "an 80×24 terminal: the least important columns dropped, and said so",
+    "job-queue": "seed 004's dbo.Job_Queue as it is: its own columns, server local time",
+    "work-queue": "seed 002's dbo.work_queue: a processed flag, so only depth and rates",
+}
+WARMUP_S = 45.0  # polls before the first picture: the 1-minute charts are nearly full
+SIZE = (120, 40)
 
 
+def title(name: str) -> str:
+    return f"queuetop: {PICTURES[name]}"
+
+
+async def settle(pilot: Pilot, until: Callable[[], object] = lambda: True, timeout: float = 15.0) -> None:
+    """Let the app run until `until()` holds and its workers are done; no blinking cursor in a picture."""
+    deadline = time.monotonic() + timeout
+    while not until() and time.monotonic() < deadline:
+        await pilot.pause(0.1)
+    await pilot.pause(0.3)
+    for box in pilot.app.screen.query(Input):
+        box.cursor_blink = False
+    await pilot.pause(0.1)
+
+
+def run_app(app: QueuetopApp, size: tuple[int, int], steps: Callable[[Pilot], object]) -> None:
+    async def auto_pilot(pilot: Pilot) -> None:
+        await steps(pilot)  # type: ignore[misc]
+        pilot.app.exit()
+
+    app.run(headless=True, size=size, auto_pilot=auto_pilot)
+
+
+# -- the native demo ------------------------------------------------------------------------------------------------
+def native(wanted: set[str], shots: dict[str, str]) -> None:
+    target = parse_target("demo.db")
+    with Database.open(target, create=True) as db:
+        init_schema(db)
+    load = start_background_load(target, replace(demo_config(), release_every_s=60.0))
+    stop = threading.Event()
+    dying = threading.Thread(target=_worker_that_dies, args=(target, stop), daemon=True)
+    dying.start()
+    monitor, actions = Monitor(target, NATIVE), Actions(target, NATIVE)
+    app = QueuetopApp(monitor, actions, background=load)
+
+    async def steps(pilot: Pilot) -> None:
+        await pilot.pause(WARMUP_S)
+        await pilot.press("w")  # the 1-minute chart window (5 → 15 → 1)
+        await pilot.press("w")
+        table = app.main.query_one(QueueTable)
+        table.select_type("report")
+        await settle(pilot)
+        if "main" in wanted:
+            shots["main"] = app.export_screenshot(title=title("main"))
+        if "drill-down" in wanted:
+            await pilot.press("enter")
+            await settle(pilot, lambda: getattr(app.screen, "detail", None) is not None)
+            shots["drill-down"] = app.export_screenshot(title=title("drill-down"))
+            await pilot.press("escape")
+        if "release" in wanted:
+            await pilot.press("r")
+            await settle(pilot, lambda: getattr(app.screen, "found", None) is not None)
+            shots["release"] = app.export_screenshot(title=title("release"))
+            await pilot.press("escape")
+        if "workers" in wanted:
+            await pilot.press("W")
+            await settle(pilot, lambda: isinstance(app.screen, WorkersScreen) and app.screen.view is not None)
+            shots["workers"] = app.export_screenshot(title=title("workers"))
+            await pilot.press("escape")
+        if "enqueue" in wanted:
+            await pilot.press("e")
+            await settle(pilot)
+            await pilot.press("backspace", "5", "0", "0")
+            await settle(pilot)
+            shots["enqueue"] = app.export_screenshot(title=title("enqueue"))
+            await pilot.press("escape")
+        if "narrow" in wanted:
+            await pilot.resize_terminal(80, 24)
+            await settle(pilot)
+            await pilot.pause(1.5)
+            shots["narrow"] = app.export_screenshot(title=title("narrow"))
+
+    try:
+        run_app(app, SIZE, steps)
+    finally:
+        stop.set()
+        monitor.close()
+        actions.close()
+        load.stop()
+
+
+def _worker_that_dies(target, stop: threading.Event) -> None:
+    """`render-7` takes four report jobs with a 5 s lease a little into the run, and is never heard from again."""
+    if stop.wait(WARMUP_S / 3):
+        return
+    with Database.open(target) as db:
+        Queue(db).claim("render-7", ["report"], batch=4, lease=5)
+
+
+# -- seeds' own tables, driven by the seeds' own SQL -------------------------------------------------------------------
+def seed(name: str, seed_name: str, size: tuple[int, int], shots: dict[str, str]) -> None:
+    target = parse_target(f"{seed_name}.db")
+    with Database.open(target, create=True) as db:
+        tables = create_seed(db, seed_name)
+    layout: Layout = with_tables(load_layout(seed_name), tables.queue, tables.completed)
+    stop = threading.Event()
+    threads = [threading.Thread(target=_seed_producer, args=(target, tables, stop), daemon=True)]
+    servers = ("app-01", "app-02") if seed_name == "job_queue" else ("a", "b")
+    threads += [threading.Thread(target=_seed_consumer, args=(target, tables, server, stop, i), daemon=True)
+                for i, server in enumerate(servers)]  # fmt: skip
+    if seed_name == "job_queue":
+        threads.append(threading.Thread(target=_seed_server_that_dies, args=(target, tables, stop), daemon=True))
+    for thread in threads:
+        thread.start()
+    monitor, actions = Monitor(target, layout), Actions(target, layout)
+    app = QueuetopApp(monitor, actions)
+
+    async def steps(pilot: Pilot) -> None:
+        await pilot.pause(WARMUP_S / 1.5)
+        await pilot.press("w", "w")
+        await settle(pilot)
+        shots[name] = app.export_screenshot(title=title(name))
+
+    try:
+        run_app(app, size, steps)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(5)
+        monitor.close()
+        actions.close()
+
+
+def _seed_producer(target, tables, stop: threading.Event) -> None:
+    rng = random.Random(4)
+    with Database.open(target) as db:
+        for i in range(400):  # a backlog to start from
+            push(db, tables, payload=f"job {i}", priority=rng.choice((10, 128, 255)) if tables.seed == "job_queue"
+                 else None, available_in_s=600 if tables.seed == "job_queue" and i % 25 == 0 else 0)  # fmt: skip
+        while not stop.wait(0.1):
+            for _ in range(rng.randint(1, 4)):
+                push(db, tables, payload=f"job {rng.randrange(10**6)}")
+
+
+def _seed_consumer(target, tables, server: str, stop: threading.Event, index: int) -> None:
+    rng = random.Random(40 + index)
+    with Database.open(target) as db:
+        while not stop.is_set():
+            jobs = pop(db, tables, server, batch=3)
+            if not jobs:
+                stop.wait(0.2)
+                continue
+            for job in jobs:
+                stop.wait(rng.uniform(0.02, 0.15))
+                if tables.seed == "job_queue":
+                    finish(db, tables, job)
+
+
+def _seed_server_that_dies(target, tables, stop: threading.Event) -> None:
+    """app-03 takes a batch with a short lease and dies: its claims time out, the panel marks it probably dead."""
+    if stop.wait(3.0):
+        return
+    with Database.open(target) as db:
+        pop(db, tables, "app-03", batch=6, lease_s=5)
+
+
+# -- the command ----------------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scenes", nargs="*", metavar="SCENE", help=f"default: {' '.join(SCREENSHOTS)}")
+    parser.add_argument("pictures", nargs="*", metavar="NAME", help=f"default: {' '.join(PICTURES)}")
     parser.add_argument("--out", type=Path, default=ROOT / "screenshots", help="folder for the SVGs")
-    parser.add_argument("--list", action="store_true", help="list the scenes and exit")
+    parser.add_argument("--fixed", action="store_true",
+                        help="render the snapshot tests' fixed scenes (queuetop/tui/scenes.py) instead")
+    parser.add_argument("--list", action="store_true", help="list the pictures (and the fixed scenes) and exit")
     args = parser.parse_args(argv)
     if args.list:
+        for name, description in PICTURES.items():
+            print(f"{name:16} {description}")
+        print("\nfixed scenes (--fixed):")
         for name, scene in SCENES.items():
             print(f"{name:16} {scene.description}")
         return 0
-    unknown = [name for name in args.scenes if name not in SCENES]
+    known = SCENES if args.fixed else PICTURES
+    unknown = [name for name in args.pictures if name not in known]
     if unknown:
-        parser.error(f"unknown scene(s): {', '.join(unknown)} (see --list)")
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name in args.scenes or SCREENSHOTS:
-        path = args.out / f"{name}.svg"
-        path.write_text(render_svg(SCENES[name]), encoding="utf-8")
+        parser.error(f"unknown picture(s): {', '.join(unknown)} (see --list)")
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    shots: dict[str, str] = {}
+    if args.fixed:
+        for name in args.pictures or SCENES:
+            shots[name] = render_svg(SCENES[name])
+    else:
+        wanted = set(args.pictures or PICTURES)
+        with tempfile.TemporaryDirectory(prefix="queuetop-screenshots-") as folder, chdir(folder):
+            os.environ.pop("QUEUETOP_DB", None)
+            if wanted & set(NATIVE_PICTURES):
+                print("native demo: about a minute of real load ...", flush=True)
+                native(wanted, shots)
+            if "job-queue" in wanted:
+                print("seed 004's dbo.Job_Queue ...", flush=True)
+                seed("job-queue", "job_queue", (132, 40), shots)
+            if "work-queue" in wanted:
+                print("seed 002's dbo.work_queue ...", flush=True)
+                seed("work-queue", "work_queue", SIZE, shots)
+    for name, svg in shots.items():
+        path = out / f"{name}.svg"
+        path.write_text(svg, encoding="utf-8")
         print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     return 0
 

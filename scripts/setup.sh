@@ -26,15 +26,27 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv" || { apt_install python3-venv; python3 -m venv "$venv"; }
 fi
 stamp="$venv/.installed-$(cat pyproject.toml | sha1sum | cut -c1-12)-$want_test"
+# pip and setuptools talk a lot on a good day (setuptools warns about every editable install, a pip.conf may
+# name index folders this machine lacks): their output goes to a log that is shown only when pip fails.
+pip_log="$venv/pip-install.log"
+pip_quietly() {
+  if ! "$venv/bin/pip" "$@" >>"$pip_log" 2>&1; then
+    say "pip $* failed; its output ($pip_log):"
+    cat "$pip_log" >&2
+    exit 1
+  fi
+}
 if [ ! -f "$stamp" ]; then
-  say "installing queuetop into $venv"
-  "$venv/bin/pip" install -q --upgrade pip >/dev/null
+  say "installing queuetop into $venv (pip's output: $pip_log)"
+  : >"$pip_log"
+  pip_quietly install --upgrade pip
   if [ $want_test = 1 ]; then
-    "$venv/bin/pip" install -q -e '.[dev,mssql]'
+    pip_quietly install -e '.[dev,mssql]'
   else
-    "$venv/bin/pip" install -q -e .
+    pip_quietly install -e .
   fi
   rm -f "$venv"/.installed-*; touch "$stamp"
+  say "installed queuetop $("$venv/bin/python" -c 'import queuetop; print(queuetop.__version__)') into $venv"
 fi
 
 [ $want_test = 1 ] || exit 0

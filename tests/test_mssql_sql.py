@@ -83,6 +83,10 @@ def every_statement() -> tuple[list[tuple[str, tuple]], set[str]]:
         "oldest_pending": lambda: d.oldest_pending(db, n, "email", 20),
         "current_claims": lambda: d.current_claims(db, n, "email", 20),
         "recent_completions": lambda: d.recent_completions(db, n, "email", NOW, 20),
+        "worker_claims": lambda: d.worker_claims(db, n, NOW, NOW),
+        "worker_completions": lambda: d.worker_completions(db, n, NOW, 20_000),
+        "worker_timed_out_claims": lambda: (d.worker_timed_out_claims(db, n, "w", NOW, 500),
+                                            d.worker_timed_out_claims(db, n, None, NOW, 500)),
     }  # fmt: skip
     for call in calls.values():
         call()

@@ -695,6 +695,90 @@ class Statements:
             return f"{name} {db_type} NOT NULL DEFAULT 128"
         return f"{name} {db_type}" + (" NOT NULL" if kind == "type" else " NULL")
 
+    # -- workers: who holds what, from the claims (issue 11) -----------------------------------------------
+    def _claimer_filter(self, worker: str | None) -> str:
+        """Rows of one claimer; None: rows whose claimer was not recorded."""
+        if worker is None:
+            return f" AND {self.col('claimed_by')} IS NULL"
+        return f" AND {self.col('claimed_by')} = {self.dialect.param(self.layout.type_of('claimed_by'))}"
+
+    def _claimer_param(self, worker: str | None) -> tuple[Any, ...]:
+        return () if worker is None else (self.dialect.encode_value(self.layout.type_of("claimed_by"), worker),)
+
+    def worker_claims(self, recent_s: float, seen_s: float, settings: dict[str, Any] | None = None) -> Statement:
+        """Per claimer of the queue table: (claimer, claims held now, of them past their timeout, claims made in
+        the last `recent_s`, last claim time). Rows held now or claimed in the last `seen_s` only; a count the
+        shape cannot know (no claimed / timed-out state) is NULL."""
+        layout = self.layout
+        held_states = [name for name in ("claimed", "timed_out") if name in layout.states
+                       and layout.states[name].table == "queue"]  # fmt: skip
+
+        def build(binds: list) -> str:
+            since = self.dialect.shifted_now_sql(layout.clock)
+            columns = [self.col("claimed_by")]
+            held = " OR ".join(f"({self.condition(layout.states[name].condition, binds)})" for name in held_states)
+            columns.append(f"SUM(CASE WHEN {held} THEN 1 ELSE 0 END)" if held else NO_COUNT)
+            if "timed_out" in held_states:
+                timed_out = self.condition(layout.states["timed_out"].condition, binds)
+                columns.append(f"SUM(CASE WHEN {timed_out} THEN 1 ELSE 0 END)")
+            else:
+                columns.append(NO_COUNT)
+            binds.append(lambda s: self.dialect.shift_param(-float(s["__recent_s"])))
+            columns.append(f"SUM(CASE WHEN {self.col('claimed_at')} >= {since} THEN 1 ELSE 0 END)")
+            columns.append(f"MAX({self.col('claimed_at')})")
+            where = [f"({self.condition(layout.states[name].condition, binds)})" for name in held_states]
+            binds.append(lambda s: self.dialect.shift_param(-float(s["__seen_s"])))
+            where.append(f"{self.col('claimed_at')} >= {since}")
+            return (f"SELECT {', '.join(columns)} FROM {self.table('queue')}{self._hint()} "
+                    f"WHERE {' OR '.join(where)} GROUP BY {self.col('claimed_by')}")
+
+        return self._bound("worker_claims", build, {**(settings or {}), "__recent_s": recent_s, "__seen_s": seen_s})
+
+    def worker_completions(self, recent_s: float, limit: int, settings: dict[str, Any] | None = None) -> Statement:
+        """(claimer, claimed at, completed at) of up to `limit` jobs completed in the last `recent_s`, newest first,
+        where the shape's completions record who processed the job (a claimer role on the completions' table)."""
+        spec = self.layout.completions
+        assert spec is not None and spec.processing is not None
+        prefix = "c_" if spec.table == "completed" else ""
+
+        def build(binds: list) -> str:
+            binds.append(lambda s: self.dialect.shift_param(-float(s["__recent_s"])))
+            where = f"{self.col(spec.at)} > {self.dialect.shifted_now_sql(self.layout.clock)}"
+            if spec.where is not None:
+                where += " AND " + self.condition(spec.where.condition, binds)
+            start, end = spec.processing
+            return self.dialect.first_rows_sql(
+                f"SELECT {self.col(prefix + 'claimed_by')}, {self.col(start)}, {self.col(end)} "
+                f"FROM {self.table(spec.table)}{self._hint()} WHERE {where} ORDER BY {self.col(spec.at)} DESC")
+
+        sql, params = self._bound("worker_completions", build, {**(settings or {}), "__recent_s": recent_s})
+        return sql, self.dialect.first_rows_params(params, limit)
+
+    def ids_of_claimer(self, state_name: str, worker: str | None, limit: int,
+                       settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
+        """(id, token) of up to `limit` rows in a state held by one claimer: what a worker's release clears."""
+        state = self.layout.states[state_name]
+
+        def build(binds: list) -> str:
+            return self.dialect.first_rows_sql(
+                f"SELECT {self.col('id')}, {self.col('token')} FROM {self.table('queue')} WHERE "
+                f"{self.condition(state.condition, binds)}{self._claimer_filter(worker)} ORDER BY {self.col('id')}")
+
+        sql, params = self._bound(f"ids_of_claimer:{state_name}:{worker is None}", build, settings)
+        return sql, self.dialect.first_rows_params((*params, *self._claimer_param(worker)), limit)
+
+    def make_available(self, job_type: str | None, settings: dict[str, Any] | None = None) -> Statement:
+        """Scheduled jobs (of one type) available now: their available time set to the database's now, only where
+        a row is still scheduled when the statement runs (a job claimed meanwhile is left alone)."""
+        state = self.layout.states["scheduled"]
+
+        def build(binds: list) -> str:
+            return (f"UPDATE {self.table('queue')} SET {self.col('available')} = {self.now()} "
+                    f"{self._where(state, job_type, binds)}")
+
+        sql, params = self._bound(f"make_available:{job_type is not None}", build, settings)
+        return sql, (*params, *self._type_param(state, job_type))
+
 
 # newid() on SQLite: a version-4 GUID as upper-case canonical text, as SQL Server shows one.
 SQLITE_NEWID = ("hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' "

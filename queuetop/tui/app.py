@@ -38,9 +38,18 @@ from queuetop.snapshot import Snapshot
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen, Section, binding_rows
 from queuetop.tui.main import MainScreen
-from queuetop.tui.modals import DeadModal, EnqueueModal, ReleaseChoice, ReleaseModal, nothing_to_release
+from queuetop.tui.modals import (
+    CountConfirmModal,
+    DeadModal,
+    EnqueueModal,
+    ReleaseChoice,
+    ReleaseModal,
+    nothing_to_release,
+)
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 from queuetop.tui.widgets import StatusView
+from queuetop.tui.workers import WorkersScreen
+from queuetop.workers import ScheduledResult, WorkerStats, WorkersView, can_release_worker, no_scheduled_state
 
 log = logging.getLogger("queuetop")
 
@@ -66,6 +75,9 @@ class DashboardActions(Protocol):
     def release(self, job_type: str | None = None) -> ReleaseResult: ...
     def type_detail(self, job_type: str) -> TypeDetail: ...
     def dead(self, action: str, job_type: str | None = None) -> int: ...
+    def workers(self) -> WorkersView: ...
+    def release_worker(self, worker: str | None, dry_run: bool = False) -> ReleaseResult: ...
+    def make_available(self, job_type: str | None, dry_run: bool = False) -> ScheduledResult: ...
 
 
 class Background(Protocol):
@@ -80,7 +92,7 @@ class Polled(Message):
         self.outcome = outcome
 
 
-DashboardScreen = MainScreen | DetailScreen
+DashboardScreen = MainScreen | DetailScreen | WorkersScreen
 
 
 class QueuetopApp(HandlesThreadResults, App[int]):
@@ -99,6 +111,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         Binding("minus", "interval(-1)", "Interval", key_display="-", group=INTERVAL,
                 tooltip="poll more often (a shorter interval)"),
         Binding("w", "window", "Window", tooltip="chart window: 1, 5 or 15 minutes"),
+        Binding("W", "workers", "Workers", tooltip="workers from the claims: who holds what, who is probably dead"),
     ]
 
     def __init__(self, source: Source, actions: DashboardActions, *, interval: float = 1.0, read_only: bool = False,
@@ -223,7 +236,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
     def dashboard_screen(self) -> DashboardScreen | None:
         """The top-most screen that shows data (a dialog may be open above it)."""
         for screen in reversed(self.screen_stack):
-            if isinstance(screen, MainScreen | DetailScreen):
+            if isinstance(screen, MainScreen | DetailScreen | WorkersScreen):
                 return screen
         return None
 
@@ -286,7 +299,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         return screen.selected_type if screen is not None else None
 
     def _may_change_queue(self, verb: str) -> bool:
-        if not isinstance(self.screen, MainScreen | DetailScreen):
+        if not isinstance(self.screen, MainScreen | DetailScreen | WorkersScreen):
             return False  # a dialog or the help is open
         if self.read_only:
             self.notify(f"This dashboard is read-only (--read-only): {verb} is disabled.", severity="warning")
@@ -371,6 +384,80 @@ class QueuetopApp(HandlesThreadResults, App[int]):
                                    self.poll_soon()),
                   self._action_failed, group="dead")  # fmt: skip
 
+    # -- workers and scheduled jobs --------------------------------------------------------------------------
+    def action_workers(self) -> None:
+        if isinstance(self.screen, WorkersScreen):
+            self.screen.dismiss()
+        elif isinstance(self.screen, MainScreen | DetailScreen):
+            self.push_screen(WorkersScreen())
+
+    def release_worker(self, worker: WorkerStats) -> None:
+        """From the workers panel: one worker's timed-out claims, counted, then released on confirmation."""
+        reason = can_release_worker(self._layout())
+        if reason is not None:
+            self.notify(reason, severity="warning", markup=False)
+            return
+        if not self._may_change_queue("release"):
+            return
+        actions, name = self.actions, worker.worker
+
+        def verdict(found: int) -> str:
+            if found == 0:
+                return f"Nothing to release: no claim of {worker.name} is past its timeout."
+            return f"{found:,} claim(s) of {worker.name} are past their timeout. Release them?"
+
+        hint = ("Each goes back to pending by compare-and-set on its claim token: a claim completed or taken again "
+                "meanwhile is left alone, and no other worker's claim is touched. Out of attempts: dead.")
+        self.push_screen(CountConfirmModal(f"Release the timed-out claims of {worker.name}",
+                                           lambda: actions.release_worker(name, dry_run=True).timed_out, verdict,
+                                           hint, "Release"),
+                         lambda confirmed: self._release_worker(worker, confirmed))  # fmt: skip
+
+    def _release_worker(self, worker: WorkerStats, confirmed: bool | None) -> None:
+        if not confirmed:
+            return
+        actions, name = self.actions, worker.worker
+        in_thread(self, lambda: actions.release_worker(name), lambda result: self._worker_released(worker, result),
+                  self._action_failed, group="release")  # fmt: skip
+
+    def _worker_released(self, worker: WorkerStats, result: ReleaseResult) -> None:
+        dead = f"; {result.dead:,} out of attempts moved to dead" if result.dead else ""
+        self.notify(f"Released {result.released:,} of {result.timed_out:,} timed-out claim(s) of {worker.name} back "
+                    f"to pending{dead}.", markup=False)  # fmt: skip
+        self.poll_soon()
+
+    def action_make_available(self) -> None:
+        """From the drill-down: the type's jobs scheduled for later, counted, then made available now."""
+        layout = self._layout()
+        reason = no_scheduled_state(layout)
+        if reason is not None:
+            self.notify(reason, severity="warning", markup=False)
+            return
+        if not self._may_change_queue("making scheduled jobs available"):
+            return
+        job_type = self.screen.job_type if isinstance(self.screen, DetailScreen) and layout.has_job_type else None
+        actions = self.actions
+
+        def verdict(found: int) -> str:
+            return ScheduledResult(found, dry_run=True).describe(job_type) + (" Make them available now?" if found
+                                                                              else "")  # fmt: skip
+
+        scope = f" of type {job_type!r}" if job_type else ""
+        hint = ("Their available time becomes now, only where a job is still scheduled when it runs: a job claimed "
+                "meanwhile is left alone.")
+        self.push_screen(CountConfirmModal(f"Make scheduled jobs{scope} available now",
+                                           lambda: actions.make_available(job_type, dry_run=True).scheduled, verdict,
+                                           hint, "Make available"),
+                         lambda confirmed: self._make_available(job_type, confirmed))  # fmt: skip
+
+    def _make_available(self, job_type: str | None, confirmed: bool | None) -> None:
+        if not confirmed:
+            return
+        actions = self.actions
+        in_thread(self, lambda: actions.make_available(job_type),
+                  lambda result: (self.notify(result.describe(job_type), markup=False), self.poll_soon()),
+                  self._action_failed, group="make-available")  # fmt: skip
+
     def _action_failed(self, error: QueuetopError) -> None:
         self.notify(f"The action failed and changed nothing: {error}", severity="error", timeout=10, markup=False)
 
@@ -420,6 +507,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             ("Main table", [*binding_rows(self, MainScreen.BINDINGS), *navigation]),
             ("Drill-down", [*binding_rows(self, DetailScreen.BINDINGS),
                             ("e  r", "enqueue or release for this job type")]),
+            ("Workers panel (W)", [*binding_rows(self, WorkersScreen.BINDINGS),
+                                   ("↑ ↓", "select a worker")]),
             ("Dialogs", [("Tab  Shift+Tab", "next or previous field"), ("Enter", "submit"), ("Escape", "cancel")]),
         ]  # fmt: skip
 
@@ -432,6 +521,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         yield SystemCommand("Poll more often", "-", lambda: self.action_interval(-1))
         yield SystemCommand("Chart window", "1, 5 or 15 minutes (w)", self.action_window)
         yield SystemCommand("Drill down", "Open the selected job type (Enter)", self.action_drill_down)
+        yield SystemCommand("Workers", "Who holds what, from the claims (W)", self.action_workers)
         yield SystemCommand("Help", "List every key (?)", self.action_help)
         if isinstance(screen, MainScreen):
             yield SystemCommand("Filter job types", "/", screen.action_filter)

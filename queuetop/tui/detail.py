@@ -115,7 +115,8 @@ def claim_rows(detail: TypeDetail) -> list[tuple[Text, ...]]:
             expires = _right("overdue " + fmt.duration(-job.expires_in_s), ALERT)
         else:
             expires = _right("in " + fmt.duration(job.expires_in_s))
-        rows.append((_right(str(job.id)), Text(job.worker or "—", no_wrap=True, overflow="ellipsis"),
+        worker = fmt.fit(job.worker, dict(CLAIM_COLUMNS)["worker"]) if job.worker else "—"  # names differ at the end
+        rows.append((_right(str(job.id)), Text(worker, no_wrap=True),
                      _right(fmt.duration(job.claimed_for_s)), expires, _right(_known(job.attempts))))  # fmt: skip
     return rows
 
@@ -133,6 +134,8 @@ class DetailScreen(HandlesThreadResults, Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", tooltip="back to the table"),
         Binding("d", "app.dead_jobs", "Dead jobs", tooltip="retry or delete this type's dead jobs"),
+        Binding("a", "app.make_available", "Available now",
+                tooltip="make this type's jobs scheduled for later available now: dry-run count, confirm"),
     ]
 
     def __init__(self, job_type: str) -> None:

@@ -231,3 +231,47 @@ class DeadModal(HandlesThreadResults, ModalScreen[str | None]):
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class CountConfirmModal(HandlesThreadResults, ModalScreen[bool]):
+    """One action on a counted set of rows: the dry-run count first, then confirm (True) or cancel (False). The
+    confirm button stays disabled until the count is in, and while it is 0."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, count: Callable[[], int], verdict: Callable[[int], str], hint: str,
+                 confirm: str) -> None:  # fmt: skip
+        super().__init__()
+        self.title_text, self.hint, self.confirm_label = title, hint, confirm
+        self._count, self._verdict = count, verdict
+        self.found: int | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog"):
+            yield Label(self.title_text, classes="title", markup=False)
+            yield Static("Counting…", id="verdict", markup=False)
+            yield Static(self.hint, classes="hint", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button(self.confirm_label, variant="error", id="confirm", disabled=True)
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        in_thread(self, self._count, self._counted, self._failed, group="dry-run")
+
+    def _counted(self, found: int) -> None:
+        self.found = found
+        self.query_one("#verdict", Static).update(self._verdict(found))
+        self.query_one("#verdict", Static).set_class(found == 0, "nothing")
+        self.query_one("#confirm", Button).disabled = found == 0
+
+    def _failed(self, error: QueuetopError) -> None:
+        self.query_one("#verdict", Static).update(f"Could not count them: {error}")
+
+    @on(Button.Pressed, "#confirm")
+    def action_confirm(self) -> None:
+        if self.found:
+            self.dismiss(True)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(False)

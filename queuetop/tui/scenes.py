@@ -37,6 +37,7 @@ from queuetop.tui.app import QueuetopApp
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.table import QueueTable
 from queuetop.tui.widgets import Plot
+from queuetop.workers import ScheduledResult, WorkerStats, WorkersView, figures_of, no_claimer
 
 SIZE = (120, 40)
 MOMENT = datetime(2026, 3, 14, 2, 13, 0)  # 2 a.m., during a load test
@@ -201,6 +202,34 @@ class FixedActions:
 
     def dead(self, action: str, job_type: str | None = None) -> int:
         return 12 if job_type in (None, "report.render") else 0
+
+    def workers(self) -> WorkersView:
+        layout = self.layout or NATIVE
+        return WORKERS if layout.native else read_workers_of_nothing(layout)
+
+    def release_worker(self, worker: str | None, dry_run: bool = False) -> ReleaseResult:
+        return ReleaseResult(timed_out=5, released=0 if dry_run else 5, dry_run=dry_run)
+
+    def make_available(self, job_type: str | None, dry_run: bool = False) -> ScheduledResult:
+        return ScheduledResult(scheduled=120, made_available=0 if dry_run else 120, dry_run=dry_run)
+
+
+def read_workers_of_nothing(layout: Layout) -> WorkersView:
+    """A shape's panel as its figures allow: no workers to show where it names no claimer."""
+    return WorkersView(MOMENT, layout.name, layout.columns.get("claimed_by"), figures=figures_of(layout),
+                       reason=no_claimer(layout), clock=layout.clock)  # fmt: skip
+
+
+WORKERS = WorkersView(MOMENT, NATIVE.name, "RetrievedBy", (
+    WorkerStats("render-3.prod", 5, 5, 0, 0, 0, None, 212.0),
+    WorkerStats("email-1.prod", 8, 0, 412, 405, 3, 0.052, 0.2),
+    WorkerStats("email-2.prod", 8, 0, 398, 391, 1, 0.049, 0.4),
+    WorkerStats("webhook-1.prod", 6, 1, 207, 199, 6, 0.41, 0.9),
+    WorkerStats("render-1.prod", 3, 0, 14, 12, 1, 31.5, 8.1),
+    WorkerStats("render-2.prod", 3, 0, 13, 11, 0, 28.2, 11.6),
+    WorkerStats("search-1.prod", 2, 0, 3, 3, 0, 1.6, 19.0),
+    WorkerStats(None, 1, 0, 1, 0, 0, None, 44.0),
+))  # fmt: skip
 
 
 class FixedLoad:
@@ -412,6 +441,9 @@ SCENES: dict[str, Scene] = {
               _shape_app(WORK_QUEUE_SHAPE), _showing_then(WORK_QUEUE, "r")),
         Scene("narrow", "an 80×24 terminal: the least important columns dropped, and said so", _main_app,
               _showing(LIVE), size=(80, 24)),
+        Scene("workers", "W: the workers panel, a probably dead worker first", _main_app, _showing_then(LIVE, "W")),
+        Scene("workers-release", "r on the probably dead worker: its timed-out claims, counted", _main_app,
+              _showing_then(LIVE, "W", "r")),
     )
 }  # fmt: skip
 SCREENSHOTS = ("main", "drill-down", "enqueue", "release", "job-queue", "work-queue", "narrow")

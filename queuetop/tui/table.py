@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import ClassVar
 
-from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -117,7 +116,6 @@ COLUMNS: tuple[Column, ...] = (
            lambda r: WARN if r.drain == "never" else "", ("depth", "arrivals", "completions"), _rank("drain")),
 )  # fmt: skip
 HIDDEN_MARK_WIDTH = 6  # " +9 ›": the header cell that says columns are hidden
-TYPE_WIDTH_MAX = 36  # the type column grows into spare room up to this: a GUID job type (queuesample) whole
 COLUMN_KEYS = tuple(column.key for column in COLUMNS)
 
 
@@ -163,10 +161,10 @@ def fitting_columns(columns: Sequence[Column], width: int, keep: str | None = No
 
 def widen_types(shown: Sequence[Column], hidden: Sequence[Column], width: int, longest: int
                 ) -> tuple[Column, ...]:  # fmt: skip
-    """The shown columns with the type column grown into the room left over, up to the longest type name (at
-    most TYPE_WIDTH_MAX): long names are cut only when nothing else would fit."""
+    """The shown columns with the type column grown into all the room left over, up to the longest type name
+    (in cells): a long name is cut (in the middle, `fmt.fit`) only when the terminal has no more room to give."""
     spare = width - sum(c.width + 2 for c in shown) - (HIDDEN_MARK_WIDTH if hidden else 0)
-    return tuple(replace(c, width=c.width + max(0, min(spare, min(longest, TYPE_WIDTH_MAX) - c.width)))
+    return tuple(replace(c, width=c.width + max(0, min(spare, longest - c.width)))
                  if c.key == "type" else c for c in shown)  # fmt: skip
 
 
@@ -287,7 +285,7 @@ class QueueTable(ScrollView, can_focus=True):
         sort_key, descending = self._sort
         width = self.size.width or 200
         shown, self.hidden = fitting_columns(self.columns, width, keep=sort_key)
-        longest = max((cell_len(row.job_type) for row in self.rows), default=0)
+        longest = max((fmt.cells(row.job_type) for row in self.rows), default=0)
         self.shown = widen_types(shown, self.hidden, width, longest)
         headers = [column.label + (("▼" if descending else "▲") if column.key == sort_key else "")
                    for column in self.shown]  # fmt: skip
@@ -396,9 +394,7 @@ class QueueTable(ScrollView, can_focus=True):
     def _strip(self, row: Sequence[Cell], base: Style, keep_colors: bool = True) -> Strip:
         segments = []
         for column, (text, style) in zip(self.shown, row, strict=True):
-            fitted = text if cell_len(text) <= column.width else set_cell_size(text, column.width - 1) + "…"
-            pad = " " * (column.width - cell_len(fitted))
-            fitted = pad + fitted if column.numeric else fitted + pad
+            fitted = fmt.pad(fmt.fit(text, column.width), column.width, right=column.numeric)
             if style:  # on the cursor line trouble keeps its weight but not its colour, which would not read
                 extra = parse_style(style)
                 base_and_extra = base + (extra if keep_colors else extra.without_color)

@@ -363,3 +363,31 @@ class Dialect:
     # -- shared pieces of the move statements ------------------------------------------------------------
     COMPLETED_INSERT_COLUMNS = ("{c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_claimed_by}, "
                                 "{c_attempts}, {c_outcome}")
+
+    # -- workers: who holds what, from the claims (issue 11) ---------------------------------------------
+    def worker_claims(self, db: Database, layout: Layout, now: datetime, recent: datetime) -> list[Row]:
+        """Per claimer of the claims in flight: (claimer, held, past their timeout, claimed after `recent`, last
+        claim time). Reads the claimed rows only (IX_WorkQueue_Claimed's filter)."""
+        sql = self.sql(layout, "SELECT {claimed_by}, COUNT(*), SUM(CASE WHEN {timeout} < ? THEN 1 ELSE 0 END), "
+                               "SUM(CASE WHEN {claimed_at} > ? THEN 1 ELSE 0 END), MAX({claimed_at}) "
+                               "FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL GROUP BY {claimed_by}")
+        return db.fetchall(sql, (self.encode_time(now), self.encode_time(recent)))
+
+    def worker_completions(self, db: Database, layout: Layout, since: datetime, limit: int) -> list[Row]:
+        """(claimer, outcome, claimed at, completed at) of up to `limit` jobs finished after `since`, newest first:
+        a range of the completion index, as the poll's own watermark read."""
+        sql = self.sql(layout, self.first_rows_sql(
+            "SELECT {c_claimed_by}, {c_outcome}, {c_claimed_at}, {c_completed} FROM {completed}{nolock} "
+            "WHERE {c_completed} > ? ORDER BY {c_completed} DESC"))
+        return db.fetchall(sql, self.first_rows_params((self.encode_time(since),), limit))
+
+    def worker_timed_out_claims(self, db: Database, layout: Layout, worker: str | None, now: datetime,
+                                limit: int) -> list[Row]:  # fmt: skip
+        """(id, token, attempts, available) of one claimer's claims past their timeout (None: claims whose claimer
+        was not recorded): each is then released by compare-and-set on its token, so this read needs no lock."""
+        who = "{claimed_by} IS NULL" if worker is None else "{claimed_by} = ?"
+        sql = self.sql(layout, self.first_rows_sql(
+            "SELECT {id}, {token}, {attempts}, {available} FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL "
+            f"AND {{timeout}} < ? AND {who} ORDER BY {{id}}"))
+        params = (self.encode_time(now), *(() if worker is None else (worker,)))
+        return db.fetchall(sql, self.first_rows_params(params, limit))
