@@ -18,6 +18,7 @@ import pytest
 import sqlglot
 
 from queuetop.db import ConnectError, Database, parse_target
+from queuetop.db.connection import _connect_error
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.db.dialects.base import Dialect
 from queuetop.db.odbc import bundled_mssql_driver
@@ -144,3 +145,33 @@ def test_the_bundled_microsoft_driver_loads_and_an_unreachable_server_is_a_clear
     message = str(caught.value)
     assert "cannot reach the database server" in message and "check SERVER and PORT" in message
     assert "hunter2" not in message and "Traceback" not in message
+
+
+# Driver 18's own words, as users reported them (pyodbc issues #610 and #1321, dbt-sqlserver #219, HammerDB #390)
+SELF_SIGNED_OPENSSL3 = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: [error:0A000086:SSL routines::"
+                        "certificate verify failed:self-signed certificate] (-1) (SQLDriverConnect)")
+SELF_SIGNED_OPENSSL1 = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: [error:1416F086:SSL routines:"
+                        "tls_process_server_certificate:certificate verify failed:self signed certificate] (-1) "
+                        "(SQLDriverConnect)")
+UNTRUSTED_CHAIN = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: The certificate chain was issued by "
+                   "an authority that is not trusted. (-2146893019) (SQLDriverConnect)")
+OLD_SERVER = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: [error:0A000102:SSL routines::"
+              "unsupported protocol] (-1) (SQLDriverConnect)")
+
+
+@pytest.mark.parametrize("raw", [SELF_SIGNED_OPENSSL3, SELF_SIGNED_OPENSSL1, UNTRUSTED_CHAIN])
+def test_a_refused_certificate_says_trust_server_certificate(raw):
+    error = _connect_error(Exception("08001", raw), parse_target("DRIVER={x};SERVER=db"), 0.2)
+    text = str(error)
+    assert "certificate" in text and "TrustServerCertificate=yes" in text and "install the server's CA" in text
+    assert "SERVER and PORT" not in text and "(-1)" not in text
+
+
+def test_the_openssl_reason_is_kept_not_stripped():
+    text = str(_connect_error(Exception("08001", SELF_SIGNED_OPENSSL3), parse_target("DRIVER={x};SERVER=db"), 0.2))
+    assert "certificate verify failed:self-signed certificate" in text
+
+
+def test_an_old_servers_tls_says_encrypt_no():
+    text = str(_connect_error(Exception("08001", OLD_SERVER), parse_target("DRIVER={x};SERVER=db"), 0.2))
+    assert "unsupported protocol" in text and "Encrypt=no" in text and "SERVER and PORT" not in text

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from queuetop.errors import ErrorKind
+
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
     from queuetop.layouts import Layout
@@ -151,8 +153,9 @@ class Dialect:
     def server_now_sql(self) -> str:
         raise NotImplementedError
 
-    def error_kind(self, sqlstate: str, message: str) -> str | None:
-        """Classify a driver error: "schema", "timeout", or None for anything else."""
+    def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:
+        """Classify a driver error (a missing table, a timeout, a deadlock or serialization conflict), or None
+        for anything else."""
         return None
 
     # -- the catalog: what tables and columns exist (layout detection and checks) -------------------------

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from queuetop.db.dialects.base import Dialect, Row, SchemaObject
+from queuetop.errors import ErrorKind
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
@@ -97,11 +98,15 @@ class MSSQLDialect(Dialect):
             return value
         return super().encode_value(layout_type, value)
 
-    def error_kind(self, sqlstate: str, message: str) -> str | None:
+    def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:
         if sqlstate == "42S02" or "Invalid object name" in message:
-            return "schema"
-        if sqlstate == "HYT00" or "Lock request time out" in message:
-            return "timeout"
+            return ErrorKind.SCHEMA
+        # HYT00: the ODBC query timeout (Connection.timeout); 1222: SET LOCK_TIMEOUT ran out
+        if sqlstate == "HYT00" or "Lock request time out" in message or "Query timeout expired" in message:
+            return ErrorKind.TIMEOUT
+        # 1205 deadlock victim (SQLSTATE 40001); 3960 snapshot update conflict; both roll the statement back
+        if sqlstate == "40001" or "deadlock victim" in message or "update conflict" in message:
+            return ErrorKind.CONFLICT
         return None
 
     def catalog_sql(self) -> str:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from queuetop.db.dialects.base import Dialect, Row, SchemaObject
+from queuetop.errors import ErrorKind
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
@@ -62,11 +63,14 @@ class PostgresDialect(Dialect):
             return value  # bound as a timestamp through CAST
         return super().encode_value(layout_type, value)
 
-    def error_kind(self, sqlstate: str, message: str) -> str | None:
+    def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:
         if sqlstate == "42P01" or ("does not exist" in message and ("relation" in message or "schema" in message)):
-            return "schema"
+            return ErrorKind.SCHEMA
         if sqlstate in ("57014", "55P03") or "canceling statement due to" in message:
-            return "timeout"
+            return ErrorKind.TIMEOUT
+        # serialization_failure and deadlock_detected: the transaction was rolled back and may be run again
+        if sqlstate in ("40001", "40P01") or "deadlock detected" in message or "could not serialize" in message:
+            return ErrorKind.CONFLICT
         return None
 
     def catalog_sql(self) -> str:

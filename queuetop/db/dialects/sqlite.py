@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from queuetop.db.dialects.base import Dialect, Row, SchemaObject
+from queuetop.errors import ErrorKind
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
@@ -54,11 +55,14 @@ class SQLiteDialect(Dialect):
             return value.upper()  # as SQL Server shows a uniqueidentifier, and as the seeds' rows hold it
         return super().encode_value(layout_type, value)
 
-    def error_kind(self, sqlstate: str, message: str) -> str | None:
+    def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:
         if "no such table" in message:
-            return "schema"
-        if "database is locked" in message or "database is busy" in message or message == "interrupted":
-            return "timeout"
+            return ErrorKind.SCHEMA
+        # SQLITE_BUSY past busy_timeout ("database is locked"), SQLITE_LOCKED ("database table is locked"),
+        # SQLITE_PROTOCOL (a process holding the WAL locks: "locking protocol"), and a statement stopped by the
+        # statement-timeout progress handler ("interrupted")
+        if "is locked" in message or "database is busy" in message or message in ("interrupted", "locking protocol"):
+            return ErrorKind.TIMEOUT
         return None
 
     def catalog_sql(self) -> str:
