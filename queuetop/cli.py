@@ -288,6 +288,8 @@ def cmd_init(args: argparse.Namespace) -> int:
             print(f"  {'created' if step.created else 'exists '}  {step.kind:<6} {step.name}")
         made = sum(step.created for step in steps)
         print("schema ready: " + (f"{made} object(s) created" if made else "nothing to do, everything was there"))
+        for note in db.dialect.schema_notes(NATIVE):
+            print(f"note: {note}")
     return 0
 
 

@@ -148,13 +148,14 @@ def test_the_bundled_microsoft_driver_loads_and_an_unreachable_server_is_a_clear
 
 
 # Driver 18's own words, as users reported them (pyodbc issues #610 and #1321, dbt-sqlserver #219, HammerDB #390)
-SELF_SIGNED_OPENSSL3 = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: [error:0A000086:SSL routines::"
-                        "certificate verify failed:self-signed certificate] (-1) (SQLDriverConnect)")
+SELF_SIGNED_OPENSSL3 = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: "
+                        "[error:0A000086:SSL routines::certificate verify failed:self-signed certificate] (-1) "
+                        "(SQLDriverConnect)")
 SELF_SIGNED_OPENSSL1 = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: [error:1416F086:SSL routines:"
                         "tls_process_server_certificate:certificate verify failed:self signed certificate] (-1) "
                         "(SQLDriverConnect)")
-UNTRUSTED_CHAIN = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: The certificate chain was issued by "
-                   "an authority that is not trusted. (-2146893019) (SQLDriverConnect)")
+UNTRUSTED_CHAIN = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: The certificate chain was "
+                   "issued by an authority that is not trusted. (-2146893019) (SQLDriverConnect)")
 OLD_SERVER = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: [error:0A000102:SSL routines::"
               "unsupported protocol] (-1) (SQLDriverConnect)")
 
@@ -175,3 +176,15 @@ def test_the_openssl_reason_is_kept_not_stripped():
 def test_an_old_servers_tls_says_encrypt_no():
     text = str(_connect_error(Exception("08001", OLD_SERVER), parse_target("DRIVER={x};SERVER=db"), 0.2))
     assert "unsupported protocol" in text and "Encrypt=no" in text and "SERVER and PORT" not in text
+
+
+def test_init_disables_lock_escalation_on_the_queue_table_and_says_what_filtered_indexes_ask():
+    d = MSSQLDialect()
+    objects = d.schema_objects(NATIVE)
+    setting = next(obj for obj in objects if obj.kind == "setting")
+    assert setting.create_sql.endswith("ALTER TABLE [queuetop].[WorkQueue] SET (LOCK_ESCALATION = DISABLE)")
+    assert "lock_escalation_desc = 'DISABLE'" in setting.exists_sql
+    assert [obj.kind for obj in objects].index("setting") > [obj.kind for obj in objects].index("table")
+    note = " ".join(d.schema_notes(NATIVE))
+    assert "QUOTED_IDENTIFIER ON" in note and "sqlcmd" in note and "-I" in note and "1934" in note
+    assert any("QUOTED_IDENTIFIER ON" in sql for sql in d.session_setup("worker"))  # its own sessions are right

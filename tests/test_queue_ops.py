@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from queuetop.db import Database, LeaseLost, UsageError
+from queuetop.db import Database, LeaseLost, QueuetopError, UsageError
 from queuetop.queue import Queue
 from queuetop.schema import init_schema
 
@@ -149,15 +149,31 @@ def test_bad_arguments_are_refused_before_touching_the_queue(sqlite_backend, cal
     assert queue_rows(q.db, q.layout) == before
 
 
-def test_enqueue_many_is_all_or_nothing(sqlite_backend):
-    q = open_queue(sqlite_backend, FakeClock(0))
-    ids = q.enqueue_many("bulk", 12_000)  # more than one chunk
-    assert len(ids) == 12_000 and ids == sorted(set(ids))
-    q.db.execute("CREATE TRIGGER stop_at_20k AFTER INSERT ON WorkQueue WHEN NEW.WorkQueueID > 20000 "
-                 "BEGIN SELECT RAISE(ABORT, 'full'); END")
-    with pytest.raises(Exception, match="full"):
-        q.enqueue_many("bulk", 9_000)  # the second chunk fails: the first must not stay
-    assert len(queue_rows(q.db, q.layout)) == 12_000
+def stop_inserts_above(db, layout, last_id: int) -> None:
+    """A trigger that refuses any row past `last_id`, as a full disk or a constraint would."""
+    if db.dialect.name == "sqlite":
+        db.execute(db.dialect.sql(layout, f"CREATE TRIGGER stop AFTER INSERT ON {{queue}} WHEN NEW.{{id}} > {last_id} "
+                                          "BEGIN SELECT RAISE(ABORT, 'full'); END"))
+        return
+    fn = db.dialect.qualify(layout.schema, "stop")
+    db.execute(f"CREATE FUNCTION {fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+               f"IF NEW.{db.dialect.quote(layout.columns['id'])} > {last_id} THEN RAISE EXCEPTION 'full'; END IF; "
+               "RETURN NEW; END $$")
+    db.execute(db.dialect.sql(layout, f"CREATE TRIGGER stop AFTER INSERT ON {{queue}} FOR EACH ROW EXECUTE FUNCTION {fn}()"))
+
+
+def test_enqueue_many_commits_chunks_of_a_thousand_and_says_which_ids_stayed(backend):
+    with backend.open() as db:
+        q = Queue(db, backend.layout)
+        ids = q.enqueue_many("bulk", 2_500)  # three chunks, all there
+        assert len(ids) == 2_500 and ids == sorted(set(ids))
+        stop_inserts_above(db, backend.layout, ids[-1] + 2_000)
+        with pytest.raises(QueuetopError) as caught:  # the third chunk fails: the first two stay, and it says so
+            q.enqueue_many("bulk", 2_500)
+        stayed = sorted(set(queue_rows(db, backend.layout)) - set(ids))
+        assert len(stayed) == 2_000  # each chunk its own short transaction: no lock held for the whole batch
+        assert "full" in str(caught.value)
+        assert f"2,000 of 2,500 jobs were enqueued before it (ids {stayed[0]}..{stayed[-1]})" in str(caught.value)
 
 
 def test_init_is_idempotent_and_says_what_it_found(backend):

@@ -74,7 +74,7 @@ def test_a_real_postgres_deadlock_is_a_conflict_not_a_lost_connection(pg_backend
                 db.execute(update, (mine,))
                 both_hold_one.wait(timeout=10)
                 db.execute(update, (theirs,))  # each waits for the other: PostgreSQL picks a victim
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=cross, args=(a, first, second)),

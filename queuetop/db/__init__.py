@@ -1,8 +1,8 @@
 """The bottom layer: targets, connections, dialects and errors. Knows nothing of queues' meaning."""
 
 from queuetop.db.connection import Database, utc_now
-from queuetop.db.target import Target, parse_target
 from queuetop.db.retry import retry_transient
+from queuetop.db.target import Target, parse_target
 from queuetop.errors import (
     Conflict,
     ConnectError,

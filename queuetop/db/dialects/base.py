@@ -167,6 +167,10 @@ class Dialect:
     def schema_objects(self, layout: Layout) -> list[SchemaObject]:
         raise NotImplementedError
 
+    def schema_notes(self, layout: Layout) -> list[str]:
+        """What `queuetop init` must tell the user about the schema it made (none by default)."""
+        return []
+
     def index_definitions(self, layout: Layout) -> list[tuple[str, str, str, str, str | None]]:
         """(name, table role, key columns, included columns, filter) for each native index."""
         n = self.names(layout)

@@ -30,8 +30,13 @@ class MSSQLDialect(Dialect):
     def quote(self, identifier: str) -> str:
         return "[" + identifier.replace("]", "]]") + "]"
 
+    # What a table with a filtered index asks of every session that creates the index or writes the table
+    # (error 1934 otherwise). The ODBC driver sets most of these, sqlcmd does not set QUOTED_IDENTIFIER: say so.
+    FILTERED_INDEX_SETTINGS = ("SET ANSI_NULLS, ANSI_PADDING, ANSI_WARNINGS, ARITHABORT, CONCAT_NULL_YIELDS_NULL, "
+                               "QUOTED_IDENTIFIER ON", "SET NUMERIC_ROUNDABORT OFF")
+
     def session_setup(self, purpose: str) -> list[str]:
-        statements = ["SET LOCK_TIMEOUT 2000", "SET XACT_ABORT ON"]
+        statements = [*self.FILTERED_INDEX_SETTINGS, "SET LOCK_TIMEOUT 2000", "SET XACT_ABORT ON"]
         if purpose == "monitor":
             statements.append("SET DEADLOCK_PRIORITY LOW")
         return statements
@@ -157,11 +162,24 @@ class MSSQLDialect(Dialect):
                   {c_outcome} varchar(16) NOT NULL,
                   CONSTRAINT [PK_WorkCompleted] PRIMARY KEY CLUSTERED ({c_id}))""")),
         ]  # fmt: skip
+        queue = self.qualify(layout.schema, layout.queue_table)
+        # A large enqueue or release must never escalate to a table lock: READPAST cannot skip one, so every
+        # claimer would wait on it and fail with 1222. Row locks only, on the table queuetop made.
+        objects.append(SchemaObject(
+            "setting", f"{layout.queue_table} LOCK_ESCALATION = DISABLE",
+            "SELECT 1 FROM sys.tables WHERE object_id = OBJECT_ID(?) AND lock_escalation_desc = 'DISABLE'", (queue,),
+            self.sql(layout, "ALTER TABLE {queue} SET (LOCK_ESCALATION = DISABLE)")))
         tables = {"queue": layout.queue_table, "completed": layout.completed_table}
         for index in self.index_definitions(layout):
             objects.append(SchemaObject("index", index[0], *index_id(tables[index[1]], index[0]),
                                         self.create_index_sql(layout, *index)))
         return objects
+
+    def schema_notes(self, layout: Layout) -> list[str]:
+        return [f"{self.qualify(layout.schema, layout.queue_table)} has filtered indexes: every session and stored "
+                "procedure that writes it must run with QUOTED_IDENTIFIER ON (and ANSI_NULLS ON), or the insert "
+                "fails with error 1934. sqlcmd's default is OFF: run it with -I; a procedure keeps the setting it "
+                "was created with, so create it from a session with QUOTED_IDENTIFIER ON"]
 
     # -- queue operations --------------------------------------------------------------------------------
     def enqueue(self, db: Database, layout: Layout, values: Sequence[Any], count: int) -> list[int]:
