@@ -159,7 +159,8 @@ def stop_inserts_above(db, layout, last_id: int) -> None:
     db.execute(f"CREATE FUNCTION {fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
                f"IF NEW.{db.dialect.quote(layout.columns['id'])} > {last_id} THEN RAISE EXCEPTION 'full'; END IF; "
                "RETURN NEW; END $$")
-    db.execute(db.dialect.sql(layout, f"CREATE TRIGGER stop AFTER INSERT ON {{queue}} FOR EACH ROW EXECUTE FUNCTION {fn}()"))
+    db.execute(db.dialect.sql(layout, "CREATE TRIGGER stop AFTER INSERT ON {queue} FOR EACH ROW "
+                                      f"EXECUTE FUNCTION {fn}()"))
 
 
 def test_enqueue_many_commits_chunks_of_a_thousand_and_says_which_ids_stayed(backend):

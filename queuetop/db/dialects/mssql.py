@@ -32,11 +32,12 @@ class MSSQLDialect(Dialect):
 
     # What a table with a filtered index asks of every session that creates the index or writes the table
     # (error 1934 otherwise). The ODBC driver sets most of these, sqlcmd does not set QUOTED_IDENTIFIER: say so.
-    FILTERED_INDEX_SETTINGS = ("SET ANSI_NULLS, ANSI_PADDING, ANSI_WARNINGS, ARITHABORT, CONCAT_NULL_YIELDS_NULL, "
-                               "QUOTED_IDENTIFIER ON", "SET NUMERIC_ROUNDABORT OFF")
+    FILTERED_INDEX_SETTINGS = "; ".join([*(f"SET {option} ON" for option in (
+        "ANSI_NULLS", "ANSI_PADDING", "ANSI_WARNINGS", "ARITHABORT", "CONCAT_NULL_YIELDS_NULL", "QUOTED_IDENTIFIER")),
+        "SET NUMERIC_ROUNDABORT OFF"])  # one batch: one round trip
 
     def session_setup(self, purpose: str) -> list[str]:
-        statements = [*self.FILTERED_INDEX_SETTINGS, "SET LOCK_TIMEOUT 2000", "SET XACT_ABORT ON"]
+        statements = [self.FILTERED_INDEX_SETTINGS, "SET LOCK_TIMEOUT 2000", "SET XACT_ABORT ON"]
         if purpose == "monitor":
             statements.append("SET DEADLOCK_PRIORITY LOW")
         return statements
