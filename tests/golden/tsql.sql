@@ -136,13 +136,12 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
                    inserted.[Attempts];
 
 -- native: claim two types
-/* queuetop */ WITH c AS (
-                SELECT TOP (?) * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK)
-                WHERE [RetrievedDate] IS NULL AND [AvailableDate] <= ? AND [JobType] IN (?, ?)
-                ORDER BY [Priority], [AvailableDate])
-            UPDATE c SET [RetrievedDate] = ?, [RetrievedBy] = ?, [ProcessingMark] = ?, [TimeoutDate] = ?, [Attempts] = [Attempts] + 1
+/* queuetop */ UPDATE q SET [RetrievedDate] = ?, [RetrievedBy] = ?, [ProcessingMark] = ?, [TimeoutDate] = ?,
+                [Attempts] = q.[Attempts] + 1
             OUTPUT inserted.[WorkQueueID], inserted.[JobType], inserted.[JobInfo], inserted.[Priority], inserted.[CreatedDate],
-                   inserted.[Attempts];
+                   inserted.[Attempts]
+            FROM [queuetop].[WorkQueue] AS q WITH (ROWLOCK, READPAST, UPDLOCK) INNER JOIN (SELECT TOP (?) qt_all.[WorkQueueID] FROM (SELECT * FROM (SELECT TOP (?) [WorkQueueID], [Priority], [AvailableDate] FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NULL AND [AvailableDate] <= ? AND [JobType] = CAST(? AS nvarchar(128)) ORDER BY [Priority], [AvailableDate]) AS qt_arm0 UNION ALL SELECT * FROM (SELECT TOP (?) [WorkQueueID], [Priority], [AvailableDate] FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NULL AND [AvailableDate] <= ? AND [JobType] = CAST(? AS nvarchar(128)) ORDER BY [Priority], [AvailableDate]) AS qt_arm1) AS qt_all ORDER BY qt_all.[Priority], qt_all.[AvailableDate]) AS picked ON q.[WorkQueueID] = picked.[WorkQueueID]
+            WHERE q.[RetrievedDate] IS NULL;
 
 -- native: move_to_completed
 /* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK) WHERE [WorkQueueID] = ? AND [ProcessingMark] = ?) DELETE FROM c OUTPUT deleted.[WorkQueueID], deleted.[JobType], deleted.[CreatedDate], deleted.[RetrievedDate], ?, deleted.[RetrievedBy], deleted.[Attempts], ? INTO [queuetop].[WorkCompleted] ([WorkQueueID], [JobType], [CreatedDate], [RetrievedDate], [CompletedDate], [RetrievedBy], [Attempts], [Outcome]);
@@ -213,7 +212,7 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 /* queuetop */ SELECT COUNT(*) FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] > ? AND [CompletedDate] <= ?;
 
 -- native: oldest_pending
-/* queuetop */ SELECT TOP (?) [WorkQueueID], [CreatedDate], [AvailableDate], [Priority], [Attempts], SUBSTRING([JobInfo], 1, 200) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NULL AND [JobType] = ? ORDER BY [CreatedDate], [WorkQueueID];
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [CreatedDate], [AvailableDate], [Priority], [Attempts], SUBSTRING([JobInfo], 1, 200) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NULL AND [JobType] = ? AND [Attempts] >= 0 ORDER BY [CreatedDate], [WorkQueueID];
 
 -- native: current_claims
 /* queuetop */ SELECT TOP (?) [WorkQueueID], [RetrievedBy], [RetrievedDate], [TimeoutDate], [Attempts] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [JobType] = ? ORDER BY [TimeoutDate], [WorkQueueID];

@@ -349,7 +349,8 @@ class Dialect:
         """(id, created, available, priority, attempts, info excerpt), oldest first."""
         sql = self.sql(layout, self.first_rows(
             "SELECT {id}, {created}, {available}, {priority}, {attempts}, SUBSTRING({info}, 1, 200) "
-            "FROM {queue}{nolock} WHERE {claimed_at} IS NULL AND {type} = ? ORDER BY {created}, {id}"))
+            "FROM {queue}{nolock} WHERE {claimed_at} IS NULL AND {type} = ?" + self.age_index_guard(layout)
+            + " ORDER BY {created}, {id}"))  # the guard: a seek on IX_WorkQueue_PendingAge, not a backlog scan
         return db.fetchall(sql, (job_type, limit))
 
     def current_claims(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:

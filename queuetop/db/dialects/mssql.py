@@ -55,7 +55,7 @@ class MSSQLDialect(Dialect):
     def oldest_pending(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
         sql = self.sql(layout, "SELECT TOP (?) {id}, {created}, {available}, {priority}, {attempts}, "
                                "SUBSTRING({info}, 1, 200) FROM {queue}{nolock} WHERE {claimed_at} IS NULL "
-                               "AND {type} = ? ORDER BY {created}, {id}")
+                               "AND {type} = ?" + self.age_index_guard(layout) + " ORDER BY {created}, {id}")
         return db.fetchall(sql, (limit, job_type))
 
     def current_claims(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
@@ -194,6 +194,9 @@ class MSSQLDialect(Dialect):
 
     def claim(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
               batch: int, now: datetime, timeout: datetime) -> list[Row]:  # fmt: skip
+        if len(job_types) > 1:
+            return self._claim_types(db, layout, worker=worker, token=token, job_types=job_types, batch=batch,
+                                     now=now, timeout=timeout)
         sql = self.sql(layout, """WITH c AS (
                 SELECT TOP (?) * FROM {queue} WITH (ROWLOCK, READPAST, UPDLOCK)
                 WHERE {claimed_at} IS NULL AND {available} <= ?""" + self.job_type_filter(layout, job_types) + """
@@ -202,6 +205,25 @@ class MSSQLDialect(Dialect):
             OUTPUT inserted.{id}, inserted.{type}, inserted.{info}, inserted.{priority}, inserted.{created},
                    inserted.{attempts}""")  # fmt: skip
         return db.fetchall(sql, (batch, now, *job_types, now, worker, token, timeout))
+
+    def _claim_types(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
+                     batch: int, now: datetime, timeout: datetime) -> list[Row]:  # fmt: skip
+        """Several types: one TOP (n) seek of IX_WorkQueue_Pending per type, UNION ALL, then the best n of those
+        (seed 004's UPDATE ... FROM ... JOIN form); an IN list would read the dequeue index across every type.
+        Each arm's rows are read WITH (ROWLOCK, READPAST, UPDLOCK), so the update finds them still pending."""
+        arm = ("SELECT * FROM (SELECT TOP (?) {id}, {priority}, {available} FROM {queue} WITH (ROWLOCK, READPAST, "
+               "UPDLOCK) WHERE {claimed_at} IS NULL AND {available} <= ? AND {type} = CAST(? AS nvarchar(128)) "
+               "ORDER BY {priority}, {available}) AS qt_arm%d")
+        arms = " UNION ALL ".join(arm % i for i in range(len(job_types)))
+        sql = self.sql(layout, """UPDATE q SET {claimed_at} = ?, {claimed_by} = ?, {token} = ?, {timeout} = ?,
+                {attempts} = q.{attempts} + 1
+            OUTPUT inserted.{id}, inserted.{type}, inserted.{info}, inserted.{priority}, inserted.{created},
+                   inserted.{attempts}
+            FROM {queue} AS q WITH (ROWLOCK, READPAST, UPDLOCK) INNER JOIN (SELECT TOP (?) qt_all.{id} FROM ("""
+            + arms + """) AS qt_all ORDER BY qt_all.{priority}, qt_all.{available}) AS picked ON q.{id} = picked.{id}
+            WHERE q.{claimed_at} IS NULL""")  # fmt: skip
+        arm_params = tuple(p for job_type in job_types for p in (batch, now, job_type))
+        return db.fetchall(sql, (now, worker, token, timeout, batch, *arm_params))
 
     def _bury(self, outcome: str) -> str:
         """A template deleting every row of the CTE `c` and landing it in the completed table, in one statement."""
