@@ -43,6 +43,7 @@ def test_polls_a_real_queue(backend: Backend) -> None:
         outcome = monitor.poll()
         assert outcome.state == CONNECTED and outcome.error is None
         assert outcome.snapshot is not None and outcome.snapshot.type_named("email").depth == 3
+        assert outcome.snapshot.to_json()["reads"] == "committed"  # only SQL Server without RCSI reads dirty
         enqueue(backend, "email", 2)
         assert monitor.poll().snapshot.type_named("email").depth == 5  # the same connection, polled again
     finally:

@@ -19,6 +19,7 @@ from queuetop.db.odbc import bundled_mssql_driver
 from queuetop.layouts import NATIVE
 
 from .golden.make_tsql import native_statements, sql_issuing_dialect_methods
+from .tsql_check import assert_tsql
 
 STATEMENTS = [(sql, params) for _layout, _operation, sql, params in native_statements()]
 
@@ -48,9 +49,39 @@ def test_claim_is_the_readpast_cte_form_with_output():
     assert "ROWLOCK, READPAST, UPDLOCK" in claim and "OUTPUT inserted." in claim
 
 
-def test_monitor_reads_never_lock():
-    reads = [sql for sql, _ in STATEMENTS if sql.startswith("/* queuetop */ SELECT") and "[queuetop]" in sql]
-    assert reads and all("WITH (NOLOCK)" in sql for sql in reads)
+DRILL_DOWN = ("oldest_pending", "current_claims", "recent_completions")
+
+
+def test_without_rcsi_counts_read_nolock_and_the_drill_down_reads_past_locked_rows():
+    entries = [(op, sql) for _layout, op, sql, _ in native_statements()
+               if sql.startswith("/* queuetop */ SELECT") and "[queuetop]" in sql]
+    rows = [sql for op, sql in entries if op in DRILL_DOWN]
+    counts = [sql for op, sql in entries if op not in DRILL_DOWN]
+    assert len(rows) == 3 and all("WITH (READPAST)" in sql and "NOLOCK" not in sql for sql in rows)
+    assert counts and all("WITH (NOLOCK)" in sql for sql in counts)
+    assert MSSQLDialect().reads == "dirty"
+
+
+class AnswersRCSI:
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def fetchone(self, sql, params=()):
+        assert "is_read_committed_snapshot_on" in sql
+        return (self.on,)
+
+
+def test_with_rcsi_every_read_is_plain_and_committed():
+    d = MSSQLDialect()
+    d.sql(NATIVE, "SELECT 1 FROM {queue}{nolock}")  # a statement cached before: must not keep its hint
+    d.configure_reads(AnswersRCSI(True))
+    assert d.reads == "committed" and d.sql(NATIVE, "SELECT 1 FROM {queue}{nolock}").endswith("[WorkQueue]")
+    for _layout, _op, sql, params in native_statements(d):
+        assert ("NOLOCK" not in sql and "READPAST)" not in sql) or "UPDLOCK" in sql
+        assert_tsql(sql, params)
+    off = MSSQLDialect()
+    off.configure_reads(AnswersRCSI(False))
+    assert off.reads == "dirty" and off.nolock == " WITH (NOLOCK)"
 
 
 def test_the_bundled_microsoft_driver_loads_and_an_unreachable_server_is_a_clear_error():

@@ -84,6 +84,7 @@ class Database:
             db = cls(target, connection, dialect, clock)
         for statement in db.dialect.session_setup(purpose):
             db.execute(statement)
+        db.dialect.configure_reads(db)
         if target.kind != "sqlite" and clock is None:
             db._measure_clock_offset()
         return db

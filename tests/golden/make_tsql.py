@@ -41,7 +41,6 @@ class RecordingConnection:
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
         self.statements: list[tuple[str, tuple]] = []
-        self.read_committed_snapshot = False
 
     def execute(self, sql: str, params: Any = ()) -> int:
         self.statements.append((sql, tuple(params)))
@@ -53,7 +52,7 @@ class RecordingConnection:
 
     def fetchone(self, sql: str, params: Any = ()) -> tuple:
         self.statements.append((sql, tuple(params)))
-        return (1, 1)
+        return (0, 0)  # falsy: configure_reads leaves the dialect as it is (no read-committed snapshot)
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -96,6 +95,7 @@ def dialect_calls(d: Dialect, db: Any, n: Layout) -> dict[str, list[tuple[str, C
         "oldest_pending": [("", lambda: d.oldest_pending(db, n, "email", 20))],
         "current_claims": [("", lambda: d.current_claims(db, n, "email", 20))],
         "recent_completions": [("", lambda: d.recent_completions(db, n, "email", NOW, 20))],
+        "configure_reads": [("read-committed snapshot?", lambda: d.configure_reads(db))],
     }  # fmt: skip
 
 

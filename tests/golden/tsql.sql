@@ -212,13 +212,16 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 /* queuetop */ SELECT COUNT(*) FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] > ? AND [CompletedDate] <= ?;
 
 -- native: oldest_pending
-/* queuetop */ SELECT TOP (?) [WorkQueueID], [CreatedDate], [AvailableDate], [Priority], [Attempts], SUBSTRING([JobInfo], 1, 200) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NULL AND [JobType] = ? AND [Attempts] >= 0 ORDER BY [CreatedDate], [WorkQueueID];
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [CreatedDate], [AvailableDate], [Priority], [Attempts], SUBSTRING([JobInfo], 1, 200) FROM [queuetop].[WorkQueue] WITH (READPAST) WHERE [RetrievedDate] IS NULL AND [JobType] = ? AND [Attempts] >= 0 ORDER BY [CreatedDate], [WorkQueueID];
 
 -- native: current_claims
-/* queuetop */ SELECT TOP (?) [WorkQueueID], [RetrievedBy], [RetrievedDate], [TimeoutDate], [Attempts] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [JobType] = ? ORDER BY [TimeoutDate], [WorkQueueID];
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [RetrievedBy], [RetrievedDate], [TimeoutDate], [Attempts] FROM [queuetop].[WorkQueue] WITH (READPAST) WHERE [RetrievedDate] IS NOT NULL AND [JobType] = ? ORDER BY [TimeoutDate], [WorkQueueID];
 
 -- native: recent_completions
-/* queuetop */ SELECT TOP (?) [WorkQueueID], [Outcome], [CreatedDate], [RetrievedDate], [CompletedDate] FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] > ? AND [JobType] = ? ORDER BY [CompletedDate] DESC, [WorkQueueID] DESC;
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [Outcome], [CreatedDate], [RetrievedDate], [CompletedDate] FROM [queuetop].[WorkCompleted] WITH (READPAST) WHERE [CompletedDate] > ? AND [JobType] = ? ORDER BY [CompletedDate] DESC, [WorkQueueID] DESC;
+
+-- native: configure_reads read-committed snapshot?
+SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_ID();
 
 -- native: arrivals_by_time
 /* queuetop */ SELECT [WorkQueueID], [JobType], [CreatedDate] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime2(3)) UNION ALL SELECT [WorkQueueID], [JobType], [CreatedDate] FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime2(3));
@@ -254,7 +257,7 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 /* queuetop */ DELETE FROM [queuetop].[WorkCompleted] WHERE [WorkQueueID] IN (CAST(? AS bigint), CAST(? AS bigint)) AND [Outcome] = 'dead';
 
 -- native: rows_in_states pending rows
-/* queuetop */ SELECT TOP (?) [WorkQueueID], [CreatedDate], [JobInfo] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE ((([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()))) AND [JobType] = CAST(? AS nvarchar(128)) ORDER BY [CreatedDate], [WorkQueueID];
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [CreatedDate], [JobInfo] FROM [queuetop].[WorkQueue] WITH (READPAST) WHERE ((([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()))) AND [JobType] = CAST(? AS nvarchar(128)) ORDER BY [CreatedDate], [WorkQueueID];
 
 -- native: state_counts
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', [JobType], MIN(CASE WHEN ([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()) THEN [CreatedDate] END), SUM(CASE WHEN ([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()) THEN 1 ELSE 0 END), SUM(CASE WHEN ([RetrievedDate] IS NULL AND [AvailableDate] > SYSUTCDATETIME()) THEN 1 ELSE 0 END), SUM(CASE WHEN ([RetrievedDate] IS NOT NULL AND [TimeoutDate] >= SYSUTCDATETIME()) THEN 1 ELSE 0 END), SUM(CASE WHEN ([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME()) THEN 1 ELSE 0 END), CAST(NULL AS bigint) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE ((([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME())) OR (([RetrievedDate] IS NULL AND [AvailableDate] > SYSUTCDATETIME())) OR (([RetrievedDate] IS NOT NULL AND [TimeoutDate] >= SYSUTCDATETIME())) OR (([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME()))) GROUP BY [JobType] UNION ALL SELECT 'completed', [JobType], NULL, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), SUM(CASE WHEN [Outcome] = 'dead' THEN 1 ELSE 0 END) FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE ([Outcome] = 'dead') GROUP BY [JobType];
@@ -278,10 +281,10 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 /* queuetop */ SELECT MAX([WorkQueueID]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK);
 
 -- queuesample: recent_completions
-/* queuetop */ SELECT TOP (?) [WorkQueueID], [RetrievedDate], [CreatedDate], [RetrievedDate], NULL, NULL FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] > CAST(? AS datetime) AND [JobType] = CAST(? AS uniqueidentifier) ORDER BY [RetrievedDate] DESC;
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [RetrievedDate], [CreatedDate], [RetrievedDate], NULL, NULL FROM [QueueSample].[WorkQueue] WITH (READPAST) WHERE [RetrievedDate] > CAST(? AS datetime) AND [JobType] = CAST(? AS uniqueidentifier) ORDER BY [RetrievedDate] DESC;
 
 -- queuesample: rows_in_states pending rows
-/* queuetop */ SELECT TOP (?) [WorkQueueID], [CreatedDate], [JobInfo] FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE (([RetrievedDate] IS NULL)) AND [JobType] = CAST(? AS uniqueidentifier) ORDER BY [CreatedDate], [WorkQueueID];
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [CreatedDate], [JobInfo] FROM [QueueSample].[WorkQueue] WITH (READPAST) WHERE (([RetrievedDate] IS NULL)) AND [JobType] = CAST(? AS uniqueidentifier) ORDER BY [CreatedDate], [WorkQueueID];
 
 -- queuesample: state_counts
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, GETDATE() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', [JobType], MIN(CASE WHEN [RetrievedDate] IS NULL THEN [CreatedDate] END), SUM(CASE WHEN [RetrievedDate] IS NULL THEN 1 ELSE 0 END), MIN([WorkQueueID]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE ([RetrievedDate] IS NULL) GROUP BY [JobType];
@@ -311,7 +314,7 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 /* queuetop */ INSERT INTO [dbo].[RequestsQueue] ([request]) OUTPUT inserted.[id] VALUES (CAST(? AS varchar(512)));
 
 -- requests: recent_completions
-/* queuetop */ SELECT TOP (?) [id], [CompletedDate], [InsertedDate], [RemovedDate], [RemovedDate], [CompletedDate] FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE [CompletedDate] > CAST(? AS datetime) ORDER BY [CompletedDate] DESC;
+/* queuetop */ SELECT TOP (?) [id], [CompletedDate], [InsertedDate], [RemovedDate], [RemovedDate], [CompletedDate] FROM [dbo].[RequestsCompleted] WITH (READPAST) WHERE [CompletedDate] > CAST(? AS datetime) ORDER BY [CompletedDate] DESC;
 
 -- requests: requeue release insert
 /* queuetop */ INSERT INTO [dbo].[RequestsQueue] ([id], [request], [InsertedDate]) SELECT [id], [request], [InsertedDate] FROM [dbo].[RequestsCompleted] WHERE [id] IN (CAST(? AS uniqueidentifier), CAST(? AS uniqueidentifier)) AND ([CompletedDate] IS NULL AND [RemovedDate] < DATEADD(millisecond, ?, GETDATE()));
@@ -320,7 +323,7 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 /* queuetop */ DELETE FROM [dbo].[RequestsCompleted] WHERE [id] IN (CAST(? AS uniqueidentifier), CAST(? AS uniqueidentifier)) AND ([CompletedDate] IS NULL AND [RemovedDate] < DATEADD(millisecond, ?, GETDATE()));
 
 -- requests: rows_in_states pending rows
-/* queuetop */ SELECT TOP (?) [id], [InsertedDate], [request] FROM [dbo].[RequestsQueue] WITH (NOLOCK) WHERE ((1 = 1)) ORDER BY [InsertedDate], [id];
+/* queuetop */ SELECT TOP (?) [id], [InsertedDate], [request] FROM [dbo].[RequestsQueue] WITH (READPAST) WHERE ((1 = 1)) ORDER BY [InsertedDate], [id];
 
 -- requests: state_counts
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, GETDATE() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, MIN(CASE WHEN 1 = 1 THEN [InsertedDate] END), SUM(CASE WHEN 1 = 1 THEN 1 ELSE 0 END), CAST(NULL AS bigint), CAST(NULL AS bigint) FROM [dbo].[RequestsQueue] WITH (NOLOCK) WHERE (1 = 1) UNION ALL SELECT 'completed', NULL, NULL, CAST(NULL AS bigint), SUM(CASE WHEN ([CompletedDate] IS NULL AND [RemovedDate] >= DATEADD(millisecond, ?, GETDATE())) THEN 1 ELSE 0 END), SUM(CASE WHEN ([CompletedDate] IS NULL AND [RemovedDate] < DATEADD(millisecond, ?, GETDATE())) THEN 1 ELSE 0 END) FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE ((([CompletedDate] IS NULL AND [RemovedDate] >= DATEADD(millisecond, ?, GETDATE()))) OR (([CompletedDate] IS NULL AND [RemovedDate] < DATEADD(millisecond, ?, GETDATE()))));
@@ -338,7 +341,7 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 /* queuetop */ SELECT MAX([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK);
 
 -- work_queue: rows_in_states pending rows
-/* queuetop */ SELECT TOP (?) [work_queue_id], NULL, [name] FROM [dbo].[work_queue] WITH (NOLOCK) WHERE (([processed_flag] = 0)) ORDER BY [work_queue_id];
+/* queuetop */ SELECT TOP (?) [work_queue_id], NULL, [name] FROM [dbo].[work_queue] WITH (READPAST) WHERE (([processed_flag] = 0)) ORDER BY [work_queue_id];
 
 -- work_queue: state_counts
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [processed_flag] = 0 THEN 1 ELSE 0 END), MIN([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE ([processed_flag] = 0);
@@ -359,7 +362,7 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 /* queuetop */ SELECT MAX([ID]) FROM [dbo].[work_items] WITH (NOLOCK);
 
 -- processed: rows_in_states pending rows
-/* queuetop */ SELECT TOP (?) [ID], NULL, [COMMAND] FROM [dbo].[work_items] WITH (NOLOCK) WHERE (([PROCESSED] = 0)) ORDER BY [ID];
+/* queuetop */ SELECT TOP (?) [ID], NULL, [COMMAND] FROM [dbo].[work_items] WITH (READPAST) WHERE (([PROCESSED] = 0)) ORDER BY [ID];
 
 -- processed: state_counts
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [PROCESSED] = 0 THEN 1 ELSE 0 END), MIN([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE ([PROCESSED] = 0);
@@ -410,13 +413,13 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 /* queuetop */ SELECT MAX([ID]) FROM [dbo].[Job_Queue] WITH (NOLOCK);
 
 -- job_queue: recent_completions
-/* queuetop */ SELECT TOP (?) [ID], [Last_Attempt_End_Date], [Available_Date], [Last_Attempt_Start_Date], [Last_Attempt_Start_Date], [Last_Attempt_End_Date] FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Last_Attempt_End_Date] > CAST(? AS datetime) AND [Last_Attempt_End_Date] >= [Last_Attempt_Start_Date] ORDER BY [Last_Attempt_End_Date] DESC;
+/* queuetop */ SELECT TOP (?) [ID], [Last_Attempt_End_Date], [Available_Date], [Last_Attempt_Start_Date], [Last_Attempt_Start_Date], [Last_Attempt_End_Date] FROM [dbo].[Job_Queue] WITH (READPAST) WHERE [Last_Attempt_End_Date] > CAST(? AS datetime) AND [Last_Attempt_End_Date] >= [Last_Attempt_Start_Date] ORDER BY [Last_Attempt_End_Date] DESC;
 
 -- job_queue: retry_dead
 /* queuetop */ UPDATE [dbo].[Job_Queue] SET [Attempts] = 0, [Processing_Mark] = NULL, [Timeout_Date] = NULL WHERE ([Attempts] >= CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE());
 
 -- job_queue: rows_in_states pending rows
-/* queuetop */ SELECT TOP (?) [ID], [Available_Date], [Payload] FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE ((([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date])))))) ORDER BY [Available_Date], [ID];
+/* queuetop */ SELECT TOP (?) [ID], [Available_Date], [Payload] FROM [dbo].[Job_Queue] WITH (READPAST) WHERE ((([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date])))))) ORDER BY [Available_Date], [ID];
 
 -- job_queue: state_counts
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, GETDATE() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, MIN(CASE WHEN ([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date])))) THEN [Available_Date] END), SUM(CASE WHEN ([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date])))) THEN 1 ELSE 0 END), SUM(CASE WHEN ([Processing_Mark] IS NULL AND [Attempts] = 0 AND [Available_Date] > GETDATE()) THEN 1 ELSE 0 END), SUM(CASE WHEN ([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] > GETDATE()) THEN 1 ELSE 0 END), SUM(CASE WHEN ([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE() AND [Attempts] < CAST(? AS int)) THEN 1 ELSE 0 END), SUM(CASE WHEN ([Attempts] >= CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE()) THEN 1 ELSE 0 END), MIN([ID]) FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE ((([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]))))) OR (([Processing_Mark] IS NULL AND [Attempts] = 0 AND [Available_Date] > GETDATE())) OR (([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] > GETDATE())) OR (([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE() AND [Attempts] < CAST(? AS int))) OR (([Attempts] >= CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE())));

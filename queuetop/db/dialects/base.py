@@ -39,7 +39,9 @@ class Dialect:
     """SQL text and the few per-database execution details. Subclasses fill in the rest."""
 
     name = "?"
-    nolock = ""  # table hint for monitor reads (SQL Server only)
+    nolock = ""  # table hint for the monitor's counts (SQL Server without read-committed snapshot: NOLOCK)
+    row_hint = ""  # table hint for the drill-down's rows (SQL Server without read-committed snapshot: READPAST)
+    reads = "committed"  # what the monitor's counts see: "committed", or "dirty" (may count uncommitted rows)
     supports_schemas = True
     supports_include = True
 
@@ -120,6 +122,7 @@ class Dialect:
         if layout.completed_table:
             names["completed"] = self.qualify(layout.schema, layout.completed_table)
         names["nolock"] = self.nolock
+        names["row_hint"] = self.row_hint
         return names
 
     def sql(self, layout: Layout, template: str) -> str:
@@ -152,6 +155,10 @@ class Dialect:
 
     def server_now_sql(self) -> str:
         raise NotImplementedError
+
+    def configure_reads(self, db: Database) -> None:
+        """Settle, once per connection, how the monitor's reads avoid blocking writers (SQL Server asks the
+        database whether read-committed snapshot is on). Elsewhere reads never block writers: nothing to do."""
 
     def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:
         """Classify a driver error (a missing table, a timeout, a deadlock or serialization conflict), or None
@@ -349,14 +356,14 @@ class Dialect:
         """(id, created, available, priority, attempts, info excerpt), oldest first."""
         sql = self.sql(layout, self.first_rows(
             "SELECT {id}, {created}, {available}, {priority}, {attempts}, SUBSTRING({info}, 1, 200) "
-            "FROM {queue}{nolock} WHERE {claimed_at} IS NULL AND {type} = ?" + self.age_index_guard(layout)
+            "FROM {queue}{row_hint} WHERE {claimed_at} IS NULL AND {type} = ?" + self.age_index_guard(layout)
             + " ORDER BY {created}, {id}"))  # the guard: a seek on IX_WorkQueue_PendingAge, not a backlog scan
         return db.fetchall(sql, (job_type, limit))
 
     def current_claims(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
         """(id, worker, claimed at, timeout, attempts), the soonest to time out first."""
         sql = self.sql(layout, self.first_rows(
-            "SELECT {id}, {claimed_by}, {claimed_at}, {timeout}, {attempts} FROM {queue}{nolock} "
+            "SELECT {id}, {claimed_by}, {claimed_at}, {timeout}, {attempts} FROM {queue}{row_hint} "
             "WHERE {claimed_at} IS NOT NULL AND {type} = ? ORDER BY {timeout}, {id}"))
         return db.fetchall(sql, (job_type, limit))
 
@@ -364,7 +371,7 @@ class Dialect:
                            limit: int) -> list[Row]:  # fmt: skip
         """(id, outcome, created, claimed at, completed at), newest first, completed after `since`."""
         sql = self.sql(layout, self.first_rows(
-            "SELECT {c_id}, {c_outcome}, {c_created}, {c_claimed_at}, {c_completed} FROM {completed}{nolock} "
+            "SELECT {c_id}, {c_outcome}, {c_created}, {c_claimed_at}, {c_completed} FROM {completed}{row_hint} "
             "WHERE {c_completed} > ? AND {c_type} = ? ORDER BY {c_completed} DESC, {c_id} DESC"))
         return db.fetchall(sql, (self.encode_time(since), job_type, limit))
 
