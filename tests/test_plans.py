@@ -47,9 +47,8 @@ def test_oldest_pending_seeks_the_pending_age_index(backlog):
 @pytest.mark.postgres
 def test_a_claim_for_several_types_is_one_seek_per_type(backlog):
     db, layout, recorder = backlog.db, backlog.layout, Recorder()
-    now = db.now()
     db.dialect.claim(recorder, layout, worker="w", token=str(uuid.uuid4()), job_types=["email", "report"], batch=5,
-                     now=now, timeout=now)  # fmt: skip
+                     lease_s=30)
     shown = plan(db, *recorder.statements[0])
     assert "IX_WorkQueue_Pending" in shown and "IX_WorkQueue_Dequeue" not in shown, shown
     assert "Seq Scan on \"WorkQueue\"" not in shown and "= ANY" not in shown, shown

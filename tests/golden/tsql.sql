@@ -111,43 +111,49 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 /* queuetop */ CREATE INDEX [IX_WorkCompleted_Dead] ON [queuetop].[WorkCompleted] ([JobType]) WHERE [Outcome] = 'dead';
 
 -- native: enqueue
-/* queuetop */ INSERT INTO [queuetop].[WorkQueue] ([JobType], [JobInfo], [Priority], [CreatedDate], [AvailableDate], [CreatedBy])
+/* queuetop */ INSERT INTO [queuetop].[WorkQueue] ([JobType], [JobInfo], [Priority], [CreatedDate], [AvailableDate],
+                [CreatedBy])
             OUTPUT inserted.[WorkQueueID]
-            SELECT TOP (?) CAST(? AS nvarchar(128)), CAST(? AS nvarchar(max)), CAST(? AS tinyint),
-                   CAST(? AS datetime2(3)), CAST(? AS datetime2(3)), CAST(? AS nvarchar(128))
+            SELECT TOP (?) CAST(? AS nvarchar(128)), CAST(? AS nvarchar(max)), CAST(? AS tinyint), SYSUTCDATETIME(),
+                   DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME())), CAST(? AS nvarchar(128))
             FROM sys.all_columns AS a CROSS JOIN sys.all_columns AS b;
 
 -- native: claim any type
 /* queuetop */ WITH c AS (
                 SELECT TOP (?) * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK)
-                WHERE [RetrievedDate] IS NULL AND [AvailableDate] <= ?
+                WHERE [RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()
                 ORDER BY [Priority], [AvailableDate])
-            UPDATE c SET [RetrievedDate] = ?, [RetrievedBy] = ?, [ProcessingMark] = ?, [TimeoutDate] = ?, [Attempts] = [Attempts] + 1
+            UPDATE c SET [RetrievedDate] = SYSUTCDATETIME(), [RetrievedBy] = CAST(? AS nvarchar(128)),
+                [ProcessingMark] = CAST(? AS uniqueidentifier), [TimeoutDate] = DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME())),
+                [Attempts] = [Attempts] + 1
             OUTPUT inserted.[WorkQueueID], inserted.[JobType], inserted.[JobInfo], inserted.[Priority], inserted.[CreatedDate],
-                   inserted.[Attempts];
+                   inserted.[Attempts], inserted.[TimeoutDate];
 
 -- native: claim one type
 /* queuetop */ WITH c AS (
                 SELECT TOP (?) * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK)
-                WHERE [RetrievedDate] IS NULL AND [AvailableDate] <= ? AND [JobType] IN (?)
+                WHERE [RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME() AND [JobType] = CAST(? AS nvarchar(128))
                 ORDER BY [Priority], [AvailableDate])
-            UPDATE c SET [RetrievedDate] = ?, [RetrievedBy] = ?, [ProcessingMark] = ?, [TimeoutDate] = ?, [Attempts] = [Attempts] + 1
+            UPDATE c SET [RetrievedDate] = SYSUTCDATETIME(), [RetrievedBy] = CAST(? AS nvarchar(128)),
+                [ProcessingMark] = CAST(? AS uniqueidentifier), [TimeoutDate] = DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME())),
+                [Attempts] = [Attempts] + 1
             OUTPUT inserted.[WorkQueueID], inserted.[JobType], inserted.[JobInfo], inserted.[Priority], inserted.[CreatedDate],
-                   inserted.[Attempts];
+                   inserted.[Attempts], inserted.[TimeoutDate];
 
 -- native: claim two types
-/* queuetop */ UPDATE q SET [RetrievedDate] = ?, [RetrievedBy] = ?, [ProcessingMark] = ?, [TimeoutDate] = ?,
+/* queuetop */ UPDATE q SET [RetrievedDate] = SYSUTCDATETIME(), [RetrievedBy] = CAST(? AS nvarchar(128)),
+                [ProcessingMark] = CAST(? AS uniqueidentifier), [TimeoutDate] = DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME())),
                 [Attempts] = q.[Attempts] + 1
             OUTPUT inserted.[WorkQueueID], inserted.[JobType], inserted.[JobInfo], inserted.[Priority], inserted.[CreatedDate],
-                   inserted.[Attempts]
-            FROM [queuetop].[WorkQueue] AS q WITH (ROWLOCK, READPAST, UPDLOCK) INNER JOIN (SELECT TOP (?) qt_all.[WorkQueueID] FROM (SELECT * FROM (SELECT TOP (?) [WorkQueueID], [Priority], [AvailableDate] FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NULL AND [AvailableDate] <= ? AND [JobType] = CAST(? AS nvarchar(128)) ORDER BY [Priority], [AvailableDate]) AS qt_arm0 UNION ALL SELECT * FROM (SELECT TOP (?) [WorkQueueID], [Priority], [AvailableDate] FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NULL AND [AvailableDate] <= ? AND [JobType] = CAST(? AS nvarchar(128)) ORDER BY [Priority], [AvailableDate]) AS qt_arm1) AS qt_all ORDER BY qt_all.[Priority], qt_all.[AvailableDate]) AS picked ON q.[WorkQueueID] = picked.[WorkQueueID]
+                   inserted.[Attempts], inserted.[TimeoutDate]
+            FROM [queuetop].[WorkQueue] AS q WITH (ROWLOCK, READPAST, UPDLOCK) INNER JOIN (SELECT TOP (?) qt_all.[WorkQueueID] FROM (SELECT * FROM (SELECT TOP (?) [WorkQueueID], [Priority], [AvailableDate] FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME() AND [JobType] = CAST(? AS nvarchar(128)) ORDER BY [Priority], [AvailableDate]) AS qt_arm0 UNION ALL SELECT * FROM (SELECT TOP (?) [WorkQueueID], [Priority], [AvailableDate] FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME() AND [JobType] = CAST(? AS nvarchar(128)) ORDER BY [Priority], [AvailableDate]) AS qt_arm1) AS qt_all ORDER BY qt_all.[Priority], qt_all.[AvailableDate]) AS picked ON q.[WorkQueueID] = picked.[WorkQueueID]
             WHERE q.[RetrievedDate] IS NULL;
 
 -- native: move_to_completed
-/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK) WHERE [WorkQueueID] = ? AND [ProcessingMark] = ?) DELETE FROM c OUTPUT deleted.[WorkQueueID], deleted.[JobType], deleted.[CreatedDate], deleted.[RetrievedDate], ?, deleted.[RetrievedBy], deleted.[Attempts], ? INTO [queuetop].[WorkCompleted] ([WorkQueueID], [JobType], [CreatedDate], [RetrievedDate], [CompletedDate], [RetrievedBy], [Attempts], [Outcome]);
+/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK) WHERE [WorkQueueID] = ? AND [ProcessingMark] = CAST(? AS uniqueidentifier)) DELETE FROM c OUTPUT deleted.[WorkQueueID], deleted.[JobType], deleted.[CreatedDate], deleted.[RetrievedDate], SYSUTCDATETIME(), deleted.[RetrievedBy], deleted.[Attempts], CAST(? AS varchar(16)) INTO [queuetop].[WorkCompleted] ([WorkQueueID], [JobType], [CreatedDate], [RetrievedDate], [CompletedDate], [RetrievedBy], [Attempts], [Outcome]);
 
 -- native: move_to_completed dead
-/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK) WHERE [WorkQueueID] = ? AND [ProcessingMark] = ? AND [Attempts] >= ?) DELETE FROM c OUTPUT deleted.[WorkQueueID], deleted.[JobType], deleted.[CreatedDate], deleted.[RetrievedDate], ?, deleted.[RetrievedBy], deleted.[Attempts], ? INTO [queuetop].[WorkCompleted] ([WorkQueueID], [JobType], [CreatedDate], [RetrievedDate], [CompletedDate], [RetrievedBy], [Attempts], [Outcome]);
+/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK) WHERE [WorkQueueID] = ? AND [ProcessingMark] = CAST(? AS uniqueidentifier) AND [Attempts] >= ?) DELETE FROM c OUTPUT deleted.[WorkQueueID], deleted.[JobType], deleted.[CreatedDate], deleted.[RetrievedDate], SYSUTCDATETIME(), deleted.[RetrievedBy], deleted.[Attempts], CAST(? AS varchar(16)) INTO [queuetop].[WorkCompleted] ([WorkQueueID], [JobType], [CreatedDate], [RetrievedDate], [CompletedDate], [RetrievedBy], [Attempts], [Outcome]);
 
 -- native: unclaim
 /* queuetop */ UPDATE [queuetop].[WorkQueue] SET [RetrievedDate] = NULL, [RetrievedBy] = NULL, [ProcessingMark] = NULL,
@@ -155,25 +161,26 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 
 -- native: retry_later
 /* queuetop */ UPDATE [queuetop].[WorkQueue] SET [RetrievedDate] = NULL, [RetrievedBy] = NULL, [ProcessingMark] = NULL,
-            [TimeoutDate] = NULL, [AvailableDate] = ? WHERE [WorkQueueID] = ? AND [ProcessingMark] = ? AND [Attempts] < ?;
+            [TimeoutDate] = NULL, [AvailableDate] = DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME()))
+            WHERE [WorkQueueID] = ? AND [ProcessingMark] = ? AND [Attempts] < ?;
 
 -- native: release_timed_out any type (1)
-/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < ? AND [Attempts] >= ?) DELETE FROM c OUTPUT deleted.[WorkQueueID], deleted.[JobType], deleted.[CreatedDate], deleted.[RetrievedDate], ?, deleted.[RetrievedBy], deleted.[Attempts], 'dead' INTO [queuetop].[WorkCompleted] ([WorkQueueID], [JobType], [CreatedDate], [RetrievedDate], [CompletedDate], [RetrievedBy], [Attempts], [Outcome]);
+/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME() AND [Attempts] >= ?) DELETE FROM c OUTPUT deleted.[WorkQueueID], deleted.[JobType], deleted.[CreatedDate], deleted.[RetrievedDate], SYSUTCDATETIME(), deleted.[RetrievedBy], deleted.[Attempts], 'dead' INTO [queuetop].[WorkCompleted] ([WorkQueueID], [JobType], [CreatedDate], [RetrievedDate], [CompletedDate], [RetrievedBy], [Attempts], [Outcome]);
 
 -- native: release_timed_out any type (2)
-/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < ? AND [Attempts] < ?) UPDATE c SET [RetrievedDate] = NULL, [RetrievedBy] = NULL, [ProcessingMark] = NULL, [TimeoutDate] = NULL;
+/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME() AND [Attempts] < ?) UPDATE c SET [RetrievedDate] = NULL, [RetrievedBy] = NULL, [ProcessingMark] = NULL, [TimeoutDate] = NULL;
 
 -- native: release_timed_out one type (1)
-/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < ? AND [Attempts] >= ? AND [JobType] IN (?)) DELETE FROM c OUTPUT deleted.[WorkQueueID], deleted.[JobType], deleted.[CreatedDate], deleted.[RetrievedDate], ?, deleted.[RetrievedBy], deleted.[Attempts], 'dead' INTO [queuetop].[WorkCompleted] ([WorkQueueID], [JobType], [CreatedDate], [RetrievedDate], [CompletedDate], [RetrievedBy], [Attempts], [Outcome]);
+/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME() AND [Attempts] >= ? AND [JobType] IN (CAST(? AS nvarchar(128)))) DELETE FROM c OUTPUT deleted.[WorkQueueID], deleted.[JobType], deleted.[CreatedDate], deleted.[RetrievedDate], SYSUTCDATETIME(), deleted.[RetrievedBy], deleted.[Attempts], 'dead' INTO [queuetop].[WorkCompleted] ([WorkQueueID], [JobType], [CreatedDate], [RetrievedDate], [CompletedDate], [RetrievedBy], [Attempts], [Outcome]);
 
 -- native: release_timed_out one type (2)
-/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < ? AND [Attempts] < ? AND [JobType] IN (?)) UPDATE c SET [RetrievedDate] = NULL, [RetrievedBy] = NULL, [ProcessingMark] = NULL, [TimeoutDate] = NULL;
+/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME() AND [Attempts] < ? AND [JobType] IN (CAST(? AS nvarchar(128)))) UPDATE c SET [RetrievedDate] = NULL, [RetrievedBy] = NULL, [ProcessingMark] = NULL, [TimeoutDate] = NULL;
 
 -- native: count_timed_out any type
-/* queuetop */ SELECT COUNT(*) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < ?;
+/* queuetop */ SELECT COUNT(*) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME();
 
 -- native: count_timed_out one type
-/* queuetop */ SELECT COUNT(*) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < ? AND [JobType] IN (?);
+/* queuetop */ SELECT COUNT(*) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME() AND [JobType] IN (CAST(? AS nvarchar(128)));
 
 -- native: queued_job_types
 /* queuetop */ SELECT DISTINCT [JobType] FROM [queuetop].[WorkQueue] WITH (NOLOCK) ORDER BY 1;

@@ -79,6 +79,20 @@ class Dialect:
     def shift_param(self, seconds: float) -> Any:
         return seconds
 
+    # The native queue's times are the database's own UTC clock, in the statement: claim time, lease end,
+    # completion, retry delay. Never a client's clock: across worker hosts that would release a job early and
+    # run it twice.
+    def clock_sql(self) -> str:
+        """The database's UTC now, as the native queue's statements compare and store it."""
+        return self.now_sql("utc")
+
+    def later_sql(self) -> str:
+        """The database's UTC now plus the seconds given by `later_params`."""
+        return self.shifted_now_sql("utc")
+
+    def later_params(self, seconds: float) -> tuple[Any, ...]:
+        return (self.shift_param(seconds),)
+
     def insert_returning_sql(self, table: str, columns: list[str], values: list[str], id_column: str) -> str:
         """INSERT of one row that returns its id."""
         names = f" ({', '.join(columns)})" if columns else ""
@@ -215,19 +229,25 @@ class Dialect:
         raise NotImplementedError
 
     def claim(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
-              batch: int, now: datetime, timeout: datetime) -> list[Row]:  # fmt: skip
+              batch: int, lease_s: float) -> list[Row]:  # fmt: skip
+        """Claim up to `batch` available jobs; (id, type, info, priority, created, attempts, timeout) of each. The
+        claim time and the lease's end are the database's clock."""
         raise NotImplementedError
 
     def move_to_completed(self, db: Database, layout: Layout, *, job_id: int, token: str, outcome: str,
-                          now: datetime, min_attempts: int | None = None) -> bool:  # fmt: skip
-        """Move a claimed job to the completed table if the token still matches (and attempts ≥ min)."""
+                          min_attempts: int | None = None) -> bool:  # fmt: skip
+        """Move a claimed job to the completed table if the token still matches (and attempts ≥ min), completed
+        at the database's now."""
         raise NotImplementedError
 
-    def retry_later(self, db: Database, layout: Layout, *, job_id: int, token: str, available: datetime,
+    def retry_later(self, db: Database, layout: Layout, *, job_id: int, token: str, delay_s: float,
                     max_attempts: int) -> bool:  # fmt: skip
+        """Give a claimed job back, available again `delay_s` after the database's now, if the token matches and
+        attempts remain."""
         sql = self.sql(layout, """UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL,
-            {timeout} = NULL, {available} = ? WHERE {id} = ? AND {token} = ? AND {attempts} < ?""")
-        params = (self.encode_time(available), job_id, self.encode_token(token), max_attempts)
+            {timeout} = NULL, {available} = """ + self.later_sql() + """
+            WHERE {id} = ? AND {token} = ? AND {attempts} < ?""")
+        params = (*self.later_params(delay_s), job_id, self.encode_token(token), max_attempts)
         return db.execute(sql, params) == 1
 
     def unclaim(self, db: Database, layout: Layout, *, job_id: int, token: str) -> bool:
@@ -236,9 +256,9 @@ class Dialect:
             {timeout} = NULL, {attempts} = {attempts} - 1 WHERE {id} = ? AND {token} = ?""")
         return db.execute(sql, (job_id, self.encode_token(token))) == 1
 
-    def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None, now: datetime,
+    def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None,
                           max_attempts: int) -> tuple[int, int]:  # fmt: skip
-        """Release claims past their timeout: (returned to pending, moved to dead)."""
+        """Release claims past their timeout by the database's clock: (returned to pending, moved to dead)."""
         raise NotImplementedError
 
     def job_type_filter(self, layout: Layout, job_types: Sequence[str], column: str = "type") -> str:
@@ -247,11 +267,11 @@ class Dialect:
         return f" AND {self.names(layout)[column]} IN ({self.placeholders(len(job_types))})"
 
     # -- monitor reads (standard SQL; SQL Server adds its NOLOCK hint) -----------------------------------
-    def count_timed_out(self, db: Database, layout: Layout, job_type: str | None, now: datetime) -> int:
+    def count_timed_out(self, db: Database, layout: Layout, job_type: str | None) -> int:
         sql = self.sql(layout, "SELECT COUNT(*) FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL "
-                               "AND {timeout} < ?" + self.job_type_filter(layout, [job_type] if job_type else []))
-        params = (self.encode_time(now), *([job_type] if job_type else []))
-        return int(db.fetchone(sql, params)[0])
+                               f"AND {{timeout}} < {self.clock_sql()}"
+                               + self.job_type_filter(layout, [job_type] if job_type else []))
+        return int(db.fetchone(sql, (job_type,) if job_type else ())[0])
 
     def has_job_type(self, db: Database, layout: Layout, job_type: str) -> bool:
         """Whether any job of this type is in the queue table: two index seeks, never a scan."""
