@@ -7,6 +7,7 @@ Driver 18's TLS errors say what to change.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 import pytest
 import sqlglot
@@ -137,3 +138,38 @@ def test_init_disables_lock_escalation_on_the_queue_table_and_says_what_filtered
     note = " ".join(d.schema_notes(NATIVE))
     assert "QUOTED_IDENTIFIER ON" in note and "sqlcmd" in note and "-I" in note and "1934" in note
     assert any("QUOTED_IDENTIFIER ON" in sql for sql in d.session_setup("worker"))  # its own sessions are right
+
+
+class SessionRecorder:
+    """Stands in for a pyodbc connection to SQL Server only to see how a session is set up (no data flows)."""
+
+    def __init__(self) -> None:
+        self.timeout = None
+        self.sent: list[str] = []
+
+    def cursor(self):
+        recorder = self
+
+        class Cursor:
+            rowcount, description = 0, ()
+
+            def execute(self, sql, params=()):
+                recorder.sent.append(sql)
+
+            def fetchall(self):
+                return [(datetime(2026, 1, 1),)] if "SYSUTCDATETIME" in recorder.sent[-1] else [(0,)]
+
+            def close(self):
+                pass
+
+        return Cursor()
+
+
+@pytest.mark.parametrize("purpose, timeout_s", [("monitor", 5), ("worker", 60), ("bulk", 0)])
+def test_sql_server_sessions_get_a_query_timeout_by_purpose_and_ask_for_rcsi(monkeypatch, purpose, timeout_s):
+    recorder = SessionRecorder()
+    monkeypatch.setattr("queuetop.db.connection._open_odbc", lambda target: (recorder, MSSQLDialect()))
+    db = Database.open(parse_target("DRIVER={ODBC Driver 18 for SQL Server};SERVER=db"), purpose=purpose)
+    assert recorder.timeout == timeout_s  # pyodbc's Connection.timeout: the ODBC query timeout, in seconds
+    assert any("is_read_committed_snapshot_on" in sql for sql in recorder.sent) and db.dialect.reads == "dirty"
+    assert ("SET DEADLOCK_PRIORITY LOW" in recorder.sent) == (purpose == "monitor")

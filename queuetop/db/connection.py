@@ -3,8 +3,8 @@
 A `Database` is one connection, used by one thread (pyodbc's threadsafety is 1; sqlite3 connections are not
 shared either). It runs in autocommit: each statement is its own transaction unless `transaction()` says
 otherwise, so the monitor never leaves one open. `now()` is the server's UTC clock, read once at connect
-and then kept by the local clock, so every time written or compared agrees with the server without a
-round trip per statement.
+and then kept by the local clock: the monitor's arithmetic uses it (ages, rate windows). Queue operations
+never do: their times (claim, lease end, completion) are the database's own, computed in the statement.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class Database:
         self._offset = server - (before + (after - before) / 2)
 
     def now(self) -> datetime:
-        """The server's current UTC time."""
+        """The server's current UTC time, as measured at connect: for the monitor's figures, never for a lease."""
         return self._clock() if self._clock else utc_now() + self._offset
 
     def close(self) -> None:
