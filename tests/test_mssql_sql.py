@@ -12,7 +12,7 @@ from datetime import datetime
 import pytest
 import sqlglot
 
-from queuetop.db import ConnectError, Database, parse_target
+from queuetop.db import Conflict, ConnectError, Database, Timeout, TransientError, parse_target
 from queuetop.db.connection import _connect_error
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.db.dialects.base import Dialect
@@ -173,3 +173,17 @@ def test_sql_server_sessions_get_a_query_timeout_by_purpose_and_ask_for_rcsi(mon
     assert recorder.timeout == timeout_s  # pyodbc's Connection.timeout: the ODBC query timeout, in seconds
     assert any("is_read_committed_snapshot_on" in sql for sql in recorder.sent) and db.dialect.reads == "dirty"
     assert ("SET DEADLOCK_PRIORITY LOW" in recorder.sent) == (purpose == "monitor")
+
+
+@pytest.mark.parametrize("sqlstate, message, kind", [
+    ("40001", "[40001] [Microsoft][ODBC Driver 18 for SQL Server][SQL Server]Transaction (Process ID 57) was "
+              "deadlocked on lock resources with another process and has been chosen as the deadlock victim. Rerun "
+              "the transaction. (1205) (SQLExecDirectW)", Conflict),
+    ("HY000", "[HY000] [Microsoft][ODBC Driver 18 for SQL Server][SQL Server]Lock request time out period "
+              "exceeded. (1222) (SQLExecDirectW)", Timeout),
+    ("HYT00", "[HYT00] [Microsoft][ODBC Driver 18 for SQL Server]Query timeout expired (0) (SQLExecDirectW)", Timeout),
+])  # fmt: skip
+def test_sql_servers_deadlocks_and_timeouts_are_transient(sqlstate, message, kind):
+    db = Database(parse_target("DRIVER={x};SERVER=db"), None, MSSQLDialect())
+    error = db._classify(sqlstate, message)
+    assert type(error) is kind and isinstance(error, TransientError)

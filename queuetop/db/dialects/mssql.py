@@ -4,7 +4,17 @@ Claims use the updatable-CTE form `WITH c AS (SELECT TOP (n) ... WITH (ROWLOCK, 
 UPDATE c ... OUTPUT inserted.*` (seed 003's shape; seed 000's `UPDATE TOP (1) ... OUTPUT` is equivalent but
 cannot be parsed by the tools the tests use). Moves to the completed table are one `DELETE ... OUTPUT ...
 INTO` from an updatable CTE, so every operation is a single statement and no transaction is ever left open.
-Monitor reads take `NOLOCK`, a low deadlock priority and a short lock timeout: they must never block a dequeuer.
+Times are the server's (`SYSUTCDATETIME()` in the statement), never a client's.
+
+Monitor reads run at a low deadlock priority with a short lock timeout: they must never block a dequeuer. With
+read-committed snapshot on they are plain reads; without it counts take `NOLOCK` and drill-down rows `READPAST`
+(`configure_reads`).
+
+Parameters are typed as the column they meet, `CAST(? AS nvarchar(128))`, `CAST(? AS uniqueidentifier)`, rather
+than by pyodbc's `setinputsizes`: the type is in the statement (so in the golden file and the T-SQL check), it
+holds for every execution however the Database's cursors are made, and it is the form the layouts' typed roles
+already use, where it matters most: pyodbc binds `str` as nvarchar, and an nvarchar parameter against a varchar
+column with a SQL collation (seed 004) converts the column, turning a seek into a scan.
 """
 
 from __future__ import annotations
