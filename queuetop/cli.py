@@ -335,6 +335,8 @@ def cmd_init(args: argparse.Namespace) -> int:
             print(f"  {'created' if step.created else 'exists '}  {step.kind:<6} {step.name}")
         made = sum(step.created for step in steps)
         print("schema ready: " + (f"{made} object(s) created" if made else "nothing to do, everything was there"))
+        for note in db.dialect.schema_notes(NATIVE):
+            print(f"note: {note}")
     return 0
 
 
@@ -356,8 +358,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:
-    from datetime import timedelta
-
     from queuetop.queue import DEFAULT_PRIORITY, Queue
     from queuetop.shape_queue import ShapeQueue
 
@@ -369,10 +369,9 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
         if layout.native:
             if args.job_type is None:
                 raise UsageError("the job type is missing", "name it with --type T")
-            available = db.now() + timedelta(seconds=args.delay) if args.delay else None
             priority = DEFAULT_PRIORITY if args.priority is None else args.priority
             ids = Queue(db, layout).enqueue_many(args.job_type, args.count, info=args.info, priority=priority,
-                                                 available_at=available, created_by="queuetop-cli")  # fmt: skip
+                                                 delay_s=args.delay, created_by="queuetop-cli")  # fmt: skip
         else:
             ids = ShapeQueue(db, layout).enqueue_many(args.job_type, args.count, info=args.info,
                                                       priority=args.priority, delay_s=args.delay)  # fmt: skip

@@ -127,6 +127,7 @@ class Collector:
             figures=dict(layout.provides),
             clock=layout.clock,
             note=self.note,
+            reads=dialect.reads,
         )
 
     def _bootstrap(self, now: datetime) -> None:

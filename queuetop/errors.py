@@ -6,6 +6,8 @@ it on stderr and exits 2; the dashboard shows it in the status line or a notific
 
 from __future__ import annotations
 
+from enum import Enum
+
 
 class QueuetopError(Exception):
     """An error with a message fit for the user: cause, then what to do."""
@@ -50,5 +52,23 @@ class DatabaseError(QueuetopError):
     """Any other error the database reported."""
 
 
-class Timeout(DatabaseError):
-    """A statement ran into the statement or lock timeout."""
+class TransientError(DatabaseError):
+    """The database gave up on a statement for a reason that passes by itself, and rolled it back: running it
+    again is the fix (`queuetop.db.retry.retry_transient`). Never a lost connection: the connection is fine."""
+
+
+class Timeout(TransientError):
+    """A statement ran into the statement or lock timeout, or SQLite stayed busy past its busy timeout."""
+
+
+class Conflict(TransientError):
+    """The database rolled the statement back to break a deadlock (SQL Server 1205, PostgreSQL 40P01) or a
+    serialization conflict (40001)."""
+
+
+class ErrorKind(Enum):
+    """What a driver error means, as a dialect classifies it (`Dialect.error_kind`)."""
+
+    SCHEMA = "schema"  # a table or schema is missing
+    TIMEOUT = "timeout"  # statement or lock timeout; SQLite busy
+    CONFLICT = "conflict"  # deadlock victim, serialization failure

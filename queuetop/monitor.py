@@ -1,10 +1,12 @@
 """The dashboard's poller: one connection and one Collector, kept alive through outages.
 
 `Monitor.poll()` is what the dashboard's poll thread calls once per interval. It never raises: every call
-returns a `PollOutcome` — a fresh Snapshot, or the state of the link (reconnecting in N s, schema missing)
-with the error text in one line. After a failure the connection is dropped and reopened with back-off, so a
-database that goes away (server stopped, file removed or locked) costs one short attempt every few seconds
-and the dashboard recovers by itself when it returns.
+returns a `PollOutcome` — a fresh Snapshot, or the state of the link (reconnecting in N s, schema missing,
+poll timed out, poll rolled back by a conflict) with the error text in one line. After a lost connection it is
+dropped and reopened with back-off, so a database that goes away (server stopped, file removed) costs one short
+attempt every few seconds and the dashboard recovers by itself when it returns. A poll that ran past the
+statement timeout, or that the database rolled back to break a deadlock (the monitor's sessions are the chosen
+victim: DEADLOCK_PRIORITY LOW), keeps its connection: the next poll comes at the usual interval.
 
 A Monitor is driven by one thread at a time (the dashboard's polls never overlap; a lock makes sure of it),
 which is all a pyodbc or sqlite3 connection asks. Pure Python: no Textual here, so it is tested directly.
@@ -22,7 +24,16 @@ from pathlib import Path
 
 from queuetop.blocking import Blocking, read_blocking
 from queuetop.collector import Collector, collector_for
-from queuetop.db import ConnectError, Database, DatabaseError, QueuetopError, SchemaMissing, Target
+from queuetop.db import (
+    ConnectError,
+    Database,
+    DatabaseError,
+    QueuetopError,
+    SchemaMissing,
+    Target,
+    Timeout,
+    TransientError,
+)
 from queuetop.layouts import NATIVE, Layout
 from queuetop.schema import init_schema, schema_present
 from queuetop.shape_collector import ShapeCollector
@@ -33,6 +44,8 @@ log = logging.getLogger("queuetop")
 CONNECTED = "connected"
 RECONNECTING = "reconnecting"
 NO_SCHEMA = "no schema"
+TIMED_OUT = "timed out"  # the poll ran past the statement timeout: connection kept, next poll as usual
+BUSY = "busy"  # the poll was rolled back to break a deadlock or a serialization conflict: connection kept
 
 BACKOFF_S: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 15.0)  # waits after 1, 2, 3 … consecutive failures
 SCHEMA_RETRY_CAP_S = 5.0  # `queuetop init` in another terminal should be noticed quickly
@@ -45,7 +58,7 @@ Opener = Callable[..., Database]
 class PollOutcome:
     """What one poll produced: a snapshot when connected, else the link state and why."""
 
-    state: str  # CONNECTED | RECONNECTING | NO_SCHEMA
+    state: str  # CONNECTED | RECONNECTING | NO_SCHEMA | TIMED_OUT | BUSY
     snapshot: Snapshot | None = None
     error: str | None = None  # one line, fit for the status bar
     retry_in_s: float | None = None  # until the next attempt (when not connected)
@@ -56,6 +69,11 @@ class PollOutcome:
     @property
     def connected(self) -> bool:
         return self.state == CONNECTED
+
+    @property
+    def link_lost(self) -> bool:
+        """The connection is gone (or was never made): not a poll that timed out or lost a conflict."""
+        return self.state in (RECONNECTING, NO_SCHEMA)
 
 
 def backoff_delay(failures: int, schedule: Sequence[float] = BACKOFF_S) -> float:
@@ -108,6 +126,8 @@ class Monitor:
                 snapshot = self._collector.poll()
             except SchemaMissing as exc:
                 return self._failed(NO_SCHEMA, str(exc), now)
+            except TransientError as exc:
+                return self._interrupted(exc)
             except QueuetopError as exc:
                 return self._failed(RECONNECTING, str(exc), now)
             except Exception as exc:  # a bug, not the database: keep the traceback for the log
@@ -210,6 +230,13 @@ class Monitor:
         self._last_failure = PollOutcome(state, error=error, retry_in_s=delay, failures=self._failures,
                                          unexpected=unexpected)  # fmt: skip
         return self._last_failure
+
+    def _interrupted(self, exc: TransientError) -> PollOutcome:
+        """A poll the database stopped (statement timeout) or rolled back (deadlock): the connection is fine, so
+        it is kept, and nothing waits for a back-off."""
+        state = TIMED_OUT if isinstance(exc, Timeout) else BUSY
+        log.warning("%s: poll %s: %s", self.target.display, state, exc)
+        return PollOutcome(state, error=str(exc))
 
     def _waiting(self, now: float) -> PollOutcome:
         last = self._last_failure

@@ -10,11 +10,12 @@ least, 128 the default), then the job that has been available longest.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
+from typing import TypeVar
 
-from queuetop.db import Database, LeaseLost, UsageError
+from queuetop.db import Database, LeaseLost, QueuetopError, UsageError, retry_transient
 from queuetop.db.dialects import Dialect
 from queuetop.layouts import NATIVE, Layout
 
@@ -23,8 +24,34 @@ DEFAULT_LEASE_S = 30.0
 DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_RETRY_AFTER_S = 10.0
 MAX_ENQUEUE = 1_000_000
-ENQUEUE_CHUNK = 5_000
+# Rows per enqueue transaction: short transactions, far below the ~5,000 locks at which SQL Server escalates to
+# a table lock (which READPAST cannot skip: every claimer would wait, then fail with 1222).
+ENQUEUE_CHUNK = 1_000
 OUTCOMES = ("succeeded", "failed")
+Id = TypeVar("Id")
+
+
+def insert_in_chunks(db: Database, count: int, insert: Callable[[int], list[Id]],
+                     chunk: int = ENQUEUE_CHUNK) -> list[Id]:  # fmt: skip
+    """Write `count` rows as `insert(n)` does (it writes n rows and returns their ids), in transactions of at most
+    `chunk` rows. Each chunk is all or nothing and is retried whole on a transient error (it was rolled back);
+    a failure after some chunks raises an error that says exactly which ids stayed."""
+    ids: list[Id] = []
+
+    def one_chunk(size: int) -> list[Id]:
+        with db.transaction():
+            return insert(size)
+
+    try:
+        while len(ids) < count:
+            size = min(chunk, count - len(ids))
+            ids += retry_transient(lambda size=size: one_chunk(size))
+    except QueuetopError as exc:
+        if not ids:
+            raise  # nothing was written
+        raise QueuetopError(f"{exc.message}; {len(ids):,} of {count:,} jobs were enqueued before it "
+                            f"(ids {ids[0]}..{ids[-1]})", exc.hint) from exc
+    return ids
 
 
 @dataclass(frozen=True)
@@ -94,27 +121,23 @@ class Queue:
 
     # -- producing ---------------------------------------------------------------------------------------
     def enqueue(self, job_type: str, info: str | None = None, priority: int = DEFAULT_PRIORITY,
-                available_at: datetime | None = None, created_by: str | None = None) -> int:  # fmt: skip
+                delay_s: float = 0.0, created_by: str | None = None) -> int:  # fmt: skip
         """Add one job; its id."""
-        return self.enqueue_many(job_type, 1, info, priority, available_at, created_by)[0]
+        return self.enqueue_many(job_type, 1, info, priority, delay_s, created_by)[0]
 
     def enqueue_many(self, job_type: str, count: int, info: str | None = None, priority: int = DEFAULT_PRIORITY,
-                     available_at: datetime | None = None, created_by: str | None = None) -> list[int]:  # fmt: skip
-        """Add `count` identical jobs in one transaction (all or none); their ids, ascending."""
+                     delay_s: float = 0.0, created_by: str | None = None) -> list[int]:  # fmt: skip
+        """Add `count` identical jobs in short transactions (`insert_in_chunks`); their ids, ascending."""
         check_job_type(job_type)
         check_priority(priority)
         check_count(count)
         if info is not None and not isinstance(info, str):
             raise UsageError("the job info must be text")
-        now = self.db.now()
-        encode = self.dialect.encode_time
-        values = (job_type, info, priority, encode(now), encode(available_at or now), created_by)
-        ids: list[int] = []
-        with self.db.transaction():
-            while len(ids) < count:
-                chunk = min(ENQUEUE_CHUNK, count - len(ids))
-                ids += self.dialect.enqueue(self.db, self.layout, values, chunk)
-        return ids
+        if delay_s:
+            check_seconds(delay_s, "delay")
+        # created now and available `delay_s` later, both by the database's clock
+        values = (job_type, info, priority, float(delay_s), created_by)
+        return insert_in_chunks(self.db, count, lambda size: self.dialect.enqueue(self.db, self.layout, values, size))
 
     # -- consuming ---------------------------------------------------------------------------------------
     def claim(self, worker: str, job_types: Sequence[str] | None = None, batch: int = 1,
@@ -124,15 +147,15 @@ class Queue:
         check_count(batch, "batch", 10_000)
         lease = check_seconds(lease, "lease")
         token = str(uuid.uuid4())
-        now = self.db.now()
-        timeout = now + timedelta(seconds=lease)
+        # The claim time and the lease's end are the database's clock, set in the statement: a worker host whose
+        # clock runs late cannot make a lease end early (and its job run twice).
         rows = self.dialect.claim(self.db, self.layout, worker=worker, token=self.dialect.encode_token(token),
-                                  job_types=types, batch=batch, now=now, timeout=timeout)  # fmt: skip
+                                  job_types=types, batch=batch, lease_s=lease)  # fmt: skip
         decode = self.dialect.decode_time
         rows = sorted(rows, key=lambda r: (int(r[3]), int(r[0])))  # RETURNING/OUTPUT order is unspecified
         return [
             Job(id=int(r[0]), job_type=r[1], info=r[2], priority=int(r[3]), created=decode(r[4]),
-                attempts=int(r[5]), token=token, worker=worker, timeout=timeout)
+                attempts=int(r[5]), token=token, worker=worker, timeout=decode(r[6]))
             for r in rows
         ]
 
@@ -141,20 +164,19 @@ class Queue:
         if outcome not in OUTCOMES:
             raise UsageError(f"unknown outcome {outcome!r}", f"use one of: {', '.join(OUTCOMES)}")
         moved = self.dialect.move_to_completed(self.db, self.layout, job_id=job_id, token=token,
-                                               outcome=outcome, now=self.db.now())  # fmt: skip
+                                               outcome=outcome)  # fmt: skip
         if not moved:
             raise LeaseLost(f"job {job_id}: the claim was lost (timed out and released, or taken by another worker)")
 
     def fail(self, job_id: int, token: str, retry_after: float = DEFAULT_RETRY_AFTER_S) -> str:
         """Give a job back to be retried after `retry_after` s, or bury it as dead when out of attempts.
         Returns "retry" or "dead"; raises LeaseLost if the claim is no longer ours."""
-        delay = timedelta(seconds=check_seconds(retry_after, "retry delay") if retry_after else 0)
-        now = self.db.now()
-        if self.dialect.retry_later(self.db, self.layout, job_id=job_id, token=token, available=now + delay,
+        delay_s = check_seconds(retry_after, "retry delay") if retry_after else 0.0
+        if self.dialect.retry_later(self.db, self.layout, job_id=job_id, token=token, delay_s=delay_s,
                                     max_attempts=self.max_attempts):  # fmt: skip
             return "retry"
         if self.dialect.move_to_completed(self.db, self.layout, job_id=job_id, token=token, outcome="dead",
-                                          now=now, min_attempts=self.max_attempts):  # fmt: skip
+                                          min_attempts=self.max_attempts):  # fmt: skip
             return "dead"
         raise LeaseLost(f"job {job_id}: the claim was lost (timed out and released, or taken by another worker)")
 
@@ -169,11 +191,10 @@ class Queue:
         """Count (dry run) or release claims past their timeout. Out of attempts → dead."""
         if job_type is not None:
             self.require_known_type(job_type)
-        now = self.db.now()
-        found = self.dialect.count_timed_out(self.db, self.layout, job_type, now)
+        found = self.dialect.count_timed_out(self.db, self.layout, job_type)
         if dry_run or found == 0:
             return ReleaseResult(timed_out=found, dry_run=dry_run)
-        released, dead = self.dialect.release_timed_out(self.db, self.layout, job_type=job_type, now=now,
+        released, dead = self.dialect.release_timed_out(self.db, self.layout, job_type=job_type,
                                                         max_attempts=self.max_attempts)  # fmt: skip
         return ReleaseResult(timed_out=found, released=released, dead=dead)
 

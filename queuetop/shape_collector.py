@@ -159,6 +159,7 @@ class ShapeCollector:
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,
             poll_ms=(time.perf_counter() - started) * 1000, window_s=self.window_s, types=types, totals=totals,
             layout=layout.name, figures=dict(layout.provides), clock=layout.clock, note=self.note,
+            reads=self.db.dialect.reads,
         )  # fmt: skip
 
     def _history_of(self, job_type: str) -> _History:

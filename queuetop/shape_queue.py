@@ -17,9 +17,8 @@ from queuetop.errors import QueuetopError, UsageError
 from queuetop.layouts import Layout
 from queuetop.layouts.predicate import roles_of
 from queuetop.layouts.sql import Statements
-from queuetop.queue import ReleaseResult, check_count, check_job_type, check_priority
+from queuetop.queue import ReleaseResult, check_count, check_job_type, check_priority, insert_in_chunks
 
-ENQUEUE_CHUNK = 1_000  # rows per transaction: short transactions, no lock escalation on SQL Server
 RELEASE_BATCH = 500  # rows looked at per round of a release
 
 
@@ -75,7 +74,7 @@ class ShapeQueue:
 
     def enqueue_many(self, job_type: str | None, count: int, info: str | None = None, priority: int | None = None,
                      delay_s: float = 0.0) -> list[Any]:  # fmt: skip
-        """Add `count` jobs the way the seed's insert does, in transactions of ENQUEUE_CHUNK; their ids."""
+        """Add `count` jobs the way the seed's insert does, in short transactions (`insert_in_chunks`); their ids."""
         layout, fields = self.layout, self.layout.enqueue_fields
         job_type = self.check_job_type(job_type)
         check_count(count)
@@ -103,20 +102,7 @@ class ShapeQueue:
         params = [encode(layout.type_of(role), value) for role, value in zip(roles, values, strict=False)]
         if delay_s:
             params.append(self.db.dialect.shift_param(delay_s))
-        ids: list[Any] = []
-        try:
-            while len(ids) < count:
-                chunk = min(ENQUEUE_CHUNK, count - len(ids))
-                with self.db.transaction():
-                    ids += [self.db.fetchone(sql, params)[0] for _ in range(chunk)]
-        except QueuetopError as exc:
-            if not ids:
-                raise  # nothing was written
-            # Each chunk is its own short transaction (a long one would hold locks claimers must skip): say
-            # exactly what stayed.
-            raise QueuetopError(f"{exc.message}; {len(ids):,} of {count:,} jobs were enqueued before it "
-                                f"(ids {ids[0]}..{ids[-1]})", exc.hint) from exc
-        return ids
+        return insert_in_chunks(self.db, count, lambda size: [self.db.fetchone(sql, params)[0] for _ in range(size)])
 
     # -- release -----------------------------------------------------------------------------------------
     def release(self, job_type: str | None = None, dry_run: bool = False) -> ReleaseResult:

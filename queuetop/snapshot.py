@@ -58,6 +58,7 @@ class Snapshot:
     figures: Mapping[str, bool] = field(default_factory=lambda: MappingProxyType({}))  # what the shape can know
     clock: str = "utc"  # the clock of taken_at and of the shape's times: "utc" or the server's "local" time
     note: str | None = None  # e.g. how the layout was chosen
+    reads: str = "committed"  # "dirty": counts read NOLOCK (SQL Server without RCSI) may include uncommitted rows
 
     def provides(self, figure: str) -> bool:
         """Whether the shape can know a figure (every figure, when the snapshot does not say)."""
@@ -77,6 +78,7 @@ class Snapshot:
             "layout": self.layout,
             "clock": self.clock,
             "figures": dict(self.figures),
+            "reads": self.reads,
             "types": [asdict(row) for row in self.types],
             "totals": asdict(self.totals),
         }

@@ -1,4 +1,5 @@
-"""Test helpers: a settable clock and direct reads of the queue tables (to check what really is there)."""
+"""Test helpers: a settable clock (for the monitor), time travel for the queue's own rows (its operations take
+the database's clock), and direct reads of the queue tables (to check what really is there)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,31 @@ def completed_rows(db: Database, layout: Layout) -> dict[int, tuple]:
 def completed_ids_with_repeats(db: Database, layout: Layout) -> list[int]:
     sql = db.dialect.sql(layout, "SELECT {c_id} FROM {completed}")
     return [int(r[0]) for r in db.fetchall(sql)]
+
+
+QUEUE_TIMES = ("created", "available", "claimed_at", "timeout")
+COMPLETED_TIMES = ("c_created", "c_claimed_at", "c_completed")
+
+
+def travel(db: Database, layout: Layout, seconds: float) -> None:
+    """Move the queue `seconds` into the future: every time stored in its tables goes that much into the past, as
+    if the database's clock had run on (the queue's operations take their times from it, not from the client)."""
+    dialect = db.dialect
+    for table, roles in (("queue", QUEUE_TIMES), ("completed", COMPLETED_TIMES)):
+        sets = ", ".join(f"{{{role}}} = {_earlier(dialect.name, '{' + role + '}')}" for role in roles)
+        sql = dialect.sql(layout, f"UPDATE {{{table}}} SET {sets}")
+        db.execute(sql, (_shift(dialect.name, seconds),) * len(roles))
+
+
+def _earlier(dialect: str, column: str) -> str:
+    if dialect == "sqlite":
+        return f"strftime('%Y-%m-%d %H:%M:%f', {column}, ?)"
+    if dialect == "postgresql":
+        return f"{column} - CAST(? AS double precision) * INTERVAL '1 second'"
+    return f"DATEADD(millisecond, -CAST(? AS int), {column})"
+
+
+def _shift(dialect: str, seconds: float) -> object:
+    if dialect == "sqlite":
+        return f"{-seconds:+.3f} seconds"
+    return round(seconds * 1000) if dialect == "mssql" else seconds

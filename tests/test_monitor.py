@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from queuetop.db import Database, parse_target
-from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING, Monitor, backoff_delay
+from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT, Monitor, backoff_delay
 from queuetop.queue import Queue
 from queuetop.schema import init_schema
 from tests.conftest import PG_TARGET, Backend
@@ -43,6 +43,7 @@ def test_polls_a_real_queue(backend: Backend) -> None:
         outcome = monitor.poll()
         assert outcome.state == CONNECTED and outcome.error is None
         assert outcome.snapshot is not None and outcome.snapshot.type_named("email").depth == 3
+        assert outcome.snapshot.to_json()["reads"] == "committed"  # only SQL Server without RCSI reads dirty
         enqueue(backend, "email", 2)
         assert monitor.poll().snapshot.type_named("email").depth == 5  # the same connection, polled again
     finally:
@@ -165,20 +166,21 @@ def lock_sqlite(path: Path) -> subprocess.Popen:
     return locker
 
 
-def test_a_locked_database_means_reconnecting_then_recovery(sqlite_backend: Backend) -> None:
+def test_a_locked_database_is_a_timed_out_poll_not_a_lost_connection(sqlite_backend: Backend) -> None:
     enqueue(sqlite_backend, "email", 1)
     clock = Clock()
     monitor = Monitor(sqlite_backend.target, clock=clock)
     assert monitor.poll().connected
+    connection = monitor._db
     locker = lock_sqlite(Path(sqlite_backend.target.value))
     try:
-        locked = monitor.poll()  # SQLite retries for about 10 s before it gives up
-        assert locked.state == RECONNECTING and "lock" in locked.error
+        locked = monitor.poll()  # SQLite retries for its busy timeout before it gives up
+        assert locked.state == TIMED_OUT and "lock" in locked.error and not locked.link_lost
+        assert locked.retry_in_s is None  # no back-off: the next poll comes at the usual interval
     finally:
         locker.kill()
         locker.wait()
-    clock.now += locked.retry_in_s
-    assert monitor.poll().connected
+    assert monitor.poll().connected and monitor._db is connection  # kept, not reopened
     monitor.close()
 
 

@@ -1,115 +1,32 @@
-"""SQL Server without a server: every T-SQL statement queuetop can issue is parsed, and the real Microsoft
-driver (from the `mssql` extra) loads through pyodbc and fails cleanly against a server that is not there.
-
-Statements are captured by running every SQL-issuing method of the SQL Server dialect on a recorder that
-stands in for the connection (it only records; nothing here claims the queue works: the integration suite
-does that on a real server when QUEUETOP_TEST_MSSQL is set). Each statement must parse as T-SQL with
-sqlglot and carry exactly as many `?` as parameters.
+"""SQL Server without a server: the native schema's T-SQL also parses in sqlglot (every statement is held to the
+T-SQL check and the golden file in test_tsql.py), its claim and reads have the right form, the real Microsoft
+driver (from the `mssql` extra) loads through pyodbc and fails cleanly against a server that is not there, and
+Driver 18's TLS errors say what to change.
 """
 
 from __future__ import annotations
 
-import inspect
 import re
-from contextlib import contextmanager
 from datetime import datetime
 
 import pytest
 import sqlglot
 
-from queuetop.db import ConnectError, Database, parse_target
+from queuetop.db import Conflict, ConnectError, Database, Timeout, TransientError, parse_target
+from queuetop.db.connection import _connect_error
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.db.dialects.base import Dialect
 from queuetop.db.odbc import bundled_mssql_driver
 from queuetop.layouts import NATIVE
 
-NOW = datetime(2026, 1, 1, 12, 0, 0)
+from .golden.make_tsql import native_statements, sql_issuing_dialect_methods
+from .tsql_check import assert_tsql
+
+STATEMENTS = [(sql, params) for _layout, _operation, sql, params in native_statements()]
 
 
-class RecordingConnection:
-    """Takes statements instead of running them."""
-
-    dialect = MSSQLDialect()
-
-    def __init__(self) -> None:
-        self.statements: list[tuple[str, tuple]] = []
-
-    def execute(self, sql, params=()):
-        self.statements.append((sql, tuple(params)))
-        return 1
-
-    def fetchall(self, sql, params=()):
-        self.statements.append((sql, tuple(params)))
-        return []
-
-    def fetchone(self, sql, params=()):
-        self.statements.append((sql, tuple(params)))
-        return (1, 1)
-
-    @contextmanager
-    def transaction(self):
-        yield
-
-    def now(self):
-        return NOW
-
-
-def every_statement() -> tuple[list[tuple[str, tuple]], set[str]]:
-    d, db, n = MSSQLDialect(), RecordingConnection(), NATIVE
-    calls = {
-        "enqueue": lambda: d.enqueue(db, n, ("email", "info", 128, NOW, NOW, "cli"), 500),
-        "claim": lambda: (d.claim(db, n, worker="w", token="t", job_types=[], batch=1, now=NOW, timeout=NOW),
-                          d.claim(db, n, worker="w", token="t", job_types=["a", "b"], batch=10, now=NOW,
-                                  timeout=NOW)),
-        "move_to_completed": lambda: (d.move_to_completed(db, n, job_id=1, token="t", outcome="succeeded", now=NOW),
-                                      d.move_to_completed(db, n, job_id=1, token="t", outcome="dead", now=NOW,
-                                                          min_attempts=3)),
-        "unclaim": lambda: d.unclaim(db, n, job_id=1, token="t"),
-        "retry_later": lambda: d.retry_later(db, n, job_id=1, token="t", available=NOW, max_attempts=3),
-        "release_timed_out": lambda: (d.release_timed_out(db, n, job_type=None, now=NOW, max_attempts=3),
-                                      d.release_timed_out(db, n, job_type="email", now=NOW, max_attempts=3)),
-        "count_timed_out": lambda: (d.count_timed_out(db, n, None, NOW), d.count_timed_out(db, n, "email", NOW)),
-        "queued_job_types": lambda: d.queued_job_types(db, n),
-        "has_job_type": lambda: d.has_job_type(db, n, "email"),
-        "pending_by_type": lambda: d.pending_by_type(db, n),
-        "pending_heads": lambda: d.pending_heads(db, n, [("email", True), ("report", False)], 201),
-        "claimed_by_type": lambda: d.claimed_by_type(db, n, NOW),
-        "dead_by_type": lambda: d.dead_by_type(db, n),
-        "max_job_id": lambda: d.max_job_id(db, n),
-        "arrivals_after": lambda: (d.arrivals_after(db, n, 10, []), d.arrivals_after(db, n, 10, [3, 7])),
-        "arrivals_since": lambda: d.arrivals_since(db, n, NOW),
-        "completions_since": lambda: d.completions_since(db, n, NOW),
-        "count_completed_between": lambda: d.count_completed_between(db, n, NOW, NOW),
-        "oldest_pending": lambda: d.oldest_pending(db, n, "email", 20),
-        "current_claims": lambda: d.current_claims(db, n, "email", 20),
-        "recent_completions": lambda: d.recent_completions(db, n, "email", NOW, 20),
-        "worker_claims": lambda: d.worker_claims(db, n, NOW, NOW),
-        "worker_completions": lambda: d.worker_completions(db, n, NOW, 20_000),
-        "worker_timed_out_claims": lambda: (d.worker_timed_out_claims(db, n, "w", NOW, 500),
-                                            d.worker_timed_out_claims(db, n, None, NOW, 500)),
-    }  # fmt: skip
-    for call in calls.values():
-        call()
-    statements = list(db.statements)
-    for obj in d.schema_objects(n):
-        statements += [(obj.exists_sql, obj.exists_params), (obj.create_sql, ())]
-    statements += [(sql, ()) for sql in d.session_setup("monitor") + d.session_setup("worker")]
-    statements.append((d.server_now_sql(), ()))
-    return statements, set(calls)
-
-
-def test_every_sql_issuing_dialect_method_is_exercised():
-    """A new statement in the dialect must join the list above, so it gets parsed too."""
-    issuing = {
-        name for name, member in inspect.getmembers(MSSQLDialect, inspect.isfunction)
-        if "db" in inspect.signature(member).parameters and not name.startswith("_")
-    }  # fmt: skip
-    assert issuing == every_statement()[1]
-    assert issuing >= {name for name, m in inspect.getmembers(Dialect, inspect.isfunction)
-                       if "db" in inspect.signature(m).parameters}  # fmt: skip
-
-
-STATEMENTS = every_statement()[0]
+def test_every_sql_issuing_dialect_method_of_the_base_is_in_sql_servers_too():
+    assert sql_issuing_dialect_methods(MSSQLDialect) >= sql_issuing_dialect_methods(Dialect)
 
 
 def parseable(sql: str) -> str:
@@ -119,11 +36,11 @@ def parseable(sql: str) -> str:
 
 
 @pytest.mark.parametrize("sql,params", STATEMENTS, ids=[f"stmt{i}" for i in range(len(STATEMENTS))])
-def test_statement_parses_as_tsql_with_matching_parameters(sql, params):
+def test_statement_parses_in_sqlglots_tsql_too(sql, params):
+    if sql.startswith("/* queuetop */ ALTER TABLE") and "LOCK_ESCALATION" in sql:
+        return  # neither grammar knows it; tsql_check.GRAMMAR_GAPS holds its pattern
     parsed = sqlglot.parse(parseable(sql), read="tsql")
     assert parsed and all(tree is not None for tree in parsed)
-    placeholders = len(re.findall(r"\?", re.sub(r"'[^']*'", "", sql)))
-    assert placeholders == len(params), sql
 
 
 def test_claim_is_the_readpast_cte_form_with_output():
@@ -133,9 +50,39 @@ def test_claim_is_the_readpast_cte_form_with_output():
     assert "ROWLOCK, READPAST, UPDLOCK" in claim and "OUTPUT inserted." in claim
 
 
-def test_monitor_reads_never_lock():
-    reads = [sql for sql, _ in STATEMENTS if sql.startswith("/* queuetop */ SELECT") and "[queuetop]" in sql]
-    assert reads and all("WITH (NOLOCK)" in sql for sql in reads)
+DRILL_DOWN = ("oldest_pending", "current_claims", "recent_completions")
+
+
+def test_without_rcsi_counts_read_nolock_and_the_drill_down_reads_past_locked_rows():
+    entries = [(op, sql) for _layout, op, sql, _ in native_statements()
+               if sql.startswith("/* queuetop */ SELECT") and "[queuetop]" in sql]
+    rows = [sql for op, sql in entries if op in DRILL_DOWN]
+    counts = [sql for op, sql in entries if op not in DRILL_DOWN]
+    assert len(rows) == 3 and all("WITH (READPAST)" in sql and "NOLOCK" not in sql for sql in rows)
+    assert counts and all("WITH (NOLOCK)" in sql for sql in counts)
+    assert MSSQLDialect().reads == "dirty"
+
+
+class AnswersRCSI:
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def fetchone(self, sql, params=()):
+        assert "is_read_committed_snapshot_on" in sql
+        return (self.on,)
+
+
+def test_with_rcsi_every_read_is_plain_and_committed():
+    d = MSSQLDialect()
+    d.sql(NATIVE, "SELECT 1 FROM {queue}{nolock}")  # a statement cached before: must not keep its hint
+    d.configure_reads(AnswersRCSI(True))
+    assert d.reads == "committed" and d.sql(NATIVE, "SELECT 1 FROM {queue}{nolock}").endswith("[WorkQueue]")
+    for _layout, _op, sql, params in native_statements(d):
+        assert ("NOLOCK" not in sql and "READPAST)" not in sql) or "UPDLOCK" in sql
+        assert_tsql(sql, params)
+    off = MSSQLDialect()
+    off.configure_reads(AnswersRCSI(False))
+    assert off.reads == "dirty" and off.nolock == " WITH (NOLOCK)"
 
 
 def test_the_bundled_microsoft_driver_loads_and_an_unreachable_server_is_a_clear_error():
@@ -148,3 +95,95 @@ def test_the_bundled_microsoft_driver_loads_and_an_unreachable_server_is_a_clear
     message = str(caught.value)
     assert "cannot reach the database server" in message and "check SERVER and PORT" in message
     assert "hunter2" not in message and "Traceback" not in message
+
+
+# Driver 18's own words, as users reported them (pyodbc issues #610 and #1321, dbt-sqlserver #219, HammerDB #390)
+SELF_SIGNED_OPENSSL3 = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: "
+                        "[error:0A000086:SSL routines::certificate verify failed:self-signed certificate] (-1) "
+                        "(SQLDriverConnect)")
+SELF_SIGNED_OPENSSL1 = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: [error:1416F086:SSL routines:"
+                        "tls_process_server_certificate:certificate verify failed:self signed certificate] (-1) "
+                        "(SQLDriverConnect)")
+UNTRUSTED_CHAIN = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: The certificate chain was "
+                   "issued by an authority that is not trusted. (-2146893019) (SQLDriverConnect)")
+OLD_SERVER = ("[08001] [Microsoft][ODBC Driver 18 for SQL Server]SSL Provider: [error:0A000102:SSL routines::"
+              "unsupported protocol] (-1) (SQLDriverConnect)")
+
+
+@pytest.mark.parametrize("raw", [SELF_SIGNED_OPENSSL3, SELF_SIGNED_OPENSSL1, UNTRUSTED_CHAIN])
+def test_a_refused_certificate_says_trust_server_certificate(raw):
+    error = _connect_error(Exception("08001", raw), parse_target("DRIVER={x};SERVER=db"), 0.2)
+    text = str(error)
+    assert "certificate" in text and "TrustServerCertificate=yes" in text and "install the server's CA" in text
+    assert "SERVER and PORT" not in text and "(-1)" not in text
+
+
+def test_the_openssl_reason_is_kept_not_stripped():
+    text = str(_connect_error(Exception("08001", SELF_SIGNED_OPENSSL3), parse_target("DRIVER={x};SERVER=db"), 0.2))
+    assert "certificate verify failed:self-signed certificate" in text
+
+
+def test_an_old_servers_tls_says_encrypt_no():
+    text = str(_connect_error(Exception("08001", OLD_SERVER), parse_target("DRIVER={x};SERVER=db"), 0.2))
+    assert "unsupported protocol" in text and "Encrypt=no" in text and "SERVER and PORT" not in text
+
+
+def test_init_disables_lock_escalation_on_the_queue_table_and_says_what_filtered_indexes_ask():
+    d = MSSQLDialect()
+    objects = d.schema_objects(NATIVE)
+    setting = next(obj for obj in objects if obj.kind == "setting")
+    assert setting.create_sql.endswith("ALTER TABLE [queuetop].[WorkQueue] SET (LOCK_ESCALATION = DISABLE)")
+    assert "lock_escalation_desc = 'DISABLE'" in setting.exists_sql
+    assert [obj.kind for obj in objects].index("setting") > [obj.kind for obj in objects].index("table")
+    note = " ".join(d.schema_notes(NATIVE))
+    assert "QUOTED_IDENTIFIER ON" in note and "sqlcmd" in note and "-I" in note and "1934" in note
+    assert any("QUOTED_IDENTIFIER ON" in sql for sql in d.session_setup("worker"))  # its own sessions are right
+
+
+class SessionRecorder:
+    """Stands in for a pyodbc connection to SQL Server only to see how a session is set up (no data flows)."""
+
+    def __init__(self) -> None:
+        self.timeout = None
+        self.sent: list[str] = []
+
+    def cursor(self):
+        recorder = self
+
+        class Cursor:
+            rowcount, description = 0, ()
+
+            def execute(self, sql, params=()):
+                recorder.sent.append(sql)
+
+            def fetchall(self):
+                return [(datetime(2026, 1, 1),)] if "SYSUTCDATETIME" in recorder.sent[-1] else [(0,)]
+
+            def close(self):
+                pass
+
+        return Cursor()
+
+
+@pytest.mark.parametrize("purpose, timeout_s", [("monitor", 5), ("worker", 60), ("bulk", 0)])
+def test_sql_server_sessions_get_a_query_timeout_by_purpose_and_ask_for_rcsi(monkeypatch, purpose, timeout_s):
+    recorder = SessionRecorder()
+    monkeypatch.setattr("queuetop.db.connection._open_odbc", lambda target: (recorder, MSSQLDialect()))
+    db = Database.open(parse_target("DRIVER={ODBC Driver 18 for SQL Server};SERVER=db"), purpose=purpose)
+    assert recorder.timeout == timeout_s  # pyodbc's Connection.timeout: the ODBC query timeout, in seconds
+    assert any("is_read_committed_snapshot_on" in sql for sql in recorder.sent) and db.dialect.reads == "dirty"
+    assert ("SET DEADLOCK_PRIORITY LOW" in recorder.sent) == (purpose == "monitor")
+
+
+@pytest.mark.parametrize("sqlstate, message, kind", [
+    ("40001", "[40001] [Microsoft][ODBC Driver 18 for SQL Server][SQL Server]Transaction (Process ID 57) was "
+              "deadlocked on lock resources with another process and has been chosen as the deadlock victim. Rerun "
+              "the transaction. (1205) (SQLExecDirectW)", Conflict),
+    ("HY000", "[HY000] [Microsoft][ODBC Driver 18 for SQL Server][SQL Server]Lock request time out period "
+              "exceeded. (1222) (SQLExecDirectW)", Timeout),
+    ("HYT00", "[HYT00] [Microsoft][ODBC Driver 18 for SQL Server]Query timeout expired (0) (SQLExecDirectW)", Timeout),
+])  # fmt: skip
+def test_sql_servers_deadlocks_and_timeouts_are_transient(sqlstate, message, kind):
+    db = Database(parse_target("DRIVER={x};SERVER=db"), None, MSSQLDialect())
+    error = db._classify(sqlstate, message)
+    assert type(error) is kind and isinstance(error, TransientError)

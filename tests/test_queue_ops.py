@@ -2,26 +2,45 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
-from queuetop.db import Database, LeaseLost, UsageError
+from queuetop.db import Database, LeaseLost, QueuetopError, UsageError, utc_now
 from queuetop.queue import Queue
 from queuetop.schema import init_schema
 
-from .helpers import FakeClock, completed_rows, queue_rows
+from .helpers import FakeClock, completed_rows, queue_rows, travel
 
 
-def open_queue(backend, clock: FakeClock, max_attempts: int = 3) -> Queue:
-    return Queue(Database.open(backend.target, clock=clock), backend.layout, max_attempts=max_attempts)
+class ServerClock:
+    """The database's clock, moved by hand: `clock.at(7)` moves every stored time of the queue back so that it is
+    as if 7 s had passed since `at(0)` (the queue's operations take their times from the database, in the
+    statement: there is no client clock to set)."""
+
+    def __init__(self, seconds: float = 0.0) -> None:
+        self.seconds = seconds
+        self.queue: Queue | None = None
+
+    def at(self, seconds: float) -> ServerClock:
+        assert self.queue is not None
+        travel(self.queue.db, self.queue.layout, seconds - self.seconds)
+        self.seconds = seconds
+        return self
+
+
+def open_queue(backend, clock: ServerClock, max_attempts: int = 3) -> Queue:
+    clock.queue = Queue(Database.open(backend.target), backend.layout, max_attempts=max_attempts)
+    return clock.queue
 
 
 def test_claim_serves_most_urgent_then_oldest_and_respects_availability(backend):
-    clock = FakeClock(0)
+    clock = ServerClock(0)
     q = open_queue(backend, clock)
     late = q.enqueue("email", priority=128)
     clock.at(1)
     urgent = q.enqueue("email", priority=5)
-    later = q.enqueue("email", priority=1, available_at=clock.now.replace(minute=5))  # not yet available
+    later = q.enqueue("email", priority=1, delay_s=300)  # not yet available
     clock.at(2)
     first = q.claim("w1", batch=1)
     second = q.claim("w1", batch=5)
@@ -32,7 +51,7 @@ def test_claim_serves_most_urgent_then_oldest_and_respects_availability(backend)
 
 
 def test_claim_by_type_and_batch_sets_claim_columns(backend):
-    clock = FakeClock(0)
+    clock = ServerClock(0)
     q = open_queue(backend, clock)
     q.enqueue_many("email", 3)
     reports = q.enqueue_many("report", 4, info="r")
@@ -47,7 +66,7 @@ def test_claim_by_type_and_batch_sets_claim_columns(backend):
 
 
 def test_complete_moves_the_row_once_and_a_lost_lease_is_reported(backend):
-    clock = FakeClock(0)
+    clock = ServerClock(0)
     q = open_queue(backend, clock)
     job_id = q.enqueue("email")
     job = q.claim("w1", lease=5)[0]
@@ -61,7 +80,7 @@ def test_complete_moves_the_row_once_and_a_lost_lease_is_reported(backend):
 
 
 def test_a_released_claim_cannot_be_completed_by_its_old_worker(backend):
-    clock = FakeClock(0)
+    clock = ServerClock(0)
     q = open_queue(backend, clock)
     q.enqueue("email")
     old = q.claim("slow-worker", lease=1)[0]
@@ -76,7 +95,7 @@ def test_a_released_claim_cannot_be_completed_by_its_old_worker(backend):
 
 
 def test_fail_retries_after_the_delay_then_buries_the_job_as_dead(backend):
-    clock = FakeClock(0)
+    clock = ServerClock(0)
     q = open_queue(backend, clock, max_attempts=2)
     job_id = q.enqueue("email")
     job = q.claim("w1")[0]
@@ -94,7 +113,7 @@ def test_fail_retries_after_the_delay_then_buries_the_job_as_dead(backend):
 
 
 def test_release_dry_run_counts_and_changes_nothing_then_releases_and_buries(backend):
-    clock = FakeClock(0)
+    clock = ServerClock(0)
     q = open_queue(backend, clock, max_attempts=2)
     q.enqueue_many("email", 3)
     q.enqueue_many("report", 1)
@@ -116,7 +135,7 @@ def test_release_dry_run_counts_and_changes_nothing_then_releases_and_buries(bac
 
 
 def test_release_of_an_unknown_type_is_refused_and_changes_nothing(backend):
-    clock = FakeClock(0)
+    clock = ServerClock(0)
     q = open_queue(backend, clock)
     q.enqueue("email")
     q.claim("w1", lease=1)
@@ -141,7 +160,7 @@ def test_release_of_an_unknown_type_is_refused_and_changes_nothing(backend):
     ],
 )
 def test_bad_arguments_are_refused_before_touching_the_queue(sqlite_backend, call, message):
-    q = open_queue(sqlite_backend, FakeClock(0))
+    q = open_queue(sqlite_backend, ServerClock(0))
     q.enqueue("email")
     before = queue_rows(q.db, q.layout)
     with pytest.raises(UsageError, match=message):
@@ -149,15 +168,32 @@ def test_bad_arguments_are_refused_before_touching_the_queue(sqlite_backend, cal
     assert queue_rows(q.db, q.layout) == before
 
 
-def test_enqueue_many_is_all_or_nothing(sqlite_backend):
-    q = open_queue(sqlite_backend, FakeClock(0))
-    ids = q.enqueue_many("bulk", 12_000)  # more than one chunk
-    assert len(ids) == 12_000 and ids == sorted(set(ids))
-    q.db.execute("CREATE TRIGGER stop_at_20k AFTER INSERT ON WorkQueue WHEN NEW.WorkQueueID > 20000 "
-                 "BEGIN SELECT RAISE(ABORT, 'full'); END")
-    with pytest.raises(Exception, match="full"):
-        q.enqueue_many("bulk", 9_000)  # the second chunk fails: the first must not stay
-    assert len(queue_rows(q.db, q.layout)) == 12_000
+def stop_inserts_above(db, layout, last_id: int) -> None:
+    """A trigger that refuses any row past `last_id`, as a full disk or a constraint would."""
+    if db.dialect.name == "sqlite":
+        db.execute(db.dialect.sql(layout, f"CREATE TRIGGER stop AFTER INSERT ON {{queue}} WHEN NEW.{{id}} > {last_id} "
+                                          "BEGIN SELECT RAISE(ABORT, 'full'); END"))
+        return
+    fn = db.dialect.qualify(layout.schema, "stop")
+    db.execute(f"CREATE FUNCTION {fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+               f"IF NEW.{db.dialect.quote(layout.columns['id'])} > {last_id} THEN RAISE EXCEPTION 'full'; END IF; "
+               "RETURN NEW; END $$")
+    db.execute(db.dialect.sql(layout, "CREATE TRIGGER stop AFTER INSERT ON {queue} FOR EACH ROW "
+                                      f"EXECUTE FUNCTION {fn}()"))
+
+
+def test_enqueue_many_commits_chunks_of_a_thousand_and_says_which_ids_stayed(backend):
+    with backend.open() as db:
+        q = Queue(db, backend.layout)
+        ids = q.enqueue_many("bulk", 2_500)  # three chunks, all there
+        assert len(ids) == 2_500 and ids == sorted(set(ids))
+        stop_inserts_above(db, backend.layout, ids[-1] + 2_000)
+        with pytest.raises(QueuetopError) as caught:  # the third chunk fails: the first two stay, and it says so
+            q.enqueue_many("bulk", 2_500)
+        stayed = sorted(set(queue_rows(db, backend.layout)) - set(ids))
+        assert len(stayed) == 2_000  # each chunk its own short transaction: no lock held for the whole batch
+        assert "full" in str(caught.value)
+        assert f"2,000 of 2,500 jobs were enqueued before it (ids {stayed[0]}..{stayed[-1]})" in str(caught.value)
 
 
 def test_init_is_idempotent_and_says_what_it_found(backend):
@@ -168,7 +204,7 @@ def test_init_is_idempotent_and_says_what_it_found(backend):
 
 
 def test_give_back_returns_an_unstarted_job_without_spending_an_attempt(backend):
-    clock = FakeClock(0)
+    clock = ServerClock(0)
     q = open_queue(backend, clock)
     job_id = q.enqueue("email")
     job = q.claim("w1")[0]
@@ -177,3 +213,19 @@ def test_give_back_returns_an_unstarted_job_without_spending_an_attempt(backend)
     assert again.id == job_id and again.attempts == 1
     with pytest.raises(LeaseLost):
         q.give_back(job.id, job.token)
+
+
+def test_leases_are_the_databases_clock_whatever_the_workers_clock_says(backend):
+    """Two worker hosts whose clocks are far apart (one frozen on 1 January) still agree on every lease: the claim
+    time, the lease's end and the release's now are the database's, computed in the statement."""
+    late = Queue(Database.open(backend.target, clock=FakeClock(0)), backend.layout)  # months behind
+    ahead = Queue(Database.open(backend.target, clock=lambda: utc_now() + timedelta(hours=1)), backend.layout)
+    late.enqueue("email")
+    job = late.claim("late-host", lease=60)[0]
+    server_now = late.db.dialect.decode_time(late.db.fetchone(late.db.dialect.server_now_sql())[0])
+    assert abs((job.timeout - server_now).total_seconds() - 60) < 5  # not 1 January + 60 s
+    assert ahead.release_timed_out().timed_out == 0  # an hour-fast host cannot end the lease early
+    ahead.enqueue("email", delay_s=600)
+    assert ahead.claim("fast-host") == []  # nor claim a job before its time by its own clock
+    late.complete(job.id, job.token)
+    assert completed_rows(late.db, late.layout)[job.id][1] == "succeeded"

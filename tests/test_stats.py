@@ -13,59 +13,89 @@ The timeline (seconds after BASE; the monitor polls at t=10 and again at t=15):
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from queuetop.collector import Collector
 from queuetop.db import Database
-from queuetop.queue import Queue
 
-from .helpers import FakeClock
+from .helpers import BASE, FakeClock
 
 
 def approx(value):
     return pytest.approx(value, abs=1e-9)
 
 
+class Script:
+    """Writes the rows the queue's operations leave, at the times the timeline says. The operations themselves
+    take the database's own clock, which a test cannot set; what is checked here is the collector's arithmetic
+    over rows with known times (the operations have their own tests)."""
+
+    def __init__(self, db: Database, layout) -> None:
+        self.db, self.layout, d = db, layout, db.dialect
+        t = d.param("datetime2")
+        self._insert = d.sql(layout, f"INSERT INTO {{queue}} ({{type}}, {{priority}}, {{created}}, {{available}}) "
+                                     f"VALUES (?, ?, {t}, {t})")
+        self._ids = d.sql(layout, f"SELECT {{id}} FROM {{queue}} WHERE {{type}} = ? AND {{created}} = {t} "
+                                  "ORDER BY {id}")
+        self._pending = d.sql(layout, "SELECT {id} FROM {queue} WHERE {type} = ? AND {claimed_at} IS NULL "
+                                      "ORDER BY {priority}, {available}, {id}")
+        self._claim = d.sql(layout, f"UPDATE {{queue}} SET {{claimed_at}} = {t}, {{claimed_by}} = ?, "
+                                    f"{{timeout}} = {t}, {{attempts}} = {{attempts}} + 1 WHERE {{id}} = ?")
+        self._move = d.sql(layout, f"INSERT INTO {{completed}} ({d.COMPLETED_INSERT_COLUMNS}) SELECT {{id}}, {{type}}, "
+                                   f"{{created}}, {{claimed_at}}, {t}, {{claimed_by}}, {{attempts}}, "
+                                   f"{d.param('varchar(16)')} FROM {{queue}} WHERE {{id}} = ?")
+        self._delete = d.sql(layout, "DELETE FROM {queue} WHERE {id} = ?")
+
+    def time(self, t: float):
+        return self.db.dialect.encode_time(BASE + timedelta(seconds=t))
+
+    def enqueue(self, job_type: str, count: int, t: float, priority: int = 128) -> list[int]:
+        for _ in range(count):
+            self.db.execute(self._insert, (job_type, priority, self.time(t), self.time(t)))
+        return [row[0] for row in self.db.fetchall(self._ids, (job_type, self.time(t)))]
+
+    def claim(self, worker: str, job_type: str, t: float, batch: int = 1, lease: float = 30) -> list[int]:
+        ids = [row[0] for row in self.db.fetchall(self._pending, (job_type,))][:batch]
+        for job_id in ids:
+            self.db.execute(self._claim, (self.time(t), worker, self.time(t + lease), job_id))
+        return ids
+
+    def complete(self, job_id: int, t: float, outcome: str = "succeeded") -> None:
+        self.db.execute(self._move, (self.time(t), outcome, job_id))
+        self.db.execute(self._delete, (job_id,))
+
+
 @pytest.fixture
 def scenario(backend):
     clock = FakeClock()
-    q = Queue(Database.open(backend.target, clock=clock), backend.layout)
+    q = Script(Database.open(backend.target), backend.layout)
     monitor = Collector(Database.open(backend.target, purpose="monitor", clock=clock), backend.layout)
 
-    clock.at(-100)
-    q.enqueue_many("old", 3)
-    clock.at(1)
-    q.enqueue_many("email", 10)
-    q.enqueue_many("report", 4, priority=5)
-    q.enqueue_many("resize", 5)
-    clock.at(2)
-    emails = q.claim("a", job_types=["email"], batch=3, lease=30)
+    q.enqueue("old", 3, -100)
+    q.enqueue("email", 10, 1)
+    q.enqueue("report", 4, 1, priority=5)
+    q.enqueue("resize", 5, 1)
+    emails = q.claim("a", "email", 2, batch=3, lease=30)
     resizes = []
     for t in range(2, 7):
-        clock.at(t)
-        resizes += q.claim("b", job_types=["resize"])
-    clock.at(3)
-    q.complete(emails[0].id, emails[0].token)
-    clock.at(4)
-    q.complete(emails[1].id, emails[1].token)
-    clock.at(5)
-    q.claim("c", job_types=["report"], batch=2, lease=1)
-    clock.at(7)
-    assert Queue(q.db, backend.layout, max_attempts=1).release_timed_out("report").dead == 2
-    for job in resizes:
-        q.complete(job.id, job.token)
-    clock.at(8)
-    q.claim("c", job_types=["report"], lease=1)
-    olds = q.claim("d", job_types=["old"], batch=2)
-    clock.at(9)
-    for job in olds:
-        q.complete(job.id, job.token)
+        resizes += q.claim("b", "resize", t)
+    q.complete(emails[0], 3)
+    q.complete(emails[1], 4)
+    reports = q.claim("c", "report", 5, batch=2, lease=1)
+    for job_id in reports:  # release at t=7 with max_attempts=1: both timed out and out of attempts
+        q.complete(job_id, 7, "dead")
+    for job_id in resizes:
+        q.complete(job_id, 7)
+    q.claim("c", "report", 8, lease=1)
+    olds = q.claim("d", "old", 8, batch=2)
+    for job_id in olds:
+        q.complete(job_id, 9)
     clock.at(10)
     first = monitor.poll()
-    clock.at(12)
-    q.enqueue_many("email", 6)
-    clock.at(13)
-    q.complete(emails[2].id, emails[2].token)
+    q.enqueue("email", 6, 12)
+    q.complete(emails[2], 13)
     clock.at(15)
     second = monitor.poll()
     return first, second

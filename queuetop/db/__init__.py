@@ -1,8 +1,10 @@
 """The bottom layer: targets, connections, dialects and errors. Knows nothing of queues' meaning."""
 
 from queuetop.db.connection import Database, utc_now
+from queuetop.db.retry import retry_transient
 from queuetop.db.target import Target, parse_target
 from queuetop.errors import (
+    Conflict,
     ConnectError,
     DatabaseError,
     DriverMissing,
@@ -11,10 +13,12 @@ from queuetop.errors import (
     SchemaMissing,
     TargetError,
     Timeout,
+    TransientError,
     UsageError,
 )
 
 __all__ = [
-    "ConnectError", "Database", "DatabaseError", "DriverMissing", "LeaseLost", "QueuetopError",
-    "SchemaMissing", "Target", "TargetError", "Timeout", "UsageError", "parse_target", "utc_now",
+    "Conflict", "ConnectError", "Database", "DatabaseError", "DriverMissing", "LeaseLost", "QueuetopError",
+    "SchemaMissing", "Target", "TargetError", "Timeout", "TransientError", "UsageError", "parse_target",
+    "retry_transient", "utc_now",
 ]  # fmt: skip

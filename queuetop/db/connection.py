@@ -3,8 +3,8 @@
 A `Database` is one connection, used by one thread (pyodbc's threadsafety is 1; sqlite3 connections are not
 shared either). It runs in autocommit: each statement is its own transaction unless `transaction()` says
 otherwise, so the monitor never leaves one open. `now()` is the server's UTC clock, read once at connect
-and then kept by the local clock, so every time written or compared agrees with the server without a
-round trip per statement.
+and then kept by the local clock: the monitor's arithmetic uses it (ages, rate windows). Queue operations
+never do: their times (claim, lease end, completion) are the database's own, computed in the statement.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from typing import Any
 from queuetop.db.dialects import Dialect, SQLiteDialect, dialect_for_dbms
 from queuetop.db.target import Target
 from queuetop.errors import (
+    Conflict,
     ConnectError,
     DatabaseError,
     DriverMissing,
+    ErrorKind,
     QueuetopError,
     SchemaMissing,
     TargetError,
@@ -82,6 +84,7 @@ class Database:
             db = cls(target, connection, dialect, clock)
         for statement in db.dialect.session_setup(purpose):
             db.execute(statement)
+        db.dialect.configure_reads(db)
         if target.kind != "sqlite" and clock is None:
             db._measure_clock_offset()
         return db
@@ -103,7 +106,7 @@ class Database:
         self._offset = server - (before + (after - before) / 2)
 
     def now(self) -> datetime:
-        """The server's current UTC time."""
+        """The server's current UTC time, as measured at connect: for the monitor's figures, never for a lease."""
         return self._clock() if self._clock else utc_now() + self._offset
 
     def close(self) -> None:
@@ -192,10 +195,13 @@ class Database:
     def _classify(self, sqlstate: str, message: str) -> QueuetopError:
         text = clean_driver_message(message)
         kind = self.dialect.error_kind(sqlstate, message)
-        if kind == "schema":
+        if kind is ErrorKind.SCHEMA:
             return SchemaMissing(self.target.display)
-        if kind == "timeout":
+        if kind is ErrorKind.TIMEOUT:
             return Timeout(f"the database did not answer in time: {text}", "the queue may be busy; try again")
+        if kind is ErrorKind.CONFLICT:
+            return Conflict(f"the database rolled the statement back to resolve a conflict: {text}",
+                            "nothing was changed; running it again is safe")
         if sqlstate.startswith("08") or sqlstate == "HYT01":
             return ConnectError(f"lost the connection to the database: {text}", "check that the server is up")
         return DatabaseError(f"the database refused the statement: {text}")
@@ -242,6 +248,29 @@ def _open_odbc(target: Target) -> tuple[Any, Dialect]:
 
 
 LOGIN_REFUSED = ("password", "login failed", "authentication failed", "role \"", "no pg_hba.conf entry")
+# OpenSSL's reason inside ODBC Driver 18's "SSL Provider: [error:0A000086:SSL routines::certificate verify
+# failed:self-signed certificate]": the part a user can act on
+_OPENSSL_REASON = re.compile(r"\[error:[0-9A-Fa-f]+:SSL routines:[^:\]]*:([^\]]+)\]")
+
+
+def tls_failure(raw: str) -> QueuetopError | None:
+    """The TLS handshake of ODBC Driver 18 (which encrypts by default) failed: say why and what to change. The
+    generic message would keep only "SSL Provider: (-1)" and send the user to check SERVER and PORT."""
+    if "SSL Provider" not in raw and "SSL routines" not in raw:
+        return None
+    match = _OPENSSL_REASON.search(raw)
+    reason = match.group(1).strip() if match else clean_driver_message(raw.split("SSL Provider:", 1)[-1])
+    lowered = reason.lower()
+    if "certificate" in lowered or "not trusted" in lowered:
+        return ConnectError(f"the server's TLS certificate was refused: {reason}",
+                            "add TrustServerCertificate=yes to the connection string, or install the server's CA "
+                            "on this machine; ODBC Driver 18 encrypts and checks the certificate by default")
+    if "protocol" in lowered or "version" in lowered:
+        return ConnectError(f"the server offers no TLS version this client accepts: {reason}",
+                            "an old server (TLS 1.0/1.1): add Encrypt=no to the connection string, or enable TLS "
+                            "1.2 on the server")
+    return ConnectError(f"the TLS handshake with the server failed: {reason}",
+                        "try TrustServerCertificate=yes, or Encrypt=no for an old server")
 
 
 def _connect_error(exc: Exception, target: Target, elapsed: float) -> QueuetopError:
@@ -251,6 +280,9 @@ def _connect_error(exc: Exception, target: Target, elapsed: float) -> QueuetopEr
     if sqlstate in ("IM002", "IM003") or "Can't open lib" in raw or "file not found" in raw:
         return DriverMissing(f"the ODBC driver cannot be loaded: {text}",
                              "check DRIVER= in the connection string; `odbcinst -q -d` lists installed drivers")
+    tls = tls_failure(raw)
+    if tls is not None:
+        return tls
     lowered = raw.lower()
     if sqlstate.startswith("28") or any(sign in lowered for sign in LOGIN_REFUSED):
         return ConnectError(f"the server refused the login: {text}", "check UID and PWD in the connection string")

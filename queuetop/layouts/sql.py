@@ -50,6 +50,10 @@ class Statements:
     def _hint(self) -> str:
         return self.dialect.nolock
 
+    def _row_hint(self) -> str:
+        """The drill-down reads rows, not counts: never a dirty one (READPAST on SQL Server without RCSI)."""
+        return self.dialect.row_hint
+
     # -- conditions --------------------------------------------------------------------------------------
     def condition(self, node: Node, binds: list[Callable[[dict[str, Any]], Any]]) -> str:
         """SQL for a parsed condition; appends to `binds` one getter per `?`, in order."""
@@ -370,7 +374,7 @@ class Statements:
             direction = " DESC" if descending else ""
             ordering = ", ".join(self.col(role) + direction for role in order if self.layout.has(role))
             return self.dialect.first_rows_sql(
-                f"SELECT {columns} FROM {self.table(states[0].table)}{self._hint()} WHERE ({where})"
+                f"SELECT {columns} FROM {self.table(states[0].table)}{self._row_hint()} WHERE ({where})"
                 f"{self._type_filter(states[0], job_type)} ORDER BY {ordering}")
 
         key = f"rows:{','.join(state_names)}:{job_type is not None}:{roles}:{order}:{descending}"
@@ -394,7 +398,7 @@ class Statements:
                 where += " AND " + self.condition(spec.where.condition, binds)
             if job_type is not None:
                 where += f" AND {self.col(type_role)} = {self.dialect.param(self.layout.type_of(type_role))}"
-            return self.dialect.first_rows_sql(f"SELECT {cols} FROM {self.table(spec.table)}{self._hint()} WHERE "
+            return self.dialect.first_rows_sql(f"SELECT {cols} FROM {self.table(spec.table)}{self._row_hint()} WHERE "
                                                f"{where} ORDER BY {self.col(spec.at)} DESC")
 
         sql, params = self._bound(f"recent:{job_type is not None}", build, settings)

@@ -224,8 +224,12 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             self.notify(f"Unexpected error while polling: {now.error}.{self._see_log()}", severity="error",
                         timeout=10, markup=False)  # fmt: skip
         elif now.connected:
-            if before is not None and not before.connected and before.state != NO_SCHEMA:
+            if before is not None and before.link_lost and before.state != NO_SCHEMA:
                 self.notify("Connected to the database again.", timeout=4)
+        elif not now.link_lost:  # a poll that timed out or lost a deadlock: the connection is fine
+            if before is None or before.connected:
+                self.notify(f"The poll did not finish: {now.error}. The connection is kept; the next poll comes "
+                            "at the usual interval.", severity="warning", timeout=8, markup=False)
         elif (before is None or before.connected) and not (now.state == NO_SCHEMA and self.latest is None):
             lost = "Lost the database" if self.latest is not None else "Cannot read the database"
             kept = " The last data stays on screen, marked stale." if self.latest is not None else ""

@@ -16,7 +16,7 @@ from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from queuetop import format as fmt
-from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING
+from queuetop.monitor import BUSY, CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT
 from queuetop.series import Series
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 
@@ -57,7 +57,8 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
         line.append("● connected", style="bold green")
     else:
         retry = "" if view.retry_in_s is None else f" in {max(0, math.ceil(view.retry_in_s))} s"
-        label = "no queue schema, checking again" if view.state == NO_SCHEMA else RECONNECTING
+        label = {NO_SCHEMA: "no queue schema, checking again", TIMED_OUT: "poll timed out, polling on",
+                 BUSY: "poll lost a deadlock, polling on"}.get(view.state, RECONNECTING)
         line.append(f"● {label}{retry}", style="bold red" if view.state == RECONNECTING else "bold yellow")
     if view.paused:
         line.append("  ")

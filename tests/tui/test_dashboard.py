@@ -10,7 +10,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from queuetop.actions import Actions, EnqueueRequest, EnqueueResult
 from queuetop.db import parse_target
-from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING
+from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT
 from queuetop.queue import Queue
 from queuetop.tui.app import QueuetopApp
 from queuetop.tui.detail import DetailScreen
@@ -19,6 +19,7 @@ from queuetop.tui.main import MainScreen
 from queuetop.tui.modals import EnqueueModal, ReleaseModal
 from queuetop.tui.table import QueueTable
 from tests.conftest import Backend
+from tests.test_monitor import lock_sqlite
 from tests.tui.conftest import SIZE, AppFactory, RecordingApp, status, text, wait_for
 
 
@@ -288,6 +289,25 @@ async def test_database_removed_mid_run_then_back(sqlite_backend: Backend, make_
         assert "Connected to the database again." in app.notes
         await pilot.press("e")  # and actions work again
         await wait_for(pilot, lambda: isinstance(app.screen, EnqueueModal), "the enqueue dialog")
+
+
+async def test_a_poll_stopped_by_a_lock_is_not_a_lost_connection(sqlite_backend: Backend,
+                                                                 make_app: AppFactory) -> None:  # fmt: skip
+    enqueue(sqlite_backend, "email", 2)
+    app = make_app(sqlite_backend)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: depth_of(app, "email") == 2, "the first poll")
+        locker = lock_sqlite(Path(sqlite_backend.target.value))
+        try:
+            await wait_for(pilot, lambda: app.link.state == TIMED_OUT, "the timed-out poll", timeout=30)
+            assert "poll timed out" in status(app) and "reconnecting" not in status(app)
+            assert any(n.startswith("The poll did not finish") for n in app.notes)
+            assert not any(n.startswith("Lost the database") for n in app.notes)
+        finally:
+            locker.kill()
+            locker.wait()
+        await wait_for(pilot, lambda: app.link.state == CONNECTED, "the next poll", timeout=30)
+        assert "Connected to the database again." not in app.notes  # it never went away
 
 
 # -- keys and commands --------------------------------------------------------------------------------------

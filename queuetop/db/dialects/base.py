@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from queuetop.errors import ErrorKind
+
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
     from queuetop.layouts import Layout
@@ -37,7 +39,9 @@ class Dialect:
     """SQL text and the few per-database execution details. Subclasses fill in the rest."""
 
     name = "?"
-    nolock = ""  # table hint for monitor reads (SQL Server only)
+    nolock = ""  # table hint for the monitor's counts (SQL Server without read-committed snapshot: NOLOCK)
+    row_hint = ""  # table hint for the drill-down's rows (SQL Server without read-committed snapshot: READPAST)
+    reads = "committed"  # what the monitor's counts see: "committed", or "dirty" (may count uncommitted rows)
     supports_schemas = True
     supports_include = True
 
@@ -74,6 +78,20 @@ class Dialect:
 
     def shift_param(self, seconds: float) -> Any:
         return seconds
+
+    # The native queue's times are the database's own UTC clock, in the statement: claim time, lease end,
+    # completion, retry delay. Never a client's clock: across worker hosts that would release a job early and
+    # run it twice.
+    def clock_sql(self) -> str:
+        """The database's UTC now, as the native queue's statements compare and store it."""
+        return self.now_sql("utc")
+
+    def later_sql(self) -> str:
+        """The database's UTC now plus the seconds given by `later_params`."""
+        return self.shifted_now_sql("utc")
+
+    def later_params(self, seconds: float) -> tuple[Any, ...]:
+        return (self.shift_param(seconds),)
 
     def insert_returning_sql(self, table: str, columns: list[str], values: list[str], id_column: str) -> str:
         """INSERT of one row that returns its id."""
@@ -118,6 +136,7 @@ class Dialect:
         if layout.completed_table:
             names["completed"] = self.qualify(layout.schema, layout.completed_table)
         names["nolock"] = self.nolock
+        names["row_hint"] = self.row_hint
         return names
 
     def sql(self, layout: Layout, template: str) -> str:
@@ -151,8 +170,13 @@ class Dialect:
     def server_now_sql(self) -> str:
         raise NotImplementedError
 
-    def error_kind(self, sqlstate: str, message: str) -> str | None:
-        """Classify a driver error: "schema", "timeout", or None for anything else."""
+    def configure_reads(self, db: Database) -> None:
+        """Settle, once per connection, how the monitor's reads avoid blocking writers (SQL Server asks the
+        database whether read-committed snapshot is on). Elsewhere reads never block writers: nothing to do."""
+
+    def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:
+        """Classify a driver error (a missing table, a timeout, a deadlock or serialization conflict), or None
+        for anything else."""
         return None
 
     # -- the catalog: what tables and columns exist (layout detection and checks) -------------------------
@@ -163,6 +187,10 @@ class Dialect:
     # -- schema ------------------------------------------------------------------------------------------
     def schema_objects(self, layout: Layout) -> list[SchemaObject]:
         raise NotImplementedError
+
+    def schema_notes(self, layout: Layout) -> list[str]:
+        """What `queuetop init` must tell the user about the schema it made (none by default)."""
+        return []
 
     def index_definitions(self, layout: Layout) -> list[tuple[str, str, str, str, str | None]]:
         """(name, table role, key columns, included columns, filter) for each native index."""
@@ -201,19 +229,25 @@ class Dialect:
         raise NotImplementedError
 
     def claim(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
-              batch: int, now: datetime, timeout: datetime) -> list[Row]:  # fmt: skip
+              batch: int, lease_s: float) -> list[Row]:  # fmt: skip
+        """Claim up to `batch` available jobs; (id, type, info, priority, created, attempts, timeout) of each. The
+        claim time and the lease's end are the database's clock."""
         raise NotImplementedError
 
     def move_to_completed(self, db: Database, layout: Layout, *, job_id: int, token: str, outcome: str,
-                          now: datetime, min_attempts: int | None = None) -> bool:  # fmt: skip
-        """Move a claimed job to the completed table if the token still matches (and attempts ≥ min)."""
+                          min_attempts: int | None = None) -> bool:  # fmt: skip
+        """Move a claimed job to the completed table if the token still matches (and attempts ≥ min), completed
+        at the database's now."""
         raise NotImplementedError
 
-    def retry_later(self, db: Database, layout: Layout, *, job_id: int, token: str, available: datetime,
+    def retry_later(self, db: Database, layout: Layout, *, job_id: int, token: str, delay_s: float,
                     max_attempts: int) -> bool:  # fmt: skip
+        """Give a claimed job back, available again `delay_s` after the database's now, if the token matches and
+        attempts remain."""
         sql = self.sql(layout, """UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL,
-            {timeout} = NULL, {available} = ? WHERE {id} = ? AND {token} = ? AND {attempts} < ?""")
-        params = (self.encode_time(available), job_id, self.encode_token(token), max_attempts)
+            {timeout} = NULL, {available} = """ + self.later_sql() + """
+            WHERE {id} = ? AND {token} = ? AND {attempts} < ?""")
+        params = (*self.later_params(delay_s), job_id, self.encode_token(token), max_attempts)
         return db.execute(sql, params) == 1
 
     def unclaim(self, db: Database, layout: Layout, *, job_id: int, token: str) -> bool:
@@ -222,9 +256,9 @@ class Dialect:
             {timeout} = NULL, {attempts} = {attempts} - 1 WHERE {id} = ? AND {token} = ?""")
         return db.execute(sql, (job_id, self.encode_token(token))) == 1
 
-    def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None, now: datetime,
+    def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None,
                           max_attempts: int) -> tuple[int, int]:  # fmt: skip
-        """Release claims past their timeout: (returned to pending, moved to dead)."""
+        """Release claims past their timeout by the database's clock: (returned to pending, moved to dead)."""
         raise NotImplementedError
 
     def job_type_filter(self, layout: Layout, job_types: Sequence[str], column: str = "type") -> str:
@@ -233,11 +267,11 @@ class Dialect:
         return f" AND {self.names(layout)[column]} IN ({self.placeholders(len(job_types))})"
 
     # -- monitor reads (standard SQL; SQL Server adds its NOLOCK hint) -----------------------------------
-    def count_timed_out(self, db: Database, layout: Layout, job_type: str | None, now: datetime) -> int:
+    def count_timed_out(self, db: Database, layout: Layout, job_type: str | None) -> int:
         sql = self.sql(layout, "SELECT COUNT(*) FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL "
-                               "AND {timeout} < ?" + self.job_type_filter(layout, [job_type] if job_type else []))
-        params = (self.encode_time(now), *([job_type] if job_type else []))
-        return int(db.fetchone(sql, params)[0])
+                               f"AND {{timeout}} < {self.clock_sql()}"
+                               + self.job_type_filter(layout, [job_type] if job_type else []))
+        return int(db.fetchone(sql, (job_type,) if job_type else ())[0])
 
     def has_job_type(self, db: Database, layout: Layout, job_type: str) -> bool:
         """Whether any job of this type is in the queue table: two index seeks, never a scan."""
@@ -342,13 +376,14 @@ class Dialect:
         """(id, created, available, priority, attempts, info excerpt), oldest first."""
         sql = self.sql(layout, self.first_rows(
             "SELECT {id}, {created}, {available}, {priority}, {attempts}, SUBSTRING({info}, 1, 200) "
-            "FROM {queue}{nolock} WHERE {claimed_at} IS NULL AND {type} = ? ORDER BY {created}, {id}"))
+            "FROM {queue}{row_hint} WHERE {claimed_at} IS NULL AND {type} = ?" + self.age_index_guard(layout)
+            + " ORDER BY {created}, {id}"))  # the guard: a seek on IX_WorkQueue_PendingAge, not a backlog scan
         return db.fetchall(sql, (job_type, limit))
 
     def current_claims(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
         """(id, worker, claimed at, timeout, attempts), the soonest to time out first."""
         sql = self.sql(layout, self.first_rows(
-            "SELECT {id}, {claimed_by}, {claimed_at}, {timeout}, {attempts} FROM {queue}{nolock} "
+            "SELECT {id}, {claimed_by}, {claimed_at}, {timeout}, {attempts} FROM {queue}{row_hint} "
             "WHERE {claimed_at} IS NOT NULL AND {type} = ? ORDER BY {timeout}, {id}"))
         return db.fetchall(sql, (job_type, limit))
 
@@ -356,7 +391,7 @@ class Dialect:
                            limit: int) -> list[Row]:  # fmt: skip
         """(id, outcome, created, claimed at, completed at), newest first, completed after `since`."""
         sql = self.sql(layout, self.first_rows(
-            "SELECT {c_id}, {c_outcome}, {c_created}, {c_claimed_at}, {c_completed} FROM {completed}{nolock} "
+            "SELECT {c_id}, {c_outcome}, {c_created}, {c_claimed_at}, {c_completed} FROM {completed}{row_hint} "
             "WHERE {c_completed} > ? AND {c_type} = ? ORDER BY {c_completed} DESC, {c_id} DESC"))
         return db.fetchall(sql, (self.encode_time(since), job_type, limit))
 

@@ -4,7 +4,17 @@ Claims use the updatable-CTE form `WITH c AS (SELECT TOP (n) ... WITH (ROWLOCK, 
 UPDATE c ... OUTPUT inserted.*` (seed 003's shape; seed 000's `UPDATE TOP (1) ... OUTPUT` is equivalent but
 cannot be parsed by the tools the tests use). Moves to the completed table are one `DELETE ... OUTPUT ...
 INTO` from an updatable CTE, so every operation is a single statement and no transaction is ever left open.
-Monitor reads take `NOLOCK`, a low deadlock priority and a short lock timeout: they must never block a dequeuer.
+Times are the server's (`SYSUTCDATETIME()` in the statement), never a client's.
+
+Monitor reads run at a low deadlock priority with a short lock timeout: they must never block a dequeuer. With
+read-committed snapshot on they are plain reads; without it counts take `NOLOCK` and drill-down rows `READPAST`
+(`configure_reads`).
+
+Parameters are typed as the column they meet, `CAST(? AS nvarchar(128))`, `CAST(? AS uniqueidentifier)`, rather
+than by pyodbc's `setinputsizes`: the type is in the statement (so in the golden file and the T-SQL check), it
+holds for every execution however the Database's cursors are made, and it is the form the layouts' typed roles
+already use, where it matters most: pyodbc binds `str` as nvarchar, and an nvarchar parameter against a varchar
+column with a SQL collation (seed 004) converts the column, turning a seek into a scan.
 """
 
 from __future__ import annotations
@@ -14,6 +24,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from queuetop.db.dialects.base import Dialect, Row, SchemaObject
+from queuetop.errors import ErrorKind
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
@@ -24,16 +35,41 @@ MAX_PARAMETERS = 2100
 
 class MSSQLDialect(Dialect):
     name = "mssql"
+    # Without read-committed snapshot, a plain read waits for writers' locks: counts read NOLOCK (they may include
+    # uncommitted rows, and say so: reads "dirty"); the drill-down's rows read READPAST (never a phantom row).
     nolock = " WITH (NOLOCK)"
+    row_hint = " WITH (READPAST)"
+    reads = "dirty"
+
+    def configure_reads(self, db: Database) -> None:
+        """With read-committed snapshot (RCSI) on, plain reads see committed rows without blocking: no hints."""
+        row = db.fetchone("SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_ID()")
+        if row and row[0]:
+            self.nolock = self.row_hint = ""
+            self.reads = "committed"
+            self._statements.clear()
 
     def quote(self, identifier: str) -> str:
         return "[" + identifier.replace("]", "]]") + "]"
 
+    # What a table with a filtered index asks of every session that creates the index or writes the table
+    # (error 1934 otherwise). The ODBC driver sets most of these, sqlcmd does not set QUOTED_IDENTIFIER: say so.
+    FILTERED_INDEX_SETTINGS = "; ".join([*(f"SET {option} ON" for option in (
+        "ANSI_NULLS", "ANSI_PADDING", "ANSI_WARNINGS", "ARITHABORT", "CONCAT_NULL_YIELDS_NULL", "QUOTED_IDENTIFIER")),
+        "SET NUMERIC_ROUNDABORT OFF"])  # one batch: one round trip
+
     def session_setup(self, purpose: str) -> list[str]:
-        statements = ["SET LOCK_TIMEOUT 2000", "SET XACT_ABORT ON"]
+        statements = [self.FILTERED_INDEX_SETTINGS, "SET LOCK_TIMEOUT 2000", "SET XACT_ABORT ON"]
         if purpose == "monitor":
             statements.append("SET DEADLOCK_PRIORITY LOW")
         return statements
+
+    def job_type_filter(self, layout: Layout, job_types: Sequence[str], column: str = "type") -> str:
+        # Typed as the column (nvarchar(128) in the native schema), as every native parameter that meets a column
+        if not job_types:
+            return ""
+        typed = ", ".join(["CAST(? AS nvarchar(128))"] * len(job_types))
+        return f" AND {self.names(layout)[column]} IN ({typed})"
 
     def returning(self, column: str) -> tuple[str, str]:
         return f" OUTPUT inserted.{column}", ""
@@ -47,20 +83,20 @@ class MSSQLDialect(Dialect):
 
     def oldest_pending(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
         sql = self.sql(layout, "SELECT TOP (?) {id}, {created}, {available}, {priority}, {attempts}, "
-                               "SUBSTRING({info}, 1, 200) FROM {queue}{nolock} WHERE {claimed_at} IS NULL "
-                               "AND {type} = ? ORDER BY {created}, {id}")
+                               "SUBSTRING({info}, 1, 200) FROM {queue}{row_hint} WHERE {claimed_at} IS NULL "
+                               "AND {type} = ?" + self.age_index_guard(layout) + " ORDER BY {created}, {id}")
         return db.fetchall(sql, (limit, job_type))
 
     def current_claims(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
         sql = self.sql(layout, "SELECT TOP (?) {id}, {claimed_by}, {claimed_at}, {timeout}, {attempts} "
-                               "FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL AND {type} = ? "
+                               "FROM {queue}{row_hint} WHERE {claimed_at} IS NOT NULL AND {type} = ? "
                                "ORDER BY {timeout}, {id}")
         return db.fetchall(sql, (limit, job_type))
 
     def recent_completions(self, db: Database, layout: Layout, job_type: str, since: datetime,
                            limit: int) -> list[Row]:  # fmt: skip
         sql = self.sql(layout, "SELECT TOP (?) {c_id}, {c_outcome}, {c_created}, {c_claimed_at}, {c_completed} "
-                               "FROM {completed}{nolock} WHERE {c_completed} > ? AND {c_type} = ? "
+                               "FROM {completed}{row_hint} WHERE {c_completed} > ? AND {c_type} = ? "
                                "ORDER BY {c_completed} DESC, {c_id} DESC")
         return db.fetchall(sql, (limit, since, job_type))
 
@@ -92,16 +128,28 @@ class MSSQLDialect(Dialect):
     def shift_param(self, seconds: float) -> Any:
         return round(seconds * 1000)
 
+    def later_sql(self) -> str:
+        # Whole seconds, then milliseconds: DATEADD takes an int, and a delay past 24.8 days overflows in ms
+        return "DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME()))"
+
+    def later_params(self, seconds: float) -> tuple[Any, ...]:
+        whole = int(seconds)
+        return round((seconds - whole) * 1000), whole
+
     def encode_value(self, layout_type: str | None, value: Any) -> Any:
         if layout_type in ("datetime", "datetime2"):
             return value
         return super().encode_value(layout_type, value)
 
-    def error_kind(self, sqlstate: str, message: str) -> str | None:
+    def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:
         if sqlstate == "42S02" or "Invalid object name" in message:
-            return "schema"
-        if sqlstate == "HYT00" or "Lock request time out" in message:
-            return "timeout"
+            return ErrorKind.SCHEMA
+        # HYT00: the ODBC query timeout (Connection.timeout); 1222: SET LOCK_TIMEOUT ran out
+        if sqlstate == "HYT00" or "Lock request time out" in message or "Query timeout expired" in message:
+            return ErrorKind.TIMEOUT
+        # 1205 deadlock victim (SQLSTATE 40001); 3960 snapshot update conflict; both roll the statement back
+        if sqlstate == "40001" or "deadlock victim" in message or "update conflict" in message:
+            return ErrorKind.CONFLICT
         return None
 
     def catalog_sql(self) -> str:
@@ -152,57 +200,102 @@ class MSSQLDialect(Dialect):
                   {c_outcome} varchar(16) NOT NULL,
                   CONSTRAINT [PK_WorkCompleted] PRIMARY KEY CLUSTERED ({c_id}))""")),
         ]  # fmt: skip
+        queue = self.qualify(layout.schema, layout.queue_table)
+        # A large enqueue or release must never escalate to a table lock: READPAST cannot skip one, so every
+        # claimer would wait on it and fail with 1222. Row locks only, on the table queuetop made.
+        objects.append(SchemaObject(
+            "setting", f"{layout.queue_table} LOCK_ESCALATION = DISABLE",
+            "SELECT 1 FROM sys.tables WHERE object_id = OBJECT_ID(?) AND lock_escalation_desc = 'DISABLE'", (queue,),
+            self.sql(layout, "ALTER TABLE {queue} SET (LOCK_ESCALATION = DISABLE)")))
         tables = {"queue": layout.queue_table, "completed": layout.completed_table}
         for index in self.index_definitions(layout):
             objects.append(SchemaObject("index", index[0], *index_id(tables[index[1]], index[0]),
                                         self.create_index_sql(layout, *index)))
         return objects
 
+    def schema_notes(self, layout: Layout) -> list[str]:
+        return [f"{self.qualify(layout.schema, layout.queue_table)} has filtered indexes: every session and stored "
+                "procedure that writes it must run with QUOTED_IDENTIFIER ON (and ANSI_NULLS ON), or the insert "
+                "fails with error 1934. sqlcmd's default is OFF: run it with -I; a procedure keeps the setting it "
+                "was created with, so create it from a session with QUOTED_IDENTIFIER ON"]
+
     # -- queue operations --------------------------------------------------------------------------------
     def enqueue(self, db: Database, layout: Layout, values: Sequence[Any], count: int) -> list[int]:
-        # Any catalog view with enough rows serves as a row source; TOP cuts it to the count.
-        sql = self.sql(layout, """INSERT INTO {queue} ({type}, {info}, {priority}, {created}, {available}, {created_by})
-            OUTPUT inserted.{id}
-            SELECT TOP (?) CAST(? AS nvarchar(128)), CAST(? AS nvarchar(max)), CAST(? AS tinyint),
-                   CAST(? AS datetime2(3)), CAST(? AS datetime2(3)), CAST(? AS nvarchar(128))
+        job_type, info, priority, delay_s, created_by = values
+        # Any catalog view with enough rows serves as a row source; TOP cuts it to the count (a chunk: at most
+        # ENQUEUE_CHUNK rows, far below lock escalation).
+        sql = self.sql(layout, f"""INSERT INTO {{queue}} ({{type}}, {{info}}, {{priority}}, {{created}}, {{available}},
+                {{created_by}})
+            OUTPUT inserted.{{id}}
+            SELECT TOP (?) CAST(? AS nvarchar(128)), CAST(? AS nvarchar(max)), CAST(? AS tinyint), SYSUTCDATETIME(),
+                   {self.later_sql()}, CAST(? AS nvarchar(128))
             FROM sys.all_columns AS a CROSS JOIN sys.all_columns AS b""")
-        return sorted(row[0] for row in db.fetchall(sql, (count, *values)))
+        params = (count, job_type, info, priority, *self.later_params(delay_s), created_by)
+        return sorted(row[0] for row in db.fetchall(sql, params))
 
     def claim(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
-              batch: int, now: datetime, timeout: datetime) -> list[Row]:  # fmt: skip
+              batch: int, lease_s: float) -> list[Row]:  # fmt: skip
+        if len(job_types) > 1:
+            return self._claim_types(db, layout, worker=worker, token=token, job_types=job_types, batch=batch,
+                                     lease_s=lease_s)
+        types = "".join(" AND {type} = CAST(? AS nvarchar(128))" for _ in job_types)
         sql = self.sql(layout, """WITH c AS (
                 SELECT TOP (?) * FROM {queue} WITH (ROWLOCK, READPAST, UPDLOCK)
-                WHERE {claimed_at} IS NULL AND {available} <= ?""" + self.job_type_filter(layout, job_types) + """
+                WHERE {claimed_at} IS NULL AND {available} <= SYSUTCDATETIME()""" + types + """
                 ORDER BY {priority}, {available})
-            UPDATE c SET {claimed_at} = ?, {claimed_by} = ?, {token} = ?, {timeout} = ?, {attempts} = {attempts} + 1
+            UPDATE c SET {claimed_at} = SYSUTCDATETIME(), {claimed_by} = CAST(? AS nvarchar(128)),
+                {token} = CAST(? AS uniqueidentifier), {timeout} = """ + self.later_sql() + """,
+                {attempts} = {attempts} + 1
             OUTPUT inserted.{id}, inserted.{type}, inserted.{info}, inserted.{priority}, inserted.{created},
-                   inserted.{attempts}""")  # fmt: skip
-        return db.fetchall(sql, (batch, now, *job_types, now, worker, token, timeout))
+                   inserted.{attempts}, inserted.{timeout}""")  # fmt: skip
+        return db.fetchall(sql, (batch, *job_types, worker, token, *self.later_params(lease_s)))
+
+    def _claim_types(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
+                     batch: int, lease_s: float) -> list[Row]:  # fmt: skip
+        """Several types: one TOP (n) seek of IX_WorkQueue_Pending per type, UNION ALL, then the best n of those
+        (seed 004's UPDATE ... FROM ... JOIN form); an IN list would read the dequeue index across every type.
+        Each arm's rows are read WITH (ROWLOCK, READPAST, UPDLOCK), so the update finds them still pending."""
+        arm = ("SELECT * FROM (SELECT TOP (?) {id}, {priority}, {available} FROM {queue} WITH (ROWLOCK, READPAST, "
+               "UPDLOCK) WHERE {claimed_at} IS NULL AND {available} <= SYSUTCDATETIME() "
+               "AND {type} = CAST(? AS nvarchar(128)) ORDER BY {priority}, {available}) AS qt_arm%d")
+        arms = " UNION ALL ".join(arm % i for i in range(len(job_types)))
+        sql = self.sql(layout, """UPDATE q SET {claimed_at} = SYSUTCDATETIME(), {claimed_by} = CAST(? AS nvarchar(128)),
+                {token} = CAST(? AS uniqueidentifier), {timeout} = """ + self.later_sql() + """,
+                {attempts} = q.{attempts} + 1
+            OUTPUT inserted.{id}, inserted.{type}, inserted.{info}, inserted.{priority}, inserted.{created},
+                   inserted.{attempts}, inserted.{timeout}
+            FROM {queue} AS q WITH (ROWLOCK, READPAST, UPDLOCK) INNER JOIN (SELECT TOP (?) qt_all.{id} FROM ("""
+            + arms + """) AS qt_all ORDER BY qt_all.{priority}, qt_all.{available}) AS picked ON q.{id} = picked.{id}
+            WHERE q.{claimed_at} IS NULL""")  # fmt: skip
+        arm_params = tuple(p for job_type in job_types for p in (batch, job_type))
+        return db.fetchall(sql, (worker, token, *self.later_params(lease_s), batch, *arm_params))
 
     def _bury(self, outcome: str) -> str:
         """A template deleting every row of the CTE `c` and landing it in the completed table, in one statement."""
-        return ("DELETE FROM c OUTPUT deleted.{id}, deleted.{type}, deleted.{created}, deleted.{claimed_at}, ?, "
+        return ("DELETE FROM c OUTPUT deleted.{id}, deleted.{type}, deleted.{created}, deleted.{claimed_at}, "
+                "SYSUTCDATETIME(), "
                 f"deleted.{{claimed_by}}, deleted.{{attempts}}, {outcome} "
                 f"INTO {{completed}} ({self.COMPLETED_INSERT_COLUMNS})")
 
     def move_to_completed(self, db: Database, layout: Layout, *, job_id: int, token: str, outcome: str,
-                          now: datetime, min_attempts: int | None = None) -> bool:  # fmt: skip
+                          min_attempts: int | None = None) -> bool:  # fmt: skip
         guard = " AND {attempts} >= ?" if min_attempts is not None else ""
-        sql = self.sql(layout, "WITH c AS (SELECT * FROM {queue} WITH (ROWLOCK) WHERE {id} = ? AND {token} = ?"
-                               + guard + ") " + self._bury("?"))
+        sql = self.sql(layout, "WITH c AS (SELECT * FROM {queue} WITH (ROWLOCK) WHERE {id} = ? "
+                               "AND {token} = CAST(? AS uniqueidentifier)" + guard + ") "
+                               + self._bury("CAST(? AS varchar(16))"))
         guard_params = (min_attempts,) if min_attempts is not None else ()
-        return db.execute(sql, (job_id, token, *guard_params, now, outcome)) == 1
+        return db.execute(sql, (job_id, token, *guard_params, outcome)) == 1
 
-    def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None, now: datetime,
+    def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None,
                           max_attempts: int) -> tuple[int, int]:  # fmt: skip
         types = [job_type] if job_type else []
         # READPAST: a job a worker is finishing right now is skipped, not waited on; UPDLOCK re-checks the
         # timeout under the lock, so a job claimed anew meanwhile is left alone.
         pick = ("WITH c AS (SELECT * FROM {queue} WITH (ROWLOCK, READPAST, UPDLOCK) WHERE {claimed_at} IS NOT NULL "
-                "AND {timeout} < ? AND {attempts} %s ?" + self.job_type_filter(layout, types) + ") ")
+                "AND {timeout} < SYSUTCDATETIME() AND {attempts} %s ?" + self.job_type_filter(layout, types) + ") ")
         bury = self.sql(layout, pick % ">=" + self._bury("'dead'"))
         release = self.sql(layout, pick % "<" + "UPDATE c SET {claimed_at} = NULL, {claimed_by} = NULL, "
                                                "{token} = NULL, {timeout} = NULL")
-        dead = db.execute(bury, (now, max_attempts, *types, now))
-        released = db.execute(release, (now, max_attempts, *types))
+        dead = db.execute(bury, (max_attempts, *types))
+        released = db.execute(release, (max_attempts, *types))
         return released, dead

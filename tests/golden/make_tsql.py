@@ -1,0 +1,264 @@
+"""Every T-SQL statement queuetop can send, for every layout: the source of `tests/golden/tsql.sql`.
+
+Regenerate the golden file after a change to any statement, then read its diff before committing:
+
+    .venv/bin/python -m tests.golden.make_tsql
+
+Statements are enumerated from the code. The native schema's come from running every SQL-issuing method of the
+SQL Server dialect (a method that takes `db`) on a recorder standing in for the connection; the other layouts'
+from every `Statements` method that returns a statement. A method is called through its recipe in RECIPES /
+DIALECT_CALLS when it has one, else with sample arguments chosen by parameter name (SAMPLES). A new method
+whose parameters have no sample makes `uncovered()` name it, and tests/test_tsql.py fails until it has a
+recipe or a sample — so no statement can be added without landing in the golden file and the T-SQL check.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from queuetop.db.dialects import MSSQLDialect
+from queuetop.db.dialects.base import Dialect
+from queuetop.layouts import NATIVE, PRESET_NAMES, STATES, Layout, load_layout, with_tables
+from queuetop.layouts.sql import Statement, Statements
+
+GOLDEN = Path(__file__).parent / "tsql.sql"
+NOW = datetime(2026, 1, 1, 12, 0, 0)
+TOKEN = "AC351A46-49E4-4F0C-BF8C-F45255012150"
+Entry = tuple[str, str, str, tuple[Any, ...]]  # (layout, operation, sql as sent, parameters)
+
+
+# -- the native schema: the SQL Server dialect's own methods ----------------------------------------------------
+class RecordingConnection:
+    """Takes statements instead of running them (nothing here claims they work: the suite does that on a real
+    server when QUEUETOP_TEST_MSSQL is set)."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self.statements: list[tuple[str, tuple]] = []
+
+    def execute(self, sql: str, params: Any = ()) -> int:
+        self.statements.append((sql, tuple(params)))
+        return 1
+
+    def fetchall(self, sql: str, params: Any = ()) -> list:
+        self.statements.append((sql, tuple(params)))
+        return []
+
+    def fetchone(self, sql: str, params: Any = ()) -> tuple:
+        self.statements.append((sql, tuple(params)))
+        return (0, 0)  # falsy: configure_reads leaves the dialect as it is (no read-committed snapshot)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        yield
+
+
+def dialect_calls(d: Dialect, db: Any, n: Layout) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
+    """How to call each SQL-issuing dialect method: (what the variant is, the call)."""
+    return {
+        "enqueue": [("", lambda: d.enqueue(db, n, ("email", "info", 128, 0.0, "cli"), 500))],
+        "claim": [("any type", lambda: d.claim(db, n, worker="w", token=TOKEN, job_types=[], batch=1,
+                                               lease_s=30)),
+                  ("one type", lambda: d.claim(db, n, worker="w", token=TOKEN, job_types=["a"], batch=10,
+                                               lease_s=30)),
+                  ("two types", lambda: d.claim(db, n, worker="w", token=TOKEN, job_types=["a", "b"], batch=10,
+                                                lease_s=30))],
+        "move_to_completed": [("", lambda: d.move_to_completed(db, n, job_id=1, token=TOKEN, outcome="succeeded")),
+                              ("dead", lambda: d.move_to_completed(db, n, job_id=1, token=TOKEN, outcome="dead",
+                                                                   min_attempts=3))],
+        "unclaim": [("", lambda: d.unclaim(db, n, job_id=1, token=TOKEN))],
+        "retry_later": [("", lambda: d.retry_later(db, n, job_id=1, token=TOKEN, delay_s=10, max_attempts=3))],
+        "release_timed_out": [
+            ("any type", lambda: d.release_timed_out(db, n, job_type=None, max_attempts=3)),
+            ("one type", lambda: d.release_timed_out(db, n, job_type="email", max_attempts=3))],
+        "count_timed_out": [("any type", lambda: d.count_timed_out(db, n, None)),
+                            ("one type", lambda: d.count_timed_out(db, n, "email"))],
+        "queued_job_types": [("", lambda: d.queued_job_types(db, n))],
+        "has_job_type": [("", lambda: d.has_job_type(db, n, "email"))],
+        "pending_by_type": [("", lambda: d.pending_by_type(db, n))],
+        "pending_heads": [("", lambda: d.pending_heads(db, n, [("email", True), ("report", False)], 201))],
+        "claimed_by_type": [("", lambda: d.claimed_by_type(db, n, NOW))],
+        "dead_by_type": [("", lambda: d.dead_by_type(db, n))],
+        "max_job_id": [("", lambda: d.max_job_id(db, n))],
+        "arrivals_after": [("", lambda: d.arrivals_after(db, n, 10, [])),
+                           ("late ids", lambda: d.arrivals_after(db, n, 10, [3, 7]))],
+        "arrivals_since": [("", lambda: d.arrivals_since(db, n, NOW))],
+        "completions_since": [("", lambda: d.completions_since(db, n, NOW))],
+        "count_completed_between": [("", lambda: d.count_completed_between(db, n, NOW, NOW))],
+        "oldest_pending": [("", lambda: d.oldest_pending(db, n, "email", 20))],
+        "current_claims": [("", lambda: d.current_claims(db, n, "email", 20))],
+        "recent_completions": [("", lambda: d.recent_completions(db, n, "email", NOW, 20))],
+        "configure_reads": [("read-committed snapshot?", lambda: d.configure_reads(db))],
+    }  # fmt: skip
+
+
+def sql_issuing_dialect_methods(cls: type = MSSQLDialect) -> set[str]:
+    return {name for name, member in inspect.getmembers(cls, inspect.isfunction)
+            if "db" in inspect.signature(member).parameters and not name.startswith("_")}  # fmt: skip
+
+
+def native_statements(d: MSSQLDialect | None = None) -> list[Entry]:
+    d = d or MSSQLDialect()
+    out: list[Entry] = []
+    out += [("native", "session setup", sql, ()) for sql in dict.fromkeys(d.session_setup("monitor")
+                                                                         + d.session_setup("worker"))]
+    out.append(("native", "server clock", d.server_now_sql(), ()))
+    out.append(("native", "catalog (detect)", d.catalog_sql(), ()))
+    for obj in d.schema_objects(NATIVE):
+        out.append(("native", f"init: is there {obj.kind} {obj.name}", obj.exists_sql, obj.exists_params))
+        out.append(("native", f"init: create {obj.kind} {obj.name}", obj.create_sql, ()))
+    for name, variants in dialect_calls(d, None, NATIVE).items():
+        for variant, _ in variants:
+            db = RecordingConnection(d)
+            call = dict(dialect_calls(d, db, NATIVE)[name])[variant]
+            call()
+            for i, (sql, params) in enumerate(db.statements):
+                label = " ".join(part for part in (name, variant, f"({i + 1})" if len(db.statements) > 1 else "")
+                                 if part)  # fmt: skip
+                out.append(("native", label, sql, params))
+    return out
+
+
+# -- every layout: the statement model ---------------------------------------------------------------------------
+def preset(name: str) -> Layout:
+    layout = load_layout(name)
+    return with_tables(layout, "dbo.work_items") if layout.table_required else layout
+
+
+def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
+    """How to call each Statements method for this layout: (what the variant is, the call). A method a layout
+    cannot serve has no entry for it."""
+    layout = s.layout
+    states = [name for name in STATES if name in layout.states]
+    job_type = "x" if layout.has_job_type else None
+    fields = [f for f in layout.enqueue_fields.values() if f != "available"]
+    params = tuple(range(len(fields)))
+    out: dict[str, list[tuple[str, Callable[[], Any]]]] = {
+        "state_counts": [("", lambda: s.state_counts(states))],
+        "count_state": [(state, lambda state=state: s.count_state(state, job_type)) for state in states],
+        "rows_in_states": [("pending rows", lambda: s.rows_in_states(["pending"], job_type, ["id", "created", "info"],
+                                                                     ["created", "id"], 20))],
+        "insert": [("", lambda: (s.insert(fields, delayed=False), params))],
+    }
+    if s.ranged:
+        out["state_counts"].append(("from the live end", lambda: s.state_counts(states, low_id=5)))
+    if layout.arrivals == "identity":
+        out["max_id"] = [("", s.max_id)]
+        out["arrivals_by_id"] = [("", lambda: s.arrivals_by_id(10, 1000))]
+    if layout.has("created"):
+        out["arrivals_by_time"] = [("", lambda: s.arrivals_by_time(NOW))]
+    if layout.completions is not None:
+        out["completions_after"] = [("", lambda: s.completions_after(NOW))]
+        out["recent_completions"] = [("", lambda: s.recent_completions(job_type, NOW, 20))]
+    if "available" in layout.enqueue_fields:
+        out["insert"].append(("delayed", lambda: (s.insert([*fields, "available"], delayed=True), (*params, 5000))))
+    if layout.release is not None:
+        out["ids_in_state"] = [("release", lambda: s.ids_in_state(layout.release.state, job_type, 500))]
+        if layout.release.action == "clear":
+            out["clear_claim"] = [("release", lambda: s.clear_claim(layout.release.state, None, 7, TOKEN))]
+        else:
+            out["requeue"] = [("release", lambda: s.requeue(layout.release.state, ["a", "b"]))]
+    if layout.dead_actions:
+        if layout.dead_move_back:
+            out.setdefault("requeue", []).append(("dead retry", lambda: s.requeue("dead", [1, 2], None,
+                                                                                  layout.dead_move_back)))
+        else:
+            out["retry_dead"] = [("", lambda: s.retry_dead(job_type))]
+        out["delete_state"] = [("dead", lambda: s.delete_state("dead", job_type))]
+    return out
+
+
+def samples(layout: Layout) -> dict[str, Any]:
+    """Arguments by parameter name, for a Statements method that has no recipe yet."""
+    states = [name for name in STATES if name in layout.states]
+    return {
+        "states": states, "state_names": states[:1], "state_name": states[0], "settings": None, "low_id": None,
+        "job_type": "x" if layout.has_job_type else None, "job_types": ["a", "b"] if layout.has_job_type else [],
+        "limit": 20, "batch": 10, "after_id": 10, "since": NOW, "job_id": 7, "token": TOKEN, "ids": [1, 2],
+        "worker": "w", "lease_s": 30, "outcome": "succeeded", "delay_s": 10, "max_attempts": 3,
+    }  # fmt: skip
+
+
+def statement_methods() -> list[str]:
+    """The Statements methods that return one statement or a pair: the SQL they build goes to the server."""
+    hints = {name: typing.get_type_hints(member).get("return")
+             for name, member in inspect.getmembers(Statements, inspect.isfunction) if not name.startswith("_")}
+    return sorted(name for name, hint in hints.items()
+                  if hint in (Statement, tuple[Statement, Statement]) or name == "insert")
+
+
+def auto_call(s: Statements, name: str) -> Callable[[], Any] | None:
+    method = getattr(s, name)
+    given, pool = {}, samples(s.layout)
+    for param in inspect.signature(method).parameters.values():
+        if param.name in pool:
+            given[param.name] = pool[param.name]
+        elif param.default is inspect.Parameter.empty:
+            return None
+    return lambda: method(**given)
+
+
+def with_recipes() -> set[str]:
+    """The Statements methods some layout has a recipe for: the others are new, and called by samples."""
+    return {method for name in PRESET_NAMES for method in recipes(Statements(MSSQLDialect(), preset(name)))}
+
+
+def uncovered() -> list[str]:
+    """Methods that issue SQL but that the golden file cannot call: each needs a recipe or a sample."""
+    missing = [f"MSSQLDialect.{name}" for name in sorted(sql_issuing_dialect_methods()
+                                                         - set(dialect_calls(MSSQLDialect(), None, NATIVE)))]
+    s = Statements(MSSQLDialect(), NATIVE)
+    missing += [f"Statements.{name}" for name in statement_methods()
+                if name not in with_recipes() and auto_call(s, name) is None]
+    return missing
+
+
+def layout_statements(name: str) -> list[Entry]:
+    s = Statements(MSSQLDialect(), preset(name))
+    calls, known = recipes(s), with_recipes()
+    for method in statement_methods():
+        if method not in known and (call := auto_call(s, method)) is not None:
+            calls[method] = [("", call)]
+    out: list[Entry] = []
+    for method in sorted(calls):
+        for variant, call in calls[method]:
+            try:
+                made = call()
+            except (AssertionError, KeyError):  # the method asked of a layout that lacks what it needs
+                continue
+            pair = isinstance(made, tuple) and len(made) == 2 and isinstance(made[0], tuple)
+            for i, (sql, params) in enumerate(made if pair else [made]):
+                label = " ".join(part for part in (method, variant, ("insert", "delete")[i] if pair else "") if part)
+                out.append((name, label, sql, tuple(params)))
+    return out
+
+
+def every_statement() -> list[Entry]:
+    return native_statements() + [entry for name in PRESET_NAMES for entry in layout_statements(name)]
+
+
+def render() -> str:
+    lines = ["-- Every statement queuetop sends to SQL Server, per layout and operation (`?` markers as sent).",
+             "-- Generated by `.venv/bin/python -m tests.golden.make_tsql`; tests/test_tsql.py compares it.", ""]
+    for layout, operation, sql, _params in every_statement():
+        lines += [f"-- {layout}: {operation}", sql.strip() + ";", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    missing = uncovered()
+    if missing:
+        raise SystemExit("these issue SQL but cannot be called: give each a recipe or a sample in "
+                         f"tests/golden/make_tsql.py: {', '.join(missing)}")
+    GOLDEN.write_text(render(), encoding="utf-8")
+    print(f"wrote {GOLDEN} ({len(every_statement())} statements): review `git diff {GOLDEN}` before committing")
+
+
+if __name__ == "__main__":
+    main()
