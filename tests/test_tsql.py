@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .golden.make_tsql import GOLDEN, every_statement, render, uncovered
+from .golden.make_tsql import GOLDEN, SEED_OWN, every_statement, render, uncovered
 from .tsql_check import GRAMMAR_GAPS, _linter, assert_tsql, markers_to_variables, problems, split_batches
 
 STATEMENTS = every_statement()
@@ -22,7 +22,9 @@ SEEDS = Path(__file__).parent / "golden" / "seeds"
 @pytest.mark.parametrize("layout, operation, sql, params", STATEMENTS,
                          ids=[f"{layout}: {operation}" for layout, operation, _, _ in STATEMENTS])  # fmt: skip
 def test_every_statement_passes_the_tsql_check(layout, operation, sql, params):
-    assert_tsql(sql, params)
+    # `queuetop load` runs a seed's own dequeue as the seed wrote it (seed 000's READPAST alone, seed 002's broken
+    # first try without hints): the grammar and the denylist hold for it, queuetop's own claim-hint rule does not
+    assert_tsql(sql, params, queuetop_rules=SEED_OWN not in operation)
 
 
 def test_every_sql_issuing_method_is_in_the_golden_file():

@@ -406,10 +406,12 @@ class Statements:
         return sql, self.dialect.first_rows_params((since, *params, *typed), limit)
 
     # -- the seed's own dequeue, as `queuetop load` drives it ------------------------------------------------
-    # SQL Server gets the seed's statement as its author wrote it (hints, TOP, OUTPUT; ORDER BY only where the
-    # seed has one: elsewhere TOP follows the clustered key); PostgreSQL the same claim with FOR UPDATE SKIP
-    # LOCKED in place of READPAST/UPDLOCK/XLOCK; SQLite runs it under BEGIN IMMEDIATE (its one writer at a time
-    # is the lock). Run-time values (worker, token, lease, job type, batch, id) travel as `__name` settings.
+    # SQL Server gets the seed's statement as its author wrote it (its hints, TOP, OUTPUT; the layout's order
+    # where the seed's statement has room for one: seed 004's ORDER BY, seed 003's CTE, whose clustered index
+    # gives that order anyway; elsewhere TOP follows the clustered key, as the seeds' own do); PostgreSQL the same
+    # claim with FOR UPDATE SKIP LOCKED in place of READPAST/UPDLOCK/XLOCK; SQLite runs it under BEGIN IMMEDIATE
+    # (its one writer at a time is the lock). Run-time values (worker, token, lease, job type, batch, id) travel
+    # as `__name` settings.
     CLAIM_COLUMNS = ("id", "type", "token", "attempts")  # what every claim returns, NULL where the shape has none
 
     def _tsql(self) -> bool:

@@ -37,7 +37,8 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from queuetop import format as fmt
-from queuetop.db import Database, LeaseLost, QueuetopError, Target, Timeout, UsageError
+from queuetop.db import Database, LeaseLost, QueuetopError, Target, UsageError
+from queuetop.db.retry import retry_transient
 from queuetop.layouts import NATIVE, Layout
 from queuetop.load.config import WAVE_PERIOD_S, ConsumerPool, LoadConfig
 from queuetop.load.ids import IdRanges
@@ -52,7 +53,6 @@ STOP_GRACE_S = 2.0  # a job in hand that needs longer than this after a stop is 
 UNLIMITED_CHUNK = 10  # jobs per enqueue statement when the rate is unlimited
 MAX_CHUNK = 200  # jobs per enqueue statement when catching up with the schedule
 IDLE_MIN_S, IDLE_MAX_S = 0.005, 0.1  # back-off of a consumer that finds nothing to claim
-BUSY_RETRIES = 6  # consecutive Timeout errors (database busy, lock timeout) before a thread gives up
 CONTROL_EVERY_S = 0.05
 LEDGER_COMPACT_AT = 50_000  # claims kept in memory before the ledger drops those that ended long ago
 LEDGER_KEEP_S = 5.0
@@ -75,7 +75,7 @@ class LoadCounters:
     recovered_at_stop: int = 0  # abandoned claims handed back at stop, before their lease ran out
     swept_released: int = 0  # claims the sweeper returned to pending
     swept_dead: int = 0  # claims the sweeper buried as dead
-    busy_retries: int = 0  # statements retried after a Timeout (SQLite busy, lock timeout)
+    busy_retries: int = 0  # operations retried after a deadlock, a serialization conflict, a busy or lock timeout
     foreign: int = 0  # jobs of other origin that the consumers processed
     claims: int = 0  # claim statements that took at least one job
     empty_claims: int = 0  # claim statements that found nothing to take
@@ -338,15 +338,9 @@ class LoadRun:
         self._done.set()
 
     def _retrying(self, operation: Callable[[], T]) -> T:
-        """Run a statement, retrying it with back-off while the database reports it is busy. The queue
-        operations are safe to retry: a Timeout rolls back, and every change is a compare-and-set."""
-        for attempt in range(BUSY_RETRIES):
-            try:
-                return operation()
-            except Timeout:
-                self._tally.add("busy_retries")
-                time.sleep(min(1.0, 0.01 * 2**attempt) * random.uniform(0.5, 1.5))
-        return operation()
+        """Run a queue operation, again after a deadlock, a serialization conflict or a busy / lock timeout (see
+        db/retry.py: safe, since each operation is one transaction and a compare-and-set), counting each."""
+        return retry_transient(operation, on_retry=lambda _exc: self._tally.add("busy_retries"))
 
     def _rng(self, salt: int) -> random.Random:
         return random.Random(None if self.config.seed is None else self.config.seed * 1000 + salt)
@@ -414,7 +408,7 @@ class LoadRun:
             if granted == 0:
                 return
             for job_type, count in Counter(rng.choices(names, weights, k=granted)).items():
-                ids = self._retrying(lambda t=job_type, n=count: queue.enqueue(t, n, self.created_by))
+                ids = queue.enqueue(job_type, count, self.created_by)  # each chunk is retried by itself
                 if self._baseline_id is None:
                     with self._records_lock:
                         self._guid_ids.update(ids)

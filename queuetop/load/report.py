@@ -196,8 +196,9 @@ class LoadReport:
         if len(self.types) > 1:
             lines += ["", *self._type_table()]
         d = self.driver
-        notes = [f"{d.busy_retries:,} busy retries", f"{d.leases_lost:,} leases lost while working",
-                 f"{d.given_back:,} given back at stop", f"{d.swept_released:,} released by the sweeper"]  # fmt: skip
+        notes = [f"{d.busy_retries:,} retries (deadlocks, busy, lock timeouts)",
+                 f"{d.leases_lost:,} leases lost while working", f"{d.given_back:,} given back at stop",
+                 f"{d.swept_released:,} released by the sweeper"]  # fmt: skip
         if d.foreign:
             notes.append(f"{d.foreign:,} jobs of other runs processed")
         lines += ["", "driver: " + ", ".join(notes)]

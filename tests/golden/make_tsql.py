@@ -95,6 +95,10 @@ def dialect_calls(d: Dialect, db: Any, n: Layout) -> dict[str, list[tuple[str, C
         "current_claims": [("", lambda: d.current_claims(db, n, "email", 20))],
         "recent_completions": [("", lambda: d.recent_completions(db, n, "email", NOW, 20))],
         "configure_reads": [("read-committed snapshot?", lambda: d.configure_reads(db))],
+        "worker_claims": [("", lambda: d.worker_claims(db, n, NOW, NOW))],
+        "worker_completions": [("", lambda: d.worker_completions(db, n, NOW, 20_000))],
+        "worker_timed_out_claims": [("one worker", lambda: d.worker_timed_out_claims(db, n, "w", NOW, 500)),
+                                    ("no worker recorded", lambda: d.worker_timed_out_claims(db, n, None, NOW, 500))],
     }  # fmt: skip
 
 
@@ -164,6 +168,12 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
             out["clear_claim"] = [("release", lambda: s.clear_claim(layout.release.state, None, 7, TOKEN))]
         else:
             out["requeue"] = [("release", lambda: s.requeue(layout.release.state, ["a", "b"]))]
+    out["clock"] = [("", s.clock)]
+    out.update(seed_dequeue_recipes(s))
+    if not layout.native:  # `queuetop demo --layout X` makes the shape's tables (native: `init`'s own schema)
+        ddl = s.create_tables()
+        out["create_tables"] = [(f"demo: create ({i + 1} of {len(ddl)})", lambda sql=sql: (sql, ())) for i, sql in
+                                enumerate(ddl)]  # fmt: skip
     if layout.dead_actions:
         if layout.dead_move_back:
             out.setdefault("requeue", []).append(("dead retry", lambda: s.requeue("dead", [1, 2], None,
@@ -171,6 +181,41 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
         else:
             out["retry_dead"] = [("", lambda: s.retry_dead(job_type))]
         out["delete_state"] = [("dead", lambda: s.delete_state("dead", job_type))]
+    return out
+
+
+SEED_OWN = "seed's own"  # a statement written as the seed wrote it: queuetop's own hint rule does not apply
+
+
+def seed_dequeue_recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
+    """`queuetop load` on a shape: the seed's own claim in each of its forms, its completion, the report's reads."""
+    layout, claim = s.layout, s.layout.claim
+    if claim is None:
+        return {}
+    values: dict[str, Any] = {"__worker": "w", "__token": TOKEN, "__lease": 900, "__batch": 10}
+    if claim.by_type and layout.has_job_type:
+        values["__type"] = TOKEN
+    out: dict[str, list[tuple[str, Callable[[], Any]]]] = {}
+    for form in claim.forms:
+        label = f"{SEED_OWN} claim ({form})"
+        if form in ("update_top", "cte"):
+            out.setdefault("claim_one", []).append((label, lambda f=form: s.claim_one(f, values)))
+        elif form == "batch_mark":
+            out["claim_mark"] = [(label, lambda: s.claim_mark(values))]
+            out["claimed_by_token"] = [(f"{label}: read back by the mark", lambda: s.claimed_by_token(TOKEN))]
+        else:
+            out.setdefault("claim_pick", []).append((label, lambda f=form: s.claim_pick(f, values)))
+            if form == "move":
+                out["move_delete"] = [(label, lambda: s.move_delete(TOKEN))]
+                out["move_insert"] = [(label, lambda: s.move_insert([TOKEN, "request", NOW]))]
+            else:
+                out.setdefault("claim_set", []).append((label, lambda: s.claim_set({**values, "__id": 7})))
+    if claim.finish:
+        out["finish"] = [(f"{SEED_OWN} completion", lambda: s.finish(7, TOKEN))]
+    identity = layout.arrivals == "identity"
+    out["row_states"] = [(f"load report: {table}", lambda t=table: s.row_states(t, None, 5 if identity else None,
+                                                                                 None if identity else 90.0))
+                         for table in ("queue", "completed") if table == "queue" or layout.completed_table]
     return out
 
 
@@ -182,6 +227,7 @@ def samples(layout: Layout) -> dict[str, Any]:
         "job_type": "x" if layout.has_job_type else None, "job_types": ["a", "b"] if layout.has_job_type else [],
         "limit": 20, "batch": 10, "after_id": 10, "since": NOW, "job_id": 7, "token": TOKEN, "ids": [1, 2],
         "worker": "w", "lease_s": 30, "outcome": "succeeded", "delay_s": 10, "max_attempts": 3,
+        "recent_s": 60, "seen_s": 3600,
     }  # fmt: skip
 
 

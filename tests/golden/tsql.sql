@@ -230,8 +230,23 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 -- native: configure_reads read-committed snapshot?
 SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_ID();
 
+-- native: worker_claims
+/* queuetop */ SELECT [RetrievedBy], COUNT(*), SUM(CASE WHEN [TimeoutDate] < ? THEN 1 ELSE 0 END), SUM(CASE WHEN [RetrievedDate] > ? THEN 1 ELSE 0 END), MAX([RetrievedDate]) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL GROUP BY [RetrievedBy];
+
+-- native: worker_completions
+/* queuetop */ SELECT TOP (?) [RetrievedBy], [Outcome], [RetrievedDate], [CompletedDate] FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] > ? ORDER BY [CompletedDate] DESC;
+
+-- native: worker_timed_out_claims one worker
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [ProcessingMark], [Attempts], [AvailableDate] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < ? AND [RetrievedBy] = ? ORDER BY [WorkQueueID];
+
+-- native: worker_timed_out_claims no worker recorded
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [ProcessingMark], [Attempts], [AvailableDate] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < ? AND [RetrievedBy] IS NULL ORDER BY [WorkQueueID];
+
 -- native: arrivals_by_time
 /* queuetop */ SELECT [WorkQueueID], [JobType], [CreatedDate] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime2(3)) UNION ALL SELECT [WorkQueueID], [JobType], [CreatedDate] FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime2(3));
+
+-- native: clock
+/* queuetop */ SELECT SYSUTCDATETIME();
 
 -- native: count_state pending
 /* queuetop */ SELECT COUNT(*) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE ([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()) AND [JobType] = CAST(? AS nvarchar(128));
@@ -251,11 +266,17 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- native: delete_state dead
 /* queuetop */ DELETE FROM [queuetop].[WorkCompleted] WHERE [Outcome] = 'dead' AND [JobType] = CAST(? AS nvarchar(128));
 
+-- native: ids_of_claimer
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [ProcessingMark] FROM [queuetop].[WorkQueue] WHERE ([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()) AND [RetrievedBy] = CAST(? AS nvarchar(128)) ORDER BY [WorkQueueID];
+
 -- native: insert
 /* queuetop */ INSERT INTO [queuetop].[WorkQueue] ([JobType], [JobInfo], [Priority]) OUTPUT inserted.[WorkQueueID] VALUES (CAST(? AS nvarchar(128)), CAST(? AS nvarchar(max)), CAST(? AS tinyint));
 
 -- native: insert delayed
 /* queuetop */ INSERT INTO [queuetop].[WorkQueue] ([JobType], [JobInfo], [Priority], [AvailableDate]) OUTPUT inserted.[WorkQueueID] VALUES (CAST(? AS nvarchar(128)), CAST(? AS nvarchar(max)), CAST(? AS tinyint), DATEADD(millisecond, ?, SYSUTCDATETIME()));
+
+-- native: make_available
+/* queuetop */ UPDATE [queuetop].[WorkQueue] SET [AvailableDate] = SYSUTCDATETIME() WHERE ([RetrievedDate] IS NULL AND [AvailableDate] > SYSUTCDATETIME()) AND [JobType] = CAST(? AS nvarchar(128));
 
 -- native: requeue dead retry insert
 /* queuetop */ INSERT INTO [queuetop].[WorkQueue] ([JobType], [CreatedDate]) SELECT [JobType], [CreatedDate] FROM [queuetop].[WorkCompleted] WHERE [WorkQueueID] IN (CAST(? AS bigint), CAST(? AS bigint)) AND [Outcome] = 'dead';
@@ -269,17 +290,32 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- native: state_counts
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', [JobType], MIN(CASE WHEN ([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()) THEN [CreatedDate] END), SUM(CASE WHEN ([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()) THEN 1 ELSE 0 END), SUM(CASE WHEN ([RetrievedDate] IS NULL AND [AvailableDate] > SYSUTCDATETIME()) THEN 1 ELSE 0 END), SUM(CASE WHEN ([RetrievedDate] IS NOT NULL AND [TimeoutDate] >= SYSUTCDATETIME()) THEN 1 ELSE 0 END), SUM(CASE WHEN ([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME()) THEN 1 ELSE 0 END), CAST(NULL AS bigint) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE ((([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME())) OR (([RetrievedDate] IS NULL AND [AvailableDate] > SYSUTCDATETIME())) OR (([RetrievedDate] IS NOT NULL AND [TimeoutDate] >= SYSUTCDATETIME())) OR (([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME()))) GROUP BY [JobType] UNION ALL SELECT 'completed', [JobType], NULL, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), SUM(CASE WHEN [Outcome] = 'dead' THEN 1 ELSE 0 END) FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE ([Outcome] = 'dead') GROUP BY [JobType];
 
+-- native: worker_claims
+/* queuetop */ SELECT [RetrievedBy], SUM(CASE WHEN (([RetrievedDate] IS NOT NULL AND [TimeoutDate] >= SYSUTCDATETIME())) OR (([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME())) THEN 1 ELSE 0 END), SUM(CASE WHEN ([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME()) THEN 1 ELSE 0 END), SUM(CASE WHEN [RetrievedDate] >= DATEADD(millisecond, ?, SYSUTCDATETIME()) THEN 1 ELSE 0 END), MAX([RetrievedDate]) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE (([RetrievedDate] IS NOT NULL AND [TimeoutDate] >= SYSUTCDATETIME())) OR (([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME())) OR [RetrievedDate] >= DATEADD(millisecond, ?, SYSUTCDATETIME()) GROUP BY [RetrievedBy];
+
 -- queuesample: arrivals_by_id
 /* queuetop */ SELECT TOP (?) [WorkQueueID], [JobType], [CreatedDate] FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [WorkQueueID] > CAST(? AS bigint) ORDER BY [WorkQueueID];
 
 -- queuesample: arrivals_by_time
 /* queuetop */ SELECT [WorkQueueID], [JobType], [CreatedDate] FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime);
 
+-- queuesample: claim_one seed's own claim (update_top)
+/* queuetop */ UPDATE TOP (1) [QueueSample].[WorkQueue_Pending] WITH (READPAST) SET [RetrievedDate] = GETDATE(), [RetrievedBy] = CAST(? AS uniqueidentifier) OUTPUT inserted.[WorkQueueID], inserted.[JobType], NULL AS qt_token, NULL AS qt_attempts WHERE ([RetrievedDate] IS NULL) AND [JobType] = CAST(? AS uniqueidentifier);
+
+-- queuesample: clock
+/* queuetop */ SELECT GETDATE();
+
 -- queuesample: completions_after
 /* queuetop */ SELECT [WorkQueueID], [JobType], [RetrievedDate], [CreatedDate], [RetrievedDate], NULL, NULL FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] > CAST(? AS datetime);
 
 -- queuesample: count_state pending
 /* queuetop */ SELECT COUNT(*) FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NULL AND [JobType] = CAST(? AS uniqueidentifier);
+
+-- queuesample: create_tables demo: create (1 of 2)
+/* queuetop */ CREATE TABLE [QueueSample].[WorkQueue] ([WorkQueueID] bigint IDENTITY(1, 1) NOT NULL PRIMARY KEY, [JobType] uniqueidentifier NOT NULL, [JobInfo] xml NULL, [CreatedDate] datetime NOT NULL DEFAULT GETDATE(), [CreatedBy] uniqueidentifier NULL, [RetrievedDate] datetime NULL, [RetrievedBy] uniqueidentifier NULL);
+
+-- queuesample: create_tables demo: create (2 of 2)
+/* queuetop */ CREATE VIEW [QueueSample].[WorkQueue_Pending] AS SELECT * FROM [QueueSample].[WorkQueue] WHERE [RetrievedDate] IS NULL;
 
 -- queuesample: insert
 /* queuetop */ INSERT INTO [QueueSample].[WorkQueue] ([JobType], [JobInfo]) OUTPUT inserted.[WorkQueueID] VALUES (CAST(? AS uniqueidentifier), CAST(? AS xml));
@@ -290,6 +326,9 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- queuesample: recent_completions
 /* queuetop */ SELECT TOP (?) [WorkQueueID], [RetrievedDate], [CreatedDate], [RetrievedDate], NULL, NULL FROM [QueueSample].[WorkQueue] WITH (READPAST) WHERE [RetrievedDate] > CAST(? AS datetime) AND [JobType] = CAST(? AS uniqueidentifier) ORDER BY [RetrievedDate] DESC;
 
+-- queuesample: row_states load report: queue
+/* queuetop */ SELECT [WorkQueueID], CASE WHEN [RetrievedDate] IS NULL THEN 'pending' ELSE NULL END FROM [QueueSample].[WorkQueue] WHERE [WorkQueueID] >= CAST(? AS bigint);
+
 -- queuesample: rows_in_states pending rows
 /* queuetop */ SELECT TOP (?) [WorkQueueID], [CreatedDate], [JobInfo] FROM [QueueSample].[WorkQueue] WITH (READPAST) WHERE (([RetrievedDate] IS NULL)) AND [JobType] = CAST(? AS uniqueidentifier) ORDER BY [CreatedDate], [WorkQueueID];
 
@@ -299,8 +338,17 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- queuesample: state_counts from the live end
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, GETDATE() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', [JobType], MIN(CASE WHEN [RetrievedDate] IS NULL THEN [CreatedDate] END), SUM(CASE WHEN [RetrievedDate] IS NULL THEN 1 ELSE 0 END), MIN([WorkQueueID]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE ([RetrievedDate] IS NULL) AND [WorkQueueID] >= CAST(? AS bigint) GROUP BY [JobType];
 
+-- queuesample: worker_claims
+/* queuetop */ SELECT [RetrievedBy], CAST(NULL AS bigint), CAST(NULL AS bigint), SUM(CASE WHEN [RetrievedDate] >= DATEADD(millisecond, ?, GETDATE()) THEN 1 ELSE 0 END), MAX([RetrievedDate]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] >= DATEADD(millisecond, ?, GETDATE()) GROUP BY [RetrievedBy];
+
 -- requests: arrivals_by_time
 /* queuetop */ SELECT [id], NULL, [InsertedDate] FROM [dbo].[RequestsQueue] WITH (NOLOCK) WHERE [InsertedDate] > CAST(? AS datetime) UNION ALL SELECT [id], NULL, [InsertedDate] FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE [InsertedDate] > CAST(? AS datetime);
+
+-- requests: claim_pick seed's own claim (move)
+/* queuetop */ SELECT TOP (1) [id], NULL AS qt_type, NULL AS qt_token, NULL AS qt_attempts, [id], [request], [InsertedDate] FROM [dbo].[RequestsQueue] WITH (ROWLOCK, XLOCK) WHERE (1 = 1);
+
+-- requests: clock
+/* queuetop */ SELECT GETDATE();
 
 -- requests: completions_after
 /* queuetop */ SELECT [id], NULL, [CompletedDate], [InsertedDate], [RemovedDate], [RemovedDate], [CompletedDate] FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE [CompletedDate] > CAST(? AS datetime);
@@ -314,11 +362,26 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- requests: count_state lost
 /* queuetop */ SELECT COUNT(*) FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE ([CompletedDate] IS NULL AND [RemovedDate] < DATEADD(millisecond, ?, GETDATE()));
 
+-- requests: create_tables demo: create (1 of 2)
+/* queuetop */ CREATE TABLE [dbo].[RequestsQueue] ([id] uniqueidentifier NOT NULL DEFAULT NEWID() PRIMARY KEY, [request] varchar(512) NULL, [InsertedDate] datetime NOT NULL DEFAULT GETDATE());
+
+-- requests: create_tables demo: create (2 of 2)
+/* queuetop */ CREATE TABLE [dbo].[RequestsCompleted] ([id] uniqueidentifier NOT NULL DEFAULT NEWID(), [request] varchar(512) NULL, [InsertedDate] datetime NOT NULL DEFAULT GETDATE(), [RemovedDate] datetime NOT NULL DEFAULT GETDATE(), [CompletedDate] datetime NULL);
+
+-- requests: finish seed's own completion
+/* queuetop */ UPDATE [dbo].[RequestsCompleted] SET [CompletedDate] = GETDATE() WHERE [id] = CAST(? AS uniqueidentifier);
+
 -- requests: ids_in_state release
 /* queuetop */ SELECT TOP (?) [id], NULL FROM [dbo].[RequestsCompleted] WHERE ([CompletedDate] IS NULL AND [RemovedDate] < DATEADD(millisecond, ?, GETDATE())) ORDER BY [id];
 
 -- requests: insert
 /* queuetop */ INSERT INTO [dbo].[RequestsQueue] ([request]) OUTPUT inserted.[id] VALUES (CAST(? AS varchar(512)));
+
+-- requests: move_delete seed's own claim (move)
+/* queuetop */ DELETE FROM [dbo].[RequestsQueue] WHERE [id] = CAST(? AS uniqueidentifier);
+
+-- requests: move_insert seed's own claim (move)
+/* queuetop */ INSERT INTO [dbo].[RequestsCompleted] ([id], [request], [InsertedDate], [RemovedDate]) VALUES (CAST(? AS uniqueidentifier), CAST(? AS varchar(512)), CAST(? AS datetime), GETDATE());
 
 -- requests: recent_completions
 /* queuetop */ SELECT TOP (?) [id], [CompletedDate], [InsertedDate], [RemovedDate], [RemovedDate], [CompletedDate] FROM [dbo].[RequestsCompleted] WITH (READPAST) WHERE [CompletedDate] > CAST(? AS datetime) ORDER BY [CompletedDate] DESC;
@@ -329,6 +392,12 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- requests: requeue release delete
 /* queuetop */ DELETE FROM [dbo].[RequestsCompleted] WHERE [id] IN (CAST(? AS uniqueidentifier), CAST(? AS uniqueidentifier)) AND ([CompletedDate] IS NULL AND [RemovedDate] < DATEADD(millisecond, ?, GETDATE()));
 
+-- requests: row_states load report: queue
+/* queuetop */ SELECT [id], CASE WHEN 1 = 1 THEN 'pending' ELSE NULL END FROM [dbo].[RequestsQueue] WHERE [InsertedDate] >= DATEADD(millisecond, ?, GETDATE());
+
+-- requests: row_states load report: completed
+/* queuetop */ SELECT [id], CASE WHEN [CompletedDate] IS NOT NULL THEN 'done' WHEN ([CompletedDate] IS NULL AND [RemovedDate] >= DATEADD(millisecond, ?, GETDATE())) THEN 'claimed' WHEN ([CompletedDate] IS NULL AND [RemovedDate] < DATEADD(millisecond, ?, GETDATE())) THEN 'lost' ELSE NULL END FROM [dbo].[RequestsCompleted] WHERE [InsertedDate] >= DATEADD(millisecond, ?, GETDATE());
+
 -- requests: rows_in_states pending rows
 /* queuetop */ SELECT TOP (?) [id], [InsertedDate], [request] FROM [dbo].[RequestsQueue] WITH (READPAST) WHERE ((1 = 1)) ORDER BY [InsertedDate], [id];
 
@@ -338,14 +407,38 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- work_queue: arrivals_by_id
 /* queuetop */ SELECT TOP (?) [work_queue_id], NULL, NULL FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [work_queue_id] > CAST(? AS int) ORDER BY [work_queue_id];
 
+-- work_queue: claim_one seed's own claim (update_top)
+/* queuetop */ UPDATE TOP (1) [dbo].[work_queue] WITH (READPAST) SET [processed_flag] = 1 OUTPUT inserted.[work_queue_id], NULL AS qt_type, NULL AS qt_token, NULL AS qt_attempts WHERE ([processed_flag] = 0);
+
+-- work_queue: claim_pick seed's own claim (select_update)
+/* queuetop */ SELECT TOP (1) [work_queue_id], NULL AS qt_type, NULL AS qt_token, NULL AS qt_attempts FROM [dbo].[work_queue] WITH (UPDLOCK, READPAST) WHERE ([processed_flag] = 0);
+
+-- work_queue: claim_pick seed's own claim (unlocked)
+/* queuetop */ SELECT TOP (1) [work_queue_id], NULL AS qt_type, NULL AS qt_token, NULL AS qt_attempts FROM [dbo].[work_queue] WHERE ([processed_flag] = 0);
+
+-- work_queue: claim_set seed's own claim (select_update)
+/* queuetop */ UPDATE [dbo].[work_queue] SET [processed_flag] = 1 WHERE [work_queue_id] = CAST(? AS int);
+
+-- work_queue: claim_set seed's own claim (unlocked)
+/* queuetop */ UPDATE [dbo].[work_queue] SET [processed_flag] = 1 WHERE [work_queue_id] = CAST(? AS int);
+
+-- work_queue: clock
+/* queuetop */ SELECT SYSUTCDATETIME();
+
 -- work_queue: count_state pending
 /* queuetop */ SELECT COUNT(*) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [processed_flag] = 0;
+
+-- work_queue: create_tables demo: create (1 of 1)
+/* queuetop */ CREATE TABLE [dbo].[work_queue] ([work_queue_id] int IDENTITY(1, 1) NOT NULL PRIMARY KEY, [name] varchar(255) NULL, [processed_flag] bit NOT NULL DEFAULT 0);
 
 -- work_queue: insert
 /* queuetop */ INSERT INTO [dbo].[work_queue] ([name], [processed_flag]) OUTPUT inserted.[work_queue_id] VALUES (CAST(? AS varchar(255)), 0);
 
 -- work_queue: max_id
 /* queuetop */ SELECT MAX([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK);
+
+-- work_queue: row_states load report: queue
+/* queuetop */ SELECT [work_queue_id], CASE WHEN [processed_flag] = 0 THEN 'pending' ELSE NULL END FROM [dbo].[work_queue] WHERE [work_queue_id] >= CAST(? AS int);
 
 -- work_queue: rows_in_states pending rows
 /* queuetop */ SELECT TOP (?) [work_queue_id], NULL, [name] FROM [dbo].[work_queue] WITH (READPAST) WHERE (([processed_flag] = 0)) ORDER BY [work_queue_id];
@@ -359,14 +452,26 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- processed: arrivals_by_id
 /* queuetop */ SELECT TOP (?) [ID], NULL, NULL FROM [dbo].[work_items] WITH (NOLOCK) WHERE [ID] > CAST(? AS bigint) ORDER BY [ID];
 
+-- processed: claim_one seed's own claim (cte)
+/* queuetop */ WITH qt_next AS (SELECT TOP (1) * FROM [dbo].[work_items] WITH (READPAST) WHERE ([PROCESSED] = 0) ORDER BY [ID]) UPDATE qt_next SET [PROCESSED] = 1 OUTPUT inserted.[ID], NULL AS qt_type, NULL AS qt_token, NULL AS qt_attempts;
+
+-- processed: clock
+/* queuetop */ SELECT SYSUTCDATETIME();
+
 -- processed: count_state pending
 /* queuetop */ SELECT COUNT(*) FROM [dbo].[work_items] WITH (NOLOCK) WHERE [PROCESSED] = 0;
+
+-- processed: create_tables demo: create (1 of 1)
+/* queuetop */ CREATE TABLE [dbo].[work_items] ([ID] bigint IDENTITY(1, 1) NOT NULL PRIMARY KEY, [COMMAND] nvarchar(max) NULL, [PROCESSED] bit NOT NULL DEFAULT 0);
 
 -- processed: insert
 /* queuetop */ INSERT INTO [dbo].[work_items] ([COMMAND], [PROCESSED]) OUTPUT inserted.[ID] VALUES (CAST(? AS nvarchar(max)), 0);
 
 -- processed: max_id
 /* queuetop */ SELECT MAX([ID]) FROM [dbo].[work_items] WITH (NOLOCK);
+
+-- processed: row_states load report: queue
+/* queuetop */ SELECT [ID], CASE WHEN [PROCESSED] = 0 THEN 'pending' ELSE NULL END FROM [dbo].[work_items] WHERE [ID] >= CAST(? AS bigint);
 
 -- processed: rows_in_states pending rows
 /* queuetop */ SELECT TOP (?) [ID], NULL, [COMMAND] FROM [dbo].[work_items] WITH (READPAST) WHERE (([PROCESSED] = 0)) ORDER BY [ID];
@@ -383,8 +488,17 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- job_queue: arrivals_by_time
 /* queuetop */ SELECT [ID], NULL, [Available_Date] FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Available_Date] > CAST(? AS datetime);
 
+-- job_queue: claim_mark seed's own claim (batch_mark)
+/* queuetop */ UPDATE jq SET [Processing_Mark] = CAST(? AS uniqueidentifier), [Processing_Server] = CAST(? AS varchar(50)), [Attempts] = [Attempts] + 1, [Last_Attempt_Start_Date] = GETDATE(), [Timeout_Date] = DATEADD(millisecond, ?, GETDATE()) FROM [dbo].[Job_Queue] AS jq WITH (UPDLOCK) INNER JOIN (SELECT TOP (CAST(? AS int)) [ID] FROM [dbo].[Job_Queue] WITH (READPAST) WHERE ((([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]))))) OR (([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE() AND [Attempts] < CAST(? AS int)))) ORDER BY [Priority], [Available_Date], [ID]) AS jqs ON jq.[ID] = jqs.[ID] WHERE ((([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]))))) OR (([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE() AND [Attempts] < CAST(? AS int))));
+
+-- job_queue: claimed_by_token seed's own claim (batch_mark): read back by the mark
+/* queuetop */ SELECT [ID], NULL AS qt_type, [Processing_Mark], [Attempts] FROM [dbo].[Job_Queue] WHERE [Processing_Mark] = CAST(? AS uniqueidentifier);
+
 -- job_queue: clear_claim release
 /* queuetop */ UPDATE [dbo].[Job_Queue] SET [Processing_Mark] = NULL WHERE [ID] = CAST(? AS bigint) AND [Processing_Mark] = CAST(? AS uniqueidentifier) AND ([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE() AND [Attempts] < CAST(? AS int));
+
+-- job_queue: clock
+/* queuetop */ SELECT GETDATE();
 
 -- job_queue: completions_after
 /* queuetop */ SELECT [ID], NULL, [Last_Attempt_End_Date], [Available_Date], [Last_Attempt_Start_Date], [Last_Attempt_Start_Date], [Last_Attempt_End_Date] FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Last_Attempt_End_Date] > CAST(? AS datetime) AND [Last_Attempt_End_Date] >= [Last_Attempt_Start_Date];
@@ -404,17 +518,29 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- job_queue: count_state dead
 /* queuetop */ SELECT COUNT(*) FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE ([Attempts] >= CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE());
 
+-- job_queue: create_tables demo: create (1 of 1)
+/* queuetop */ CREATE TABLE [dbo].[Job_Queue] ([ID] bigint IDENTITY(1, 1) NOT NULL PRIMARY KEY, [Priority] tinyint NOT NULL DEFAULT 128, [Available_Date] datetime NOT NULL DEFAULT GETDATE(), [Timeout_Date] datetime NULL, [Attempts] int NOT NULL DEFAULT 0, [Processing_Mark] uniqueidentifier NULL, [Processing_Server] varchar(50) NULL, [Last_Attempt_Start_Date] datetime NULL, [Last_Attempt_End_Date] datetime NULL, [Payload] varchar(100) NULL);
+
 -- job_queue: delete_state dead
 /* queuetop */ DELETE FROM [dbo].[Job_Queue] WHERE ([Attempts] >= CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE());
 
+-- job_queue: finish seed's own completion
+/* queuetop */ UPDATE [dbo].[Job_Queue] SET [Last_Attempt_End_Date] = GETDATE() WHERE [ID] = CAST(? AS bigint) AND [Processing_Mark] = CAST(? AS uniqueidentifier);
+
 -- job_queue: ids_in_state release
 /* queuetop */ SELECT TOP (?) [ID], [Processing_Mark] FROM [dbo].[Job_Queue] WHERE ([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE() AND [Attempts] < CAST(? AS int)) ORDER BY [ID];
+
+-- job_queue: ids_of_claimer
+/* queuetop */ SELECT TOP (?) [ID], [Processing_Mark] FROM [dbo].[Job_Queue] WHERE ([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date])))) AND [Processing_Server] = CAST(? AS varchar(50)) ORDER BY [ID];
 
 -- job_queue: insert
 /* queuetop */ INSERT INTO [dbo].[Job_Queue] ([Payload], [Priority]) OUTPUT inserted.[ID] VALUES (CAST(? AS varchar(100)), CAST(? AS tinyint));
 
 -- job_queue: insert delayed
 /* queuetop */ INSERT INTO [dbo].[Job_Queue] ([Payload], [Priority], [Available_Date]) OUTPUT inserted.[ID] VALUES (CAST(? AS varchar(100)), CAST(? AS tinyint), DATEADD(millisecond, ?, GETDATE()));
+
+-- job_queue: make_available
+/* queuetop */ UPDATE [dbo].[Job_Queue] SET [Available_Date] = GETDATE() WHERE ([Processing_Mark] IS NULL AND [Attempts] = 0 AND [Available_Date] > GETDATE());
 
 -- job_queue: max_id
 /* queuetop */ SELECT MAX([ID]) FROM [dbo].[Job_Queue] WITH (NOLOCK);
@@ -425,6 +551,9 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- job_queue: retry_dead
 /* queuetop */ UPDATE [dbo].[Job_Queue] SET [Attempts] = 0, [Processing_Mark] = NULL, [Timeout_Date] = NULL WHERE ([Attempts] >= CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE());
 
+-- job_queue: row_states load report: queue
+/* queuetop */ SELECT [ID], CASE WHEN [Last_Attempt_End_Date] IS NOT NULL AND [Last_Attempt_End_Date] >= [Last_Attempt_Start_Date] THEN 'done' WHEN ([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date])))) THEN 'pending' WHEN ([Processing_Mark] IS NULL AND [Attempts] = 0 AND [Available_Date] > GETDATE()) THEN 'scheduled' WHEN ([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] > GETDATE()) THEN 'claimed' WHEN ([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE() AND [Attempts] < CAST(? AS int)) THEN 'timed_out' WHEN ([Attempts] >= CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE()) THEN 'dead' ELSE NULL END FROM [dbo].[Job_Queue] WHERE [ID] >= CAST(? AS bigint);
+
 -- job_queue: rows_in_states pending rows
 /* queuetop */ SELECT TOP (?) [ID], [Available_Date], [Payload] FROM [dbo].[Job_Queue] WITH (READPAST) WHERE ((([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date])))))) ORDER BY [Available_Date], [ID];
 
@@ -433,3 +562,9 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 
 -- job_queue: state_counts from the live end
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, GETDATE() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, MIN(CASE WHEN ([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date])))) THEN [Available_Date] END), SUM(CASE WHEN ([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date])))) THEN 1 ELSE 0 END), SUM(CASE WHEN ([Processing_Mark] IS NULL AND [Attempts] = 0 AND [Available_Date] > GETDATE()) THEN 1 ELSE 0 END), SUM(CASE WHEN ([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] > GETDATE()) THEN 1 ELSE 0 END), SUM(CASE WHEN ([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE() AND [Attempts] < CAST(? AS int)) THEN 1 ELSE 0 END), SUM(CASE WHEN ([Attempts] >= CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE()) THEN 1 ELSE 0 END), MIN([ID]) FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE ((([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]))))) OR (([Processing_Mark] IS NULL AND [Attempts] = 0 AND [Available_Date] > GETDATE())) OR (([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] > GETDATE())) OR (([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE() AND [Attempts] < CAST(? AS int))) OR (([Attempts] >= CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE()))) AND [ID] >= CAST(? AS bigint);
+
+-- job_queue: worker_claims
+/* queuetop */ SELECT [Processing_Server], SUM(CASE WHEN (([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] > GETDATE())) OR (([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE() AND [Attempts] < CAST(? AS int))) THEN 1 ELSE 0 END), SUM(CASE WHEN ([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE() AND [Attempts] < CAST(? AS int)) THEN 1 ELSE 0 END), SUM(CASE WHEN [Last_Attempt_Start_Date] >= DATEADD(millisecond, ?, GETDATE()) THEN 1 ELSE 0 END), MAX([Last_Attempt_Start_Date]) FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE (([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] > GETDATE())) OR (([Processing_Mark] IS NOT NULL AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]) AND [Timeout_Date] <= GETDATE() AND [Attempts] < CAST(? AS int))) OR [Last_Attempt_Start_Date] >= DATEADD(millisecond, ?, GETDATE()) GROUP BY [Processing_Server];
+
+-- job_queue: worker_completions
+/* queuetop */ SELECT TOP (?) [Processing_Server], [Last_Attempt_Start_Date], [Last_Attempt_End_Date] FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Last_Attempt_End_Date] > DATEADD(millisecond, ?, GETDATE()) AND [Last_Attempt_End_Date] >= [Last_Attempt_Start_Date] ORDER BY [Last_Attempt_End_Date] DESC;
