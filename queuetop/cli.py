@@ -660,9 +660,10 @@ def _dashboard(args: argparse.Namespace, target: Target, background: LoadRun | N
     from queuetop.tui import run_dashboard
 
     try:
+        slos = args.effective.slos if hasattr(args, "effective") else getattr(args, "slos", None)
         return run_dashboard(target, layout=layout, interval=args.interval, read_only=args.read_only,
                              job_types=args.types, auto_init=auto_init, background=background, log_path=LOG_PATH,
-                             settings=settings, note=note)  # fmt: skip
+                             settings=settings, note=note, slos=slos, bell=args.bell)  # fmt: skip
     finally:
         if background is not None:
             summary = background.stop()
