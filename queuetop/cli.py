@@ -244,6 +244,9 @@ The file: --config FILE, else ${CONFIG_ENV_VAR}, else {default_config_path()}. P
 environment, then the file (the target's section, then its top level), then the default.
 """)
     add_slo_arguments(config, shown=False)
+    config.add_argument("--interval", type=float, default=None, metavar="S", help="as the dashboard's: shown with "
+                        "where it came from")
+    config.add_argument("--read-only", action="store_true", default=None, help="as the dashboard's")
     config.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
     config.add_argument("--json", action="store_true", help="print JSON")
     config.set_defaults(run=cmd_config)
@@ -691,7 +694,8 @@ def configure(args: argparse.Namespace) -> list[argparse.Namespace]:
            "interval": getattr(args, "interval", None), "read_only": getattr(args, "read_only", None),
            "lost_after": args.lost_after}  # fmt: skip
     slos = slos_from_args(args)
-    return [with_effective(args, resolve(cli, file, name, cli_slos=slos)) for name in names]
+    chosen_by = "--all" if getattr(args, "all_targets", False) else None
+    return [with_effective(args, resolve(cli, file, name, cli_slos=slos, chosen_by=chosen_by)) for name in names]
 
 
 def slos_from_args(args: argparse.Namespace) -> Slos:

@@ -93,7 +93,8 @@ class ConfigFile:
     default_target: str | None = None
 
     def where(self, target: str | None = None) -> str:
-        return f"{self.path}" + (f" [targets.{target}]" if target else "")
+        """Where in the file (the file itself is named once, at the top of `queuetop config`)."""
+        return f"[targets.{target}]" if target else "top level"
 
 
 def find_config(explicit: str | None, environ: Mapping[str, str] | None = None) -> tuple[Path, bool]:
@@ -165,7 +166,9 @@ def _kind_words(kind: type) -> str:
 
 def _refuse_literal_password(db: str, where: str) -> None:
     for match in _PASSWORD.finditer(db):
-        secret = match.group(2).strip().strip("{}")
+        secret = match.group(2).strip()
+        if secret.startswith("{") and secret.endswith("}"):  # an ODBC braced value: PWD={...}
+            secret = secret[1:-1]
         if secret and not _VARIABLE.fullmatch(secret):
             raise UsageError(f"{where}: db holds a password ({match.group(1)}=...) written into the file",
                              f"put it in the environment and write {match.group(1)}=${{NAME_OF_THE_VARIABLE}}")
@@ -216,7 +219,7 @@ def expand(value: Any, where: str, environ: Mapping[str, str]) -> Any:
         name = match.group(1)
         if name not in environ:
             raise UsageError(f"{where} needs ${name}, which is not set in the environment",
-                             f"export {name}=... before running queuetop (secrets are never kept in the file)")
+                             f"export {name}=... before running queuetop; secrets are never kept in the file")
         return environ[name]
 
     return _VARIABLE.sub(variable, value)
@@ -277,13 +280,13 @@ def _number(value: float) -> str:
 
 
 def resolve(cli: Mapping[str, Any], file: ConfigFile, target: str | None, *, cli_slos: Slos | None = None,
-            environ: Mapping[str, str] | None = None) -> Effective:  # fmt: skip
+            environ: Mapping[str, str] | None = None, chosen_by: str | None = None) -> Effective:  # fmt: skip
     """The settings for one target. `cli` maps setting names to what the command line gave (None: not given);
     `target` is the name given with -t (None: the file's default_target, if the command line and the
     environment do not name a database)."""
     environ = os.environ if environ is None else environ
     chosen_on_cli = target is not None
-    origin = f"-t {target}" if chosen_on_cli else ""
+    origin = chosen_by or f"-t {target}" if chosen_on_cli else ""
     if target is not None and target not in file.targets:
         names = ", ".join(file.targets) or "none"
         where = file.path or "no config file was found"
@@ -313,12 +316,12 @@ def _pick(name: str, default: Any, kind: type, env_var: str | None, given: Any, 
         return Setting(given, Origin.COMMAND_LINE, "--" + name.replace("_", "-"))
     in_target = name in section
     if in_target and chosen_on_cli and name in WHERE_THE_QUEUE_IS:
-        return Setting(expand(section[name], file.where(target) + f" {name}", environ), Origin.FILE,
-                       file.where(target) + " (chosen by -t)")  # fmt: skip
+        return Setting(expand(section[name], f"{file.path} {file.where(target)} {name}", environ), Origin.FILE,
+                       file.where(target) + " (chosen on the command line)")  # fmt: skip
     if env_var and environ.get(env_var):
         return Setting(environ[env_var], Origin.ENVIRONMENT, f"${env_var}")
     if in_target:
-        value = expand(section[name], file.where(target) + f" {name}", environ)
+        value = expand(section[name], f"{file.path} {file.where(target)} {name}", environ)
         return Setting(float(value) if kind is float else value, Origin.FILE, file.where(target))
     if name in file.top:
         value = file.top[name]
