@@ -410,7 +410,8 @@ class QueueTable(ScrollView, can_focus=True):
             fitted = pad + fitted if column.numeric else fitted + pad
             if style:  # on the cursor line trouble keeps its weight but not its colour, which would not read
                 extra = parse_style(style)
-                base_and_extra = base + (extra if keep_colors else extra.without_color)
+                # A breached SLO's red cell, white on red, reads on the cursor line too and must not vanish there.
+                base_and_extra = base + (extra if keep_colors or style == BREACH else extra.without_color)
             else:
                 base_and_extra = base
             segments.append(Segment(f" {fitted} ", base_and_extra))
