@@ -225,3 +225,23 @@ def test_a_target_that_never_answered_has_up_0_and_nothing_else():
     families = {f.name: f for f in text_string_to_metric_families(exposition([TargetState("x")]))}
     assert [(s.labels, s.value) for s in families["queuetop_up"].samples] == [({"target": "x"}, 0.0)]
     assert all(not f.samples for name, f in families.items() if name != "queuetop_up")
+
+
+def test_the_exposition_is_built_once_per_poll_however_many_scrape_it(sqlite_backend, exporters, monkeypatch):
+    import dataclasses
+
+    from queuetop.exporter import SnapshotMetrics
+
+    builds = []
+    original = SnapshotMetrics.collect
+    monkeypatch.setattr(SnapshotMetrics, "collect", lambda self: (builds.append(1), (yield from original(self))))
+    exporter = exporters(poller("main", sqlite_backend, 60.0))
+    wait_until(lambda: exporter.pollers[0].state.snapshot is not None, "the first poll")
+    first = [scrape(exporter.url)[0] for _ in range(5)]
+    assert len(builds) == 1 and all(samples == first[0] for samples in first)
+    with urllib.request.urlopen(exporter.url, timeout=10) as response:  # the classic text format: its own answer
+        assert b"queuetop_up" in response.read() and "text/plain" in response.headers["Content-Type"]
+    assert len(builds) == 2
+    exporter.pollers[0].state = dataclasses.replace(exporter.pollers[0].state)  # what a new poll publishes
+    scrape(exporter.url)
+    assert len(builds) == 3
