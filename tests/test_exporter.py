@@ -162,7 +162,8 @@ def test_several_targets_one_endpoint_a_dead_and_a_hanging_one_never_hold_up_the
         exporter = exporters(poller("file", sqlite_backend, 0.1), poller("pg", pg_backend, 0.1),
                              poller("refused", None, 0.1, db=REFUSED), poller("hanging", None, 0.1, db=hanging))
         live = exporter.pollers[:2]
-        wait_until(lambda: all(p.monitor.polls >= 5 for p in live), "five polls of each live target")
+        # Within the hanging target's 5 s login timeout: polled in turn, the live ones would wait for it.
+        wait_until(lambda: all(p.monitor.polls >= 5 for p in live), "five polls of each live target", timeout=4.0)
         assert exporter.pollers[3].state.outcome is None  # still stuck in its first connect
         samples, _, took = scrape(exporter.url)
         assert took < 1.0
