@@ -86,6 +86,9 @@ examples:
   queuetop release --dry-run             how many claims are past their timeout
   queuetop --layout job_queue --db "DRIVER=...;DATABASE=ops"    watch seed 004's dbo.Job_Queue
   queuetop layouts                       the queue shapes queuetop knows, with their tables and columns
+  queuetop -t prod                       watch a target named in the config file (`queuetop config` shows it)
+  queuetop check --max-oldest-age 60     SLOs for cron, CI, Nagios: exit 0 ok, 1 breach, 2 could not check
+  queuetop serve -t prod -t staging      OpenMetrics for Prometheus on http://127.0.0.1:9187/metrics
 """ + LAYOUT_HELP,
     )
     parser.add_argument("--version", action="version", version=f"queuetop {__version__}")
@@ -224,6 +227,7 @@ cannot know, no SLO given). SLOs come from the options and the config file (`que
   queuetop serve                                  http://127.0.0.1:9187/metrics for the default target
   queuetop serve -t prod -t staging --interval 5  one endpoint, a `target` label per target
   queuetop serve --all --listen 0.0.0.0:9187      every target of the config file, on every interface
+  queuetop serve -t prod --slo max_oldest_age_s=300   and queuetop_slo_breach series for the breached SLOs
 Listens on the loopback interface unless --listen names another address. Each target is polled by its own
 thread and connection every --interval seconds, never once per scrape; a dead target shows queuetop_up 0.
 """)
@@ -845,7 +849,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         auto_init = _is_embedded_default(run, target) and _layout_name(run) in (None, "native")
         layout, note = _watch_layout(run, target, auto_init)  # a dead target: the layout given, or native
         monitor = Monitor(target, layout, auto_init=auto_init, settings=settings_from(run), note=note)
-        return TargetPoller(target_label(run), monitor, run.interval)
+        return TargetPoller(target_label(run), monitor, run.interval, slos=run.effective.slos)
 
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:  # one slow target must not hold up the others' start
         pollers = list(pool.map(poller, runs))

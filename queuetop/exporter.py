@@ -19,7 +19,10 @@ has no value for at this poll (no completion in the window: no wait quantiles), 
   no buckets, so a histogram would have to invent its bucket counts; the quantiles are exactly what was
   measured (as with any summary, they cannot be averaged across types or targets: take the max);
 - per target: queuetop_up (1 when the last poll read the queue), queuetop_poll_seconds (how long that poll took,
-  reaching the database included, also when it failed).
+  reaching the database included, also when it failed);
+- with SLOs (the config file, --slo): queuetop_slo_breach 1 and queuetop_slo_breach_duration_seconds for each
+  (target, job_type, slo) breached at the last poll, absent when met: the config file stays the one place the
+  limits live, and an alert rule is `queuetop_slo_breach == 1`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Summa
 from prometheus_client.registry import CollectorRegistry
 
 from queuetop.monitor import Monitor, PollOutcome
+from queuetop.slo import Breach, Slos, SloWatch
 from queuetop.snapshot import Snapshot
 
 QUANTILES = (("0.5", "50"), ("0.95", "95"), ("0.99", "99"))
@@ -66,6 +70,7 @@ class TargetState:
     outcome: PollOutcome | None = None
     poll_seconds: float | None = None  # wall time of the last poll attempt
     started_at: float = 0.0  # Unix time the poller started: the counters' `_created`
+    breaches: tuple[Breach, ...] = ()  # the SLOs (config file, --slo) breached at the last poll
 
     @property
     def snapshot(self) -> Snapshot | None:
@@ -97,7 +102,15 @@ def families(states: Iterable[TargetState]) -> Iterator:
     counters = {name: CounterMetricFamily(name, doc, labels=QUEUE_LABELS) for name, _, _, doc in COUNTERS}
     summaries = {name: SummaryMetricFamily(name, doc, labels=QUEUE_LABELS, unit="seconds")
                  for name, _, doc in SUMMARIES}  # fmt: skip
+    breached = GaugeMetricFamily("queuetop_slo_breach", "1 for each SLO (config file, --slo) breached at the last "
+                                 "poll; absent when met.", labels=["target", "job_type", "slo"])  # fmt: skip
+    lasted = GaugeMetricFamily("queuetop_slo_breach_duration_seconds", "How long an open SLO breach has lasted.",
+                               labels=["target", "job_type", "slo"], unit="seconds")  # fmt: skip
     for state in states:
+        for breach in state.breaches if state.snapshot is not None else ():
+            labels = [state.name, breach.job_type, breach.slo.value]
+            breached.add_metric(labels, 1.0)
+            lasted.add_metric(labels, breach.lasted_s)
         snapshot = state.snapshot
         up.add_metric([state.name], 1.0 if snapshot is not None else 0.0)
         if state.poll_seconds is not None:
@@ -127,6 +140,8 @@ def families(states: Iterable[TargetState]) -> Iterator:
     yield from gauges.values()
     yield from counters.values()
     yield from summaries.values()
+    yield breached
+    yield lasted
 
 
 def _unit(name: str) -> str:
@@ -152,8 +167,9 @@ class TargetPoller:
     outcome as a new immutable TargetState. Never raises (Monitor.poll never does)."""
 
     def __init__(self, name: str, monitor: Monitor, interval_s: float,
-                 on_state: Callable[[TargetState], None] | None = None) -> None:  # fmt: skip
+                 on_state: Callable[[TargetState], None] | None = None, slos: Slos | None = None) -> None:  # fmt: skip
         self.name = name
+        self._slos = SloWatch(slos, target=name) if slos else None
         self.monitor = monitor
         self.interval_s = interval_s
         self.on_state = on_state
@@ -169,7 +185,10 @@ class TargetPoller:
             started = time.perf_counter()
             outcome = self.monitor.poll()
             took = time.perf_counter() - started
-            self.state = TargetState(self.name, outcome, took, self.state.started_at)
+            breaches = self.state.breaches
+            if self._slos is not None and outcome.snapshot is not None:
+                breaches = self._slos.observe(outcome.snapshot).breaches
+            self.state = TargetState(self.name, outcome, took, self.state.started_at, breaches)
             if self.on_state is not None:
                 self.on_state(self.state)
             # After a failure the Monitor answers "not yet" until its back-off is over: wait for that instead, so

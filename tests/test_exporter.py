@@ -246,3 +246,22 @@ def test_the_exposition_is_built_once_per_poll_however_many_scrape_it(sqlite_bac
     exporter.pollers[0].state = dataclasses.replace(exporter.pollers[0].state)  # what a new poll publishes
     scrape(exporter.url)
     assert len(builds) == 3
+
+
+def test_breached_slos_are_series_of_their_own_and_absent_when_met(sqlite_backend, exporters):
+    from queuetop.slo import Limit, Slo, Slos
+
+    with sqlite_backend.open() as db:
+        Queue(db, sqlite_backend.layout).enqueue_many("email", 5)
+        Queue(db, sqlite_backend.layout).enqueue_many("report", 1)
+    slos = Slos((Limit(Slo.MAX_DEPTH, 2),))
+    exporter = exporters(TargetPoller("main", Monitor(sqlite_backend.target), 0.1, slos=slos))
+    wait_until(lambda: exporter.pollers[0].state.snapshot is not None, "the first poll")
+    samples, _, _ = scrape(exporter.url)
+    assert value(samples, "queuetop_slo_breach", target="main", job_type="email", slo="max_depth") == 1.0
+    assert value(samples, "queuetop_slo_breach", target="main", job_type="report", slo="max_depth") is None
+    wait_until(lambda: exporter.pollers[0].state.breaches and exporter.pollers[0].state.breaches[0].lasted_s > 0.3,
+               "the breach to last a few polls")  # fmt: skip
+    samples, _, _ = scrape(exporter.url)
+    assert value(samples, "queuetop_slo_breach_duration_seconds", target="main", job_type="email",
+                 slo="max_depth") > 0.3  # fmt: skip
