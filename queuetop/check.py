@@ -125,11 +125,11 @@ def report_lines(result: TargetResult) -> list[str]:
     if result.error:
         head = f"{where}: COULD NOT CHECK: {result.error}"
     elif status is Status.BREACH:
-        head = f"{where}: BREACH: {len(result.breaches)} of {result.judged} checks, {polls}"
+        head = f"{where}: BREACH: {len(result.breaches)} of {_checks(result.judged)}, {polls}"
     elif status is Status.UNKNOWN:
-        head = f"{where}: COULD NOT CHECK every SLO ({result.judged} checks ok, {polls})"
+        head = f"{where}: COULD NOT CHECK every SLO ({_checks(result.judged)} ok, {polls})"
     else:
-        head = f"{where}: OK: {result.judged} checks met, {polls}"
+        head = f"{where}: OK: {_checks(result.judged)} met, {polls}"
     lines = [head]
     for breach in result.breaches:
         lasted = f", for {breach.lasted_s:.0f} s" if breach.lasted_s else ""
@@ -141,3 +141,7 @@ def report_lines(result: TargetResult) -> list[str]:
     for check in result.no_data:
         lines.append(f"  no data        {check.job_type} {check.slo.value}: {check.reason}")
     return lines
+
+
+def _checks(n: int) -> str:
+    return f"{n} check{'s' if n != 1 else ''}"

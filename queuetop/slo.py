@@ -187,6 +187,7 @@ class Breach:
     value: float
     taken_at: datetime  # the poll that saw it (server clock of the snapshot)
     since: datetime  # the first poll of this run of breaches (== taken_at for a new one)
+    clock: str = "utc"  # the snapshot's clock: "utc", or the server's "local" time (seed layouts)
 
     @property
     def lasted_s(self) -> float:
@@ -203,9 +204,11 @@ class Breach:
                 f"{show_value(self.slo, self.limit)}")  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
+        zone = "Z" if self.clock == "utc" else ""  # as Snapshot.to_json: local times carry no zone
         return {"target": self.target, "job_type": self.job_type, "slo": self.slo.value, "limit": self.limit,
-                "value": self.value, "taken_at": self.taken_at.isoformat(timespec="milliseconds"),
-                "since": self.since.isoformat(timespec="milliseconds"), "lasted_s": round(self.lasted_s, 3)}
+                "value": self.value, "taken_at": self.taken_at.isoformat(timespec="milliseconds") + zone,
+                "since": self.since.isoformat(timespec="milliseconds") + zone, "lasted_s": round(self.lasted_s, 3),
+                "clock": self.clock}
 
 
 @dataclass(frozen=True)
@@ -301,7 +304,7 @@ class SloWatch:
             key = (target, check.job_type, check.slo)
             since = self._open.get(key)
             breach = Breach(target, check.job_type, check.slo, check.limit, check.value, snapshot.taken_at,
-                            since or snapshot.taken_at)  # fmt: skip
+                            since or snapshot.taken_at, snapshot.clock)  # fmt: skip
             still[key] = breach.since
             breaches.append(breach)
             if since is None:

@@ -107,7 +107,7 @@ def test_a_watch_says_which_breaches_are_new_and_how_long_the_others_lasted():
     two = watch.observe(snap(TypeStats("a", depth=12), TypeStats("b", depth=20), at=5))
     assert [b.job_type for b in two.new] == ["b"]
     assert {b.job_type: b.lasted_s for b in two.breaches} == {"a": 5.0, "b": 0.0}
-    assert two.breaches[0].to_json()["since"] == BASE.isoformat(timespec="milliseconds")
+    assert two.breaches[0].to_json()["since"] == BASE.isoformat(timespec="milliseconds") + "Z"
     three = watch.observe(snap(TypeStats("a", depth=3), TypeStats("b", depth=20), at=9))  # a recovered
     assert [b.job_type for b in three.breaches] == ["b"] and three.new == ()
     four = watch.observe(snap(TypeStats("a", depth=30), TypeStats("b", depth=20), at=12))  # a again: new again
