@@ -61,6 +61,8 @@ targets (--db, or ${ENV_VAR}):
     "DRIVER={{PostgreSQL Unicode}};SERVER=127.0.0.1;PORT=5432;DATABASE=jobs;UID=ops"
   a SQLite file: queue.db, queue.sqlite, or sqlite:/any/path
   nothing: the embedded default, {default_database_path()}
+  -t NAME: a target named in the config file, {default_config_path()} or --config FILE
+    ([targets.NAME] db = "...;PWD=${{ENV_VAR}}"; `queuetop config` shows what each setting is and where from)
 """
 
 
@@ -831,6 +833,7 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
@@ -853,6 +856,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:  # one slow target must not hold up the others' start
         pollers = list(pool.map(poller, runs))
+    # A service's log: each target lost and found again, with the time, on stderr (journald, docker logs).
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger = logging.getLogger("queuetop")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
     exporter = Exporter(pollers, host, port)
     try:
         exporter.start()

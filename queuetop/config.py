@@ -324,7 +324,7 @@ def _pick(name: str, default: Any, kind: type, env_var: str | None, given: Any, 
         value = expand(section[name], f"{file.path} {file.where(target)} {name}", environ)
         return Setting(float(value) if kind is float else value, Origin.FILE, file.where(target))
     if name in file.top:
-        value = file.top[name]
+        value = expand(file.top[name], f"{file.path} {name}", environ)
         return Setting(float(value) if kind is float else value, Origin.FILE, file.where())
     return Setting(default, Origin.DEFAULT, "built in")
 
