@@ -175,3 +175,21 @@ max_depth = 10
     relaxed = queuetop("--config", str(config), "check", "-t", "pg", "--slo", "email:max_depth=50",
                        env_extra={"PG_PASSWORD": ""})  # fmt: skip
     assert relaxed.returncode == 0, relaxed.stdout
+
+
+def test_the_dashboard_gets_the_target_s_interval_read_only_and_slos(tmp_path, monkeypatch):
+    """`queuetop -t NAME` wires the file's settings into the dashboard (run_dashboard itself is Pilot-tested)."""
+    from queuetop import tui as dashboard_package
+    from queuetop.cli import main
+
+    db = tmp_path / "w.db"
+    assert queuetop("init", "--db", str(db)).returncode == 0
+    config = write(tmp_path, f'[targets.w]\ndb = "{db}"\ninterval = 5\nread_only = true\n'
+                             '[targets.w.slo.types.email]\nmax_depth = 7\n')  # fmt: skip
+    seen = {}
+    monkeypatch.setattr(dashboard_package, "run_dashboard", lambda target, **kwargs: seen.update(kwargs, target=target) or 0)
+    assert main(["--config", str(config), "-t", "w", "--no-bell"]) == 0
+    assert seen["target"].value == str(db) and seen["interval"] == 5.0 and seen["read_only"] is True
+    assert seen["slos"].limit_for("email", Slo.MAX_DEPTH).value == 7 and seen["bell"] is False
+    assert main(["--config", str(config), "watch", "-t", "w", "--interval", "0.5"]) == 0
+    assert seen["interval"] == 0.5 and seen["bell"] is True
