@@ -187,7 +187,8 @@ def test_the_dashboard_gets_the_target_s_interval_read_only_and_slos(tmp_path, m
     config = write(tmp_path, f'[targets.w]\ndb = "{db}"\ninterval = 5\nread_only = true\n'
                              '[targets.w.slo.types.email]\nmax_depth = 7\n')  # fmt: skip
     seen = {}
-    monkeypatch.setattr(dashboard_package, "run_dashboard", lambda target, **kwargs: seen.update(kwargs, target=target) or 0)
+    monkeypatch.setattr(dashboard_package, "run_dashboard",
+                        lambda target, **kwargs: seen.update(kwargs, target=target) or 0)  # fmt: skip
     assert main(["--config", str(config), "-t", "w", "--no-bell"]) == 0
     assert seen["target"].value == str(db) and seen["interval"] == 5.0 and seen["read_only"] is True
     assert seen["slos"].limit_for("email", Slo.MAX_DEPTH).value == 7 and seen["bell"] is False
