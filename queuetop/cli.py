@@ -34,7 +34,6 @@ EXIT_USAGE = 2
 COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect", "check",
             "serve", "config")
 LAYOUT_ENV_VAR = "QUEUETOP_LAYOUT"
-EXIT_OK, EXIT_BREACH, EXIT_UNKNOWN = 0, 1, 2  # `queuetop check`
 
 
 def log_path() -> Path:
