@@ -267,7 +267,8 @@ def _masked(name: str, value: Any) -> Any:
 
 def shown(name: str, value: Any) -> str:
     if value is None:
-        return "—" if name != "db" else "— (the embedded SQLite file)"
+        return {"db": "— (the embedded SQLite file)", "layout": "— (the native schema, else the table found)",
+                "table": "— (the layout's own)", "completed_table": "— (the layout's own)"}.get(name, "—")
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
