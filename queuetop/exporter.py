@@ -224,7 +224,7 @@ class CachedExposition:
                                                    "HTTP_ACCEPT_ENCODING"))  # fmt: skip
         states = tuple(self._states())
         with self._lock:
-            if len(states) != len(self._seen) or any(a is not b for a, b in zip(states, self._seen, strict=False)):
+            if not _same(states, self._seen):
                 self._seen, self._answers = states, {}
             answer = self._answers.get(kind)
         if answer is None:
@@ -232,10 +232,15 @@ class CachedExposition:
             body = self._app(environ, lambda status, headers, *_: captured.extend((status, headers)))
             answer = (captured[0], captured[1], list(body))
             with self._lock:
-                if self._seen is states:
+                if _same(states, self._seen):  # no poll published meanwhile: keep it for the next scrapes
                     self._answers[kind] = answer
         start_response(answer[0], answer[1])
         return answer[2]
+
+
+def _same(these: Sequence[TargetState], those: Sequence[TargetState]) -> bool:
+    """The very same states (a poll publishes a new object, so identity says whether anything changed)."""
+    return len(these) == len(those) and all(a is b for a, b in zip(these, those, strict=True))
 
 
 class Exporter:
