@@ -14,7 +14,9 @@ from queuetop.queue import Queue
 from queuetop.slo import Limit, Slo, Slos
 
 from .conftest import PG_TARGET, Backend
+from .seedshapes import drop_seed, push
 from .test_cli import queuetop
+from .test_shapes import make_seeded
 
 
 def where(backend: Backend) -> list[str]:
@@ -136,3 +138,22 @@ max_depth = 10
     report = {t["target"]: t for t in json.loads(result.stdout)["targets"]}
     assert report["live"]["status"] == "ok" and report["live"]["judged"] == 1
     assert report["dead"]["status"] == "could not check" and report["dead"]["error"]
+
+
+@pytest.mark.parametrize("backend_name", ["sqlite", "postgres"])
+def test_on_a_seed_s_own_table_what_the_shape_cannot_know_is_said_not_passed(tmp_path, backend_name):
+    """Seed 002's work_queue has no times: depth is checked against its own rows, wait cannot be."""
+    seeded = make_seeded("work_queue", backend_name, tmp_path)
+    try:
+        with seeded.open() as db:
+            for i in range(4):
+                push(db, seeded.tables, payload=f"job {i}")
+        breach = seeded.cli("check", "--max-depth", "3", "--max-wait-p95", "5")
+        assert breach.returncode == 1, breach.stdout + breach.stderr
+        assert "depth 4 > 3" in breach.stdout
+        assert "NOT CHECKABLE  max_wait_p95_s: layout work_queue cannot know wait p95" in breach.stdout
+        unknown = seeded.cli("check", "--max-depth", "10", "--max-wait-p95", "5")
+        assert unknown.returncode == 2, unknown.stdout
+    finally:
+        with seeded.open() as db:
+            drop_seed(db, seeded.tables)
