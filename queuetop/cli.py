@@ -833,6 +833,7 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
+    import signal
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
@@ -869,12 +870,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot listen on {args.listen}: {exc.strerror}", "choose another --listen port") from None
     print(f"queuetop: serving {exporter.url} for {', '.join(labels)}, polling every "
           f"{', '.join(f'{p.interval_s:g}' for p in pollers)} s; Ctrl-C stops", file=sys.stderr)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # systemd and docker stop a service with SIGTERM
     try:
-        threading.Event().wait()
+        stop.wait()
     except KeyboardInterrupt:
         pass
     finally:
-        exporter.stop()
+        exporter.stop()  # each target's connection closed, not dropped
     return 0
 
 

@@ -182,7 +182,7 @@ def test_serve_from_the_command_line_listens_on_loopback_and_stops_on_ctrl_c(sql
     assert _parser().parse_args(["serve"]).listen == "127.0.0.1:9187"
     with sqlite_backend.open() as db:
         Queue(db, sqlite_backend.layout).enqueue_many("email", 2)
-    env = {**os.environ, "QUEUETOP_DB": "", "QUEUETOP_CONFIG": ""}
+    env = {**os.environ, "QUEUETOP_DB": ""}
     process = subprocess.Popen([sys.executable, "-m", "queuetop", "serve", "--db", sqlite_backend.target.value,
                                 "--listen", "127.0.0.1:0", "--interval", "0.2"], stderr=subprocess.PIPE, text=True,
                                env=env)  # fmt: skip
@@ -195,6 +195,17 @@ def test_serve_from_the_command_line_listens_on_loopback_and_stops_on_ctrl_c(sql
         assert value(samples, "queuetop_depth", target="default", layout="native", job_type="email") == 2.0
     finally:
         process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == 0
+
+
+def test_serve_stops_cleanly_on_sigterm(sqlite_backend):
+    env = {**os.environ, "QUEUETOP_DB": ""}
+    process = subprocess.Popen([sys.executable, "-m", "queuetop", "serve", "--db", sqlite_backend.target.value,
+                                "--listen", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    try:
+        assert "serving http://127.0.0.1:" in process.stderr.readline()
+    finally:
+        process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=10) == 0
 
 
