@@ -61,6 +61,7 @@ SETTINGS: dict[str, tuple[Any, type, str | None]] = {
     "read_only": (False, bool, None),
     "lost_after": (60.0, float, None),
 }
+RANGES = {"interval": (0.1, 3600.0), "lost_after": (0.001, 10.0**7)}  # as the command line's checks
 WHERE_THE_QUEUE_IS = ("db", "layout", "table", "completed_table")  # what -t NAME chooses, over the environment
 TOP_LEVEL_ONLY = ("default_target", "targets", "slo")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -158,6 +159,9 @@ def _check_settings(values: Mapping[str, Any], where: str, allow_db: bool) -> No
             isinstance(value, int | float) and not isinstance(value, bool) if kind is float else isinstance(value, str))
         if not ok:
             raise UsageError(f"{where}: {key} must be {_kind_words(kind)}, not {value!r}")
+        low, high = RANGES.get(key, (None, None))
+        if low is not None and not low <= value <= high:
+            raise UsageError(f"{where}: {key} must be from {low:g} to {high:g} seconds, not {value!r}")
 
 
 def _kind_words(kind: type) -> str:

@@ -115,6 +115,7 @@ def test_a_missing_environment_variable_is_one_line_naming_it_and_the_target(con
     ('[targets.a]\ndb = "DRIVER=x;UID=u;PWD=hunter2"', ("[targets.a]: db holds a password", "PWD=${")),
     ('[targets.a]\ndb = "a.db"\ninterva = 3', ("unknown setting 'interva'", "known: db, layout")),
     ('[targets.a]\ndb = "a.db"\ninterval = "fast"', ("interval must be a number",)),
+    ('interval = 0.01\n[targets.a]\ndb = "a.db"', ("config.toml: interval must be from 0.1 to 3600 seconds",)),
     ('[targets.a]\nlayout = "native"', ("[targets.a] has no db",)),
     ('[slo]\nmax_depht = 3', ("unknown SLO 'max_depht'", "known: max_oldest_age_s")),
     ('[slo.types.email]\nmax_depth = -1', ("[slo].types.email: max_depth must be a number, zero or more",)),
