@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from queuetop import __version__
 from queuetop import format as fmt
+from queuetop.config import CONFIG_ENV_VAR, default_config_path
 from queuetop.db import Database, QueuetopError, UsageError, parse_target
 from queuetop.db.target import ENV_VAR, Target, default_database_path
 from queuetop.layouts import CLAIM_FORMS, NATIVE, PRESET_NAMES, Layout
@@ -24,12 +25,15 @@ from queuetop.load.command import add_load_arguments
 from queuetop.snapshot import Snapshot, TypeStats
 
 if TYPE_CHECKING:
+    from queuetop.check import TargetResult
+    from queuetop.config import Effective
     from queuetop.load.driver import LoadRun
+    from queuetop.slo import Slos
     from queuetop.workers import WorkersView
 
 EXIT_USAGE = 2
 COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect", "doctor",
-            "workers")
+            "workers", "check", "serve", "config")
 LAYOUT_ENV_VAR = "QUEUETOP_LAYOUT"
 
 
@@ -57,6 +61,8 @@ targets (--db, or ${ENV_VAR}):
     "DRIVER={{PostgreSQL Unicode}};SERVER=127.0.0.1;PORT=5432;DATABASE=jobs;UID=ops"
   a SQLite file: queue.db, queue.sqlite, or sqlite:/any/path
   nothing: the embedded default, {default_database_path()}
+  -t NAME: a target named in the config file, {default_config_path()} or --config FILE
+    ([targets.NAME] db = "...;PWD=${{ENV_VAR}}"; `queuetop config` shows what each setting is and where from)
 """
 
 
@@ -65,6 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     # defaults to "not given" (SUPPRESS), so it never overwrites a value given before it.
     common = _common_options(argparse.ArgumentParser(add_help=False), suppress=False)
     common_after = _common_options(argparse.ArgumentParser(add_help=False), suppress=True)
+    # enqueue, release and dead have long used -t for --type: there only --target names a target.
+    common_after_no_t = _common_options(argparse.ArgumentParser(add_help=False), suppress=True, short_target=False)
 
     parser = argparse.ArgumentParser(
         prog="queuetop",
@@ -80,13 +88,17 @@ examples:
   queuetop release --dry-run             how many claims are past their timeout
   queuetop --layout job_queue --db "DRIVER=...;DATABASE=ops"    watch seed 004's dbo.Job_Queue
   queuetop layouts                       the queue shapes queuetop knows, with their tables and columns
+  queuetop -t prod                       watch a target named in the config file (`queuetop config` shows it)
+  queuetop check --max-oldest-age 60     SLOs for cron, CI, Nagios: exit 0 ok, 1 breach, 2 could not check
+  queuetop serve -t prod -t staging      OpenMetrics for Prometheus on http://127.0.0.1:9187/metrics
 """ + LAYOUT_HELP,
     )
     parser.add_argument("--version", action="version", version=f"queuetop {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    def command(name: str, summary: str, examples: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, parents=[common_after], help=summary, description=summary,
+    def command(name: str, summary: str, examples: str, t_is_type: bool = False) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common_after_no_t if t_is_type else common_after], help=summary,
+                              description=summary,
                               formatter_class=argparse.RawDescriptionHelpFormatter,
                               epilog="examples:\n" + examples + "\n" + TARGET_HELP)  # fmt: skip
 
@@ -100,8 +112,14 @@ examples:
   queuetop stats
   queuetop stats --type email --type report
   queuetop stats --json | jq '.types[] | {job_type, depth, oldest_age_s}'
+  queuetop stats --format openmetrics > /var/lib/node_exporter/textfile/queuetop.prom.$$ && \
+    mv /var/lib/node_exporter/textfile/queuetop.prom.$$ /var/lib/node_exporter/textfile/queuetop.prom
 """)
-    stats.add_argument("--json", action="store_true", help="print JSON (shape documented in the README)")
+    stats.add_argument("--json", action="store_const", const="json", dest="format",
+                       help="print JSON (shape documented in the README); the same as --format json")
+    stats.add_argument("--format", choices=("table", "json", "openmetrics"), default="table",
+                       help="table (default), json, or openmetrics: one exposition for node_exporter's textfile "
+                            "collector (the series of `queuetop serve`)")
     stats.add_argument("--type", dest="types", action="append", default=[], metavar="T",
                        help="only this job type (repeatable)")  # fmt: skip
     stats.set_defaults(run=cmd_stats)
@@ -112,7 +130,8 @@ examples:
   queuetop enqueue --type cleanup --delay 60        available in a minute
   queuetop enqueue --layout job_queue --info 'resize 42' --priority 10
   queuetop enqueue --layout queuesample --type AC351A46-49E4-4F0C-BF8C-F45255012150 --info '<info><key>4</key></info>'
-""")
+  queuetop -t staging enqueue -t email      -t before the command names a target, after it a type
+""", t_is_type=True)
     enqueue.add_argument("--type", "-t", dest="job_type", metavar="T",
                          help="job type (required where the shape has one; seed 000: a GUID)")
     enqueue.add_argument("--count", "-n", type=int, default=1, metavar="N", help="how many jobs (default 1)")
@@ -128,7 +147,7 @@ examples:
   queuetop release --layout job_queue  clear timed-out Processing_Marks (compare-and-set on the mark)
   queuetop release --layout requests   put lost requests back into RequestsQueue
   queuetop release --worker render-7   only the timed-out claims of one claimer (`queuetop workers` lists them)
-""")
+""", t_is_type=True)
     release.add_argument("--type", "-t", dest="job_type", metavar="T", help="only this job type")
     release.add_argument("--dry-run", action="store_true", help="only count what would be released")
     release.add_argument("--worker", metavar="NAME",
@@ -142,7 +161,7 @@ examples:
   queuetop dead count                  how many, per type
   queuetop dead retry --type email     back to pending, as if never tried (asks first; --yes to skip)
   queuetop dead delete --yes           remove them for good
-""")
+""", t_is_type=True)
     dead.add_argument("action", choices=("count", "retry", "delete"), help="what to do with them")
     dead.add_argument("--type", "-t", dest="job_type", metavar="T", help="only this job type")
     dead.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
@@ -232,13 +251,69 @@ exit code: 0 when no job was lost and none was held by two workers at once, 1 ot
     demo.add_argument("--claim-form", choices=tuple(CLAIM_FORMS), metavar="FORM",
                       help="which of the seed's dequeues the demo's workers run (see `queuetop load --help`)")
     demo.set_defaults(run=cmd_demo)
+
+    check = command("check", "check SLOs once (or for a while) and exit 0 ok, 1 breach, 2 could not check", """\
+  queuetop check --max-oldest-age 60 --max-timed-out 0
+  queuetop check --slo email:max_wait_p95_s=30 --slo max_depth=5000 --json
+  queuetop check -t prod -t staging --for 30s      breached at every poll for 30 s: a breach; a blip is not
+  */5 * * * * queuetop check -t prod || mail -s "queue SLO" ops@example.com < /dev/null   (cron)
+exit code: 0 every SLO met; 1 at least one breach; 2 could not check (a target unreachable, an SLO its shape
+cannot know, no SLO given). SLOs come from the options and the config file (`queuetop config` lists them).
+""")
+    add_slo_arguments(check)
+    check.add_argument("--for", dest="for_s", type=duration_arg, default=0.0, metavar="DURATION",
+                       help="poll for this long (30s, 2m) and report only breaches seen at every poll")
+    check.add_argument("--interval", type=float, default=None, metavar="S",
+                       help="seconds between polls with --for (default: the target's interval, else 1)")
+    check.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
+    check.add_argument("--json", action="store_true", help="print the result as JSON")
+    check.set_defaults(run=cmd_check)
+
+    serve = command("serve", "serve the queue's figures as OpenMetrics for Prometheus (one poll loop per target)",
+                    """\
+  queuetop serve                                  http://127.0.0.1:9187/metrics for the default target
+  queuetop serve -t prod -t staging --interval 5  one endpoint, a `target` label per target
+  queuetop serve --all --listen 0.0.0.0:9187      every target of the config file, on every interface
+  queuetop serve -t prod --slo max_oldest_age_s=300   and queuetop_slo_breach series for the breached SLOs
+Listens on the loopback interface unless --listen names another address. Each target is polled by its own
+thread and connection every --interval seconds, never once per scrape; a dead target shows queuetop_up 0.
+""")
+    add_slo_arguments(serve, shown=False)
+    serve.add_argument("--listen", default="127.0.0.1:9187", metavar="HOST:PORT",
+                       help="where to listen (default 127.0.0.1:9187; port 0 picks a free one)")
+    serve.add_argument("--interval", type=float, default=None, metavar="S",
+                       help="seconds between polls of each target (default: the target's interval, else 1)")
+    serve.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
+    serve.set_defaults(run=cmd_serve)
+
+    config = command("config", "print the effective settings, where each came from (passwords masked)", f"""\
+  queuetop config
+  queuetop config -t prod
+  queuetop config --all --json
+  PROD_QUEUE_PWD=... queuetop --config ./ops.toml config -t prod
+The file: --config FILE, else ${CONFIG_ENV_VAR}, else {default_config_path()}. Precedence: command line, then
+environment, then the file (the target's section, then its top level), then the default.
+""")
+    add_slo_arguments(config, shown=False)
+    config.add_argument("--interval", type=float, default=None, metavar="S", help="as the dashboard's: shown with "
+                        "where it came from")
+    config.add_argument("--read-only", action="store_true", default=None, help="as the dashboard's")
+    config.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
+    config.add_argument("--json", action="store_true", help="print JSON")
+    config.set_defaults(run=cmd_config)
     return parser
 
 
-def _common_options(parser: argparse.ArgumentParser, suppress: bool) -> argparse.ArgumentParser:
+def _common_options(parser: argparse.ArgumentParser, suppress: bool, short_target: bool = True
+                    ) -> argparse.ArgumentParser:  # fmt: skip
     def default(value: object) -> object:
         return argparse.SUPPRESS if suppress else value
 
+    parser.add_argument(*(("-t", "--target") if short_target else ("--target",)), dest="targets", action="append",
+                        default=default([]), metavar="NAME",
+                        help="a target named in the config file (repeatable for check, serve and config)")
+    parser.add_argument("--config", metavar="FILE", default=default(None),
+                        help=f"the config file (default: ${CONFIG_ENV_VAR}, else {default_config_path()})")
     parser.add_argument("--db", metavar="TARGET", default=default(None),
                         help=f"database to watch (default: ${ENV_VAR}, else the embedded SQLite file)")
     parser.add_argument("--layout", metavar="NAME|FILE", default=default(None),
@@ -248,17 +323,50 @@ def _common_options(parser: argparse.ArgumentParser, suppress: bool) -> argparse
                         help="the queue table, if not the layout's own")
     parser.add_argument("--completed-table", metavar="NAME", default=default(None),
                         help="the completed table, if not the layout's own")
-    parser.add_argument("--lost-after", type=float, default=default(60.0), metavar="S",
+    parser.add_argument("--lost-after", type=float, default=default(None), metavar="S",
                         help="a request taken but not completed after S seconds is lost (layout requests; default 60)")
     parser.add_argument("--debug", action="store_true", default=default(False), help="show tracebacks of errors")
     return parser
 
 
 def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between polls (default 1)")
-    parser.add_argument("--read-only", action="store_true", help="disable enqueue and release")
+    parser.add_argument("--interval", type=float, default=None, metavar="S",
+                        help="seconds between polls (default: the config file's, else 1)")
+    parser.add_argument("--read-only", action="store_true", default=None, help="disable enqueue and release")
     parser.add_argument("--type", dest="types", action="append", default=[], metavar="T",
                         help="only show this job type (repeatable)")  # fmt: skip
+    add_slo_arguments(parser, shown=False)
+    parser.add_argument("--no-bell", dest="bell", action="store_false",
+                        help="do not ring the terminal bell when an SLO is newly breached")
+
+
+def add_slo_arguments(parser: argparse.ArgumentParser, shown: bool = True) -> None:
+    """The SLO options: one flag per SLO for every job type, and --slo for one type (or any SLO by name)."""
+    from queuetop.slo import SPECS
+
+    group = parser.add_argument_group("SLOs (beat the config file's; `queuetop config` shows the result)")
+    for slo, spec in SPECS.items():
+        unit = {"s": "seconds", "jobs": "jobs", "/s": "per second"}[spec.unit]
+        group.add_argument(spec.flag, dest=f"slo_{slo.value}", type=float, default=None, metavar="N",
+                           help=f"{slo.value}: {spec.label} {'at least' if spec.is_minimum else 'at most'} N {unit}, "
+                                "for every job type" if shown else argparse.SUPPRESS)  # fmt: skip
+    group.add_argument("--slo", dest="slo_options", action="append", default=[], metavar="[TYPE:]NAME=VALUE",
+                       help="one SLO by its name, for one job type or all (repeatable): email:max_wait_p95_s=30"
+                            if shown else "one SLO, for one job type or all: email:max_wait_p95_s=30")
+
+
+def duration_arg(text: str) -> float:
+    """30, 30s, 2m, 1h → seconds (for --for)."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    text = text.strip().lower()
+    scale = units.get(text[-1:])
+    try:
+        value = float(text[:-1] if scale else text) * (scale or 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration: write 30, 30s, 2m or 1h") from None
+    if not 0 <= value <= 86400:
+        raise argparse.ArgumentTypeError(f"{text!r}: from 0 to 24 hours")
+    return value
 
 
 # -- opening the target ----------------------------------------------------------------------------------
@@ -279,7 +387,8 @@ def _layout_name(args: argparse.Namespace) -> str | None:
 
 
 def settings_from(args: argparse.Namespace) -> dict[str, float]:
-    lost_after = getattr(args, "lost_after", 60.0)
+    lost_after = getattr(args, "lost_after", None)
+    lost_after = 60.0 if lost_after is None else lost_after
     if not 0 < lost_after < 10**7:
         raise UsageError(f"--lost-after must be a positive number of seconds, not {lost_after}")
     return {"lost_after": lost_after}
@@ -350,8 +459,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
         if args.types and not layout.has_job_type:
             raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
         snapshot = collector_for(db, layout, job_types=args.types, settings=settings, note=note).poll()
-    if args.json:
+    if args.format == "json":
         print(json.dumps(snapshot.to_json(), indent=2))
+    elif args.format == "openmetrics":
+        from queuetop.exporter import TargetState, exposition
+        from queuetop.monitor import CONNECTED, PollOutcome
+
+        state = TargetState(target_label(args), PollOutcome(CONNECTED, snapshot), snapshot.poll_ms / 1000)
+        print(exposition([state]), end="")
     else:
         print(render_table(snapshot))
     return 0
@@ -675,14 +790,217 @@ def _dashboard(args: argparse.Namespace, target: Target, background: LoadRun | N
     from queuetop.tui import run_dashboard
 
     try:
+        slos = args.effective.slos if hasattr(args, "effective") else getattr(args, "slos", None)
         return run_dashboard(target, layout=layout, interval=args.interval, read_only=args.read_only,
                              job_types=args.types, auto_init=auto_init, background=background, log_path=LOG_PATH,
-                             settings=settings, note=note, greeting=greeting)  # fmt: skip
+                             settings=settings, note=note, greeting=greeting, slos=slos, bell=args.bell)  # fmt: skip
     finally:
         if background is not None:
             summary = background.stop()
             if summary:
                 print(summary)
+
+
+# -- config, check, serve --------------------------------------------------------------------------------
+WRITING = {"init", "enqueue", "load"}
+
+
+def configure(args: argparse.Namespace) -> list[argparse.Namespace]:
+    """The command's arguments once per target, with the config file's settings and SLOs filled in (command line
+    > environment > file > default; see queuetop.config). Commands other than check, serve and config take one
+    target."""
+    from queuetop.config import find_config, load_config, resolve, targets_to_use
+
+    path, named = find_config(args.config)
+    file = load_config(path, named)
+    names = targets_to_use(args.targets, getattr(args, "all_targets", False), file)
+    if len(names) > 1 and args.command not in ("check", "serve", "config"):
+        raise UsageError(f"`queuetop {args.command}` works on one target, not {len(names)}",
+                         "give one -t NAME (check, serve and config take several)")
+    cli = {"db": args.db, "layout": args.layout, "table": args.table, "completed_table": args.completed_table,
+           "interval": getattr(args, "interval", None), "read_only": getattr(args, "read_only", None),
+           "lost_after": args.lost_after}  # fmt: skip
+    slos = slos_from_args(args)
+    chosen_by = "--all" if getattr(args, "all_targets", False) else None
+    return [with_effective(args, resolve(cli, file, name, cli_slos=slos, chosen_by=chosen_by)) for name in names]
+
+
+def slos_from_args(args: argparse.Namespace) -> Slos:
+    from queuetop.config import slo_from_option
+    from queuetop.slo import Limit, Slo, Slos
+
+    limits = [Limit(slo, value, None, f"command line ({slo.spec.flag})") for slo in Slo
+              if (value := getattr(args, f"slo_{slo.value}", None)) is not None]  # fmt: skip
+    for limit in limits:
+        if limit.value < 0:
+            raise UsageError(f"{limit.slo.spec.flag} must be zero or more, not {limit.value:g}")
+    limits += [slo_from_option(text) for text in getattr(args, "slo_options", [])]
+    return Slos(tuple(limits))
+
+
+def with_effective(args: argparse.Namespace, effective: Effective) -> argparse.Namespace:
+    """A copy of the arguments with the effective settings. A value from the environment is left for the code
+    that reads the environment itself (parse_target, _layout_name), exactly as without a config file."""
+    from queuetop.config import Origin
+
+    new = argparse.Namespace(**vars(args))
+    for name in ("db", "layout"):
+        setting = effective.settings[name]
+        setattr(new, name, setting.value if setting.origin in (Origin.COMMAND_LINE, Origin.FILE) else None)
+    new.table, new.completed_table = effective["table"], effective["completed_table"]
+    new.lost_after = effective["lost_after"]
+    if hasattr(args, "interval"):
+        new.interval = effective["interval"]
+    if hasattr(args, "read_only"):
+        new.read_only = effective["read_only"]
+    new.effective = effective
+    return new
+
+
+def _refuse_writes(args: argparse.Namespace) -> None:
+    effective = args.effective
+    writes = args.command in WRITING or (args.command == "release" and not args.dry_run) or (
+        args.command == "dead" and args.action != "count") or (args.command == "watch" and args.with_load)
+    if writes and effective["read_only"]:
+        setting = effective.settings["read_only"]
+        name = f"target {effective.target}" if effective.target else "this target"
+        raise UsageError(f"{name} is read-only ({setting.origin.value}: {setting.where}): `queuetop {args.command}` "
+                         "would change the queue", "use a target that is not read-only")
+
+
+def target_label(args: argparse.Namespace) -> str:
+    """The `target` label of the metrics: the config file's name for the target, else "default"."""
+    effective = getattr(args, "effective", None)
+    return effective.target if effective is not None and effective.target else "default"
+
+
+def with_per_target(args: argparse.Namespace) -> argparse.Namespace:
+    """The first target's arguments (the only one for most commands), still carrying the whole list."""
+    first = args.per_target[0]
+    first.per_target = args.per_target
+    return first
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    runs = args.per_target
+    if args.json:
+        print(json.dumps({"config_file": str(runs[0].effective.config_path) if runs[0].effective.config_path else None,
+                          "targets": [run.effective.to_json() for run in runs]}, indent=2))
+        return 0
+    path = runs[0].effective.config_path
+    from queuetop.config import find_config, load_config
+
+    found, _ = find_config(args.config)
+    print(f"config file: {path}" if path else f"config file: none ({found} does not exist)")
+    for run in runs:
+        print()
+        print("\n".join(run.effective.lines()))
+    names = list(load_config(found, False).targets) if path else []
+    if names:
+        print(f"\ntargets in the file: {', '.join(names)}  (choose with -t NAME)")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from queuetop.check import overall, report_lines
+
+    if args.for_s and args.interval is not None and not 0.1 <= args.interval <= 3600:
+        raise UsageError(f"--interval must be from 0.1 to 3600 seconds, not {args.interval}")
+    runs = args.per_target
+    with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="queuetop-check") as pool:
+        results = list(pool.map(_check_one, runs))  # each target on its own thread and connection
+    status = overall(results)
+    if args.json:
+        print(json.dumps({"status": status.value, "exit_code": status.exit_code,
+                          "targets": [r.to_json() for r in results]}, indent=2))  # fmt: skip
+    else:
+        for result in results:
+            print("\n".join(report_lines(result)))
+    return status.exit_code
+
+
+def _check_one(args: argparse.Namespace) -> TargetResult:
+    from queuetop.check import run_check
+    from queuetop.collector import collector_for
+
+    def session() -> tuple[Callable[[], Snapshot], Callable[[], None]]:
+        db = open_target(args, purpose="monitor")
+        try:
+            layout, note = resolve_layout(args, db)
+            collector = collector_for(db, layout, settings=settings_from(args), note=note)
+        except BaseException:
+            db.close()
+            raise
+        return collector.poll, db.close
+
+    try:
+        display = parse_target(args.db).display
+    except QueuetopError as exc:
+        from queuetop.check import TargetResult
+
+        return TargetResult(target_label(args), args.db or "", error=str(exc))
+    return run_check(target_label(args), display, session, args.effective.slos, args.for_s, args.interval)
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise UsageError(f"--listen {text!r} is not HOST:PORT", "e.g. 127.0.0.1:9187, or 0.0.0.0:9187 for every "
+                         "interface (only when Prometheus runs on another machine)")
+    return host, int(port)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+    import signal
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from queuetop.exporter import Exporter, TargetPoller
+    from queuetop.monitor import Monitor
+
+    host, port = parse_listen(args.listen)
+    runs = args.per_target
+    labels = [target_label(run) for run in runs]
+    for run in runs:
+        if run.interval is not None and not 0.1 <= run.interval <= 3600:
+            raise UsageError(f"--interval must be from 0.1 to 3600 seconds, not {run.interval}")
+
+    def poller(run: argparse.Namespace) -> TargetPoller:
+        target = parse_target(run.db)
+        auto_init = _is_embedded_default(run, target) and _layout_name(run) in (None, "native")
+        layout, note = _watch_layout(run, target, auto_init)  # a dead target: the layout given, or native
+        monitor = Monitor(target, layout, auto_init=auto_init, settings=settings_from(run), note=note)
+        return TargetPoller(target_label(run), monitor, run.interval, slos=run.effective.slos)
+
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:  # one slow target must not hold up the others' start
+        pollers = list(pool.map(poller, runs))
+    # A service's log: each target lost and found again, with the time, on stderr (journald, docker logs).
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger = logging.getLogger("queuetop")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    exporter = Exporter(pollers, host, port)
+    try:
+        exporter.start()
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {args.listen}: {exc.strerror}", "choose another --listen port") from None
+    print(f"queuetop: serving {exporter.url} for {', '.join(labels)}, polling every "
+          f"{', '.join(f'{p.interval_s:g}' for p in pollers)} s; Ctrl-C stops", file=sys.stderr)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # systemd and docker stop a service with SIGTERM
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        exporter.stop()  # each target's connection closed, not dropped
+    return 0
 
 
 # -- the stats table -------------------------------------------------------------------------------------
@@ -765,6 +1083,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv.insert(0, "watch")  # `queuetop` alone is the dashboard
     args = parser.parse_args(argv)
     try:
+        if args.command == "demo" and args.targets:
+            raise UsageError("`queuetop demo` runs on a queue of its own, not on a named target",
+                             "drop -t; `queuetop demo --db demo.db` keeps the demo queue in demo.db")
+        if args.command not in ("demo", "layouts"):
+            args.per_target = configure(args)
+            args = with_per_target(args)
+            _refuse_writes(args)
+        else:  # the demo's queue is its own: no target, no config file; only the command line's SLOs
+            args.interval = 1.0 if getattr(args, "interval", None) is None else args.interval
+            args.read_only = bool(getattr(args, "read_only", False))
+            args.slos = slos_from_args(args)
         return args.run(args)
     except QueuetopError as exc:
         if args.debug:

@@ -297,4 +297,6 @@ class Collector:
             wait_p50_s=wait_p[0], wait_p95_s=wait_p[1], wait_p99_s=wait_p[2],
             processing_p50_s=work_p[0], processing_p95_s=work_p[1], processing_p99_s=work_p[2],
             drain=drain, drain_eta_s=eta, depth_is_estimate=depth_is_estimate,
+            arrivals_total=sum(h.arrivals.total for h in histories),
+            completions_total=sum(h.completions.total for h in histories),
         )  # fmt: skip

@@ -20,8 +20,10 @@ class EventWindow:
     def __init__(self, span_s: float) -> None:
         self.span_s = span_s
         self._times = array("d")
+        self.total = 0  # every event ever added, pruned or not: what a Prometheus counter exports
 
     def add(self, when: float) -> None:
+        self.total += 1
         if not self._times or when >= self._times[-1]:
             self._times.append(when)
         else:  # late commits arrive slightly out of order

@@ -307,6 +307,8 @@ class ShapeCollector:
             wait_p50_s=wait_p[0], wait_p95_s=wait_p[1], wait_p99_s=wait_p[2],
             processing_p50_s=work_p[0], processing_p95_s=work_p[1], processing_p99_s=work_p[2],
             drain=drain, drain_eta_s=eta,
+            arrivals_total=sum(h.arrivals.total for h in histories) if provides["arrivals"] else None,
+            completions_total=sum(h.completions.total for h in histories) if provides["completions"] else None,
         )  # fmt: skip
 
 

@@ -40,6 +40,10 @@ class TypeStats:
     drain: str = "unknown"  # empty | draining | never | unknown
     drain_eta_s: float | None = None  # set when draining
     depth_is_estimate: bool = False
+    # Events seen since queuetop began watching the type (the first poll's look-back included): counters for
+    # Prometheus. A type that goes quiet and drops out of the snapshot starts again from 0 when it comes back.
+    arrivals_total: int | None = None
+    completions_total: int | None = None
 
 
 @dataclass(frozen=True)

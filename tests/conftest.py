@@ -38,6 +38,21 @@ class Backend:
         return Database.open(self.target, purpose=purpose)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_user_config_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A developer's own ~/.config/queuetop/config.toml (a default_target, SLOs) must not steer the tests: the
+    config directory is an empty one, for this process and the commands it starts."""
+    saved = {name: os.environ.get(name) for name in ("XDG_CONFIG_HOME", "QUEUETOP_CONFIG")}
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("config-home"))
+    os.environ.pop("QUEUETOP_CONFIG", None)
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     mssql = "SQL Server: " + ("QUEUETOP_TEST_MSSQL is set, running" if MSSQL_TARGET else
                               "not run (set QUEUETOP_TEST_MSSQL to a connection string to run it)")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from queuetop.db import Target
 from queuetop.layouts import NATIVE, Layout
+from queuetop.slo import Slos
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
@@ -21,12 +22,14 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 1.0, read_only: bool = False,
                   job_types: Sequence[str] = (), auto_init: bool = False, background: object | None = None,
                   log_path: Path | None = None, settings: dict | None = None,
-                  note: str | None = None, greeting: str | None = None) -> int:  # fmt: skip
+                  note: str | None = None, greeting: str | None = None, slos: Slos | None = None,
+                  bell: bool = True) -> int:  # fmt: skip
     """Run the dashboard until the user quits; the exit status (0 on a normal quit).
 
     `auto_init` creates the file and schema on the first connect (the embedded default). `background` is a
     running load whose `progress_line()` is shown in the status bar; the caller stops it afterwards.
-    `greeting`: a notification shown when the dashboard opens (the demo says what its load leaves to do).
+    `greeting`: a notification shown when the dashboard opens (the demo says what its load leaves to do). `slos`:
+    breached cells are coloured, the status line names the breach, and the bell rings when one begins (`bell`).
     """
     from queuetop.actions import Actions
     from queuetop.monitor import Monitor
@@ -35,7 +38,7 @@ def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 
     monitor = Monitor(target, layout, job_types=job_types, auto_init=auto_init, settings=settings, note=note)
     actions = Actions(target, layout, settings=settings)
     app = QueuetopApp(monitor, actions, interval=interval, read_only=read_only, background=background,  # type: ignore[arg-type]
-                      log_path=log_path, greeting=greeting)  # fmt: skip
+                      log_path=log_path, greeting=greeting, slos=slos, bell=bell)  # fmt: skip
     with logging_to(log_path):
         try:
             app.run()

@@ -28,12 +28,14 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
+from queuetop import format as fmt
 from queuetop.actions import EnqueueRequest, EnqueueResult, ReleaseResult, TypeDetail, describe_release
 from queuetop.db import QueuetopError, Target
 from queuetop.db.target import default_database_path
 from queuetop.layouts import NATIVE, Layout
 from queuetop.monitor import NO_SCHEMA, PollOutcome
 from queuetop.series import WINDOWS_S, Series
+from queuetop.slo import Breach, Slos, SloWatch, Watched, worst
 from queuetop.snapshot import Snapshot
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen, Section, binding_rows
@@ -84,6 +86,15 @@ class Background(Protocol):
     def progress_line(self) -> str: ...
 
 
+class Breached(Message):
+    """SLO breaches began at this poll (posted once per poll that has new ones): for the bell, and for whoever
+    keeps breaches (a history of them, marks on charts)."""
+
+    def __init__(self, watched: Watched) -> None:
+        super().__init__()
+        self.watched = watched
+
+
 class Polled(Message):
     """A poll has finished (in the poll thread); its outcome, for the UI thread."""
 
@@ -117,9 +128,13 @@ class QueuetopApp(HandlesThreadResults, App[int]):
     def __init__(self, source: Source, actions: DashboardActions, *, interval: float = 1.0, read_only: bool = False,
                  background: Background | None = None, log_path: Path | None = None,
                  clock: Callable[[], float] = time.monotonic, series: Series | None = None,
-                 poll_on_start: bool = True, greeting: str | None = None) -> None:  # fmt: skip
+                 poll_on_start: bool = True, greeting: str | None = None, slos: Slos | None = None,
+                 bell: bool = True) -> None:  # fmt: skip
         super().__init__()
         self.greeting = greeting
+        self.slo_watch = SloWatch(slos, target=source.target.display) if slos else None
+        self.breaches: tuple[Breach, ...] = ()  # open now, as of the latest snapshot
+        self.bell_on_breach = bell
         self.source = source
         self.actions = actions
         self.interval = interval
@@ -215,9 +230,27 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             self.latest = outcome.snapshot
             self._last_success = self._link_at
             self.series.add(outcome.snapshot)
+            self._judge(outcome.snapshot)
         self._announce(before, outcome)
         self._read_load_line()
         self.refresh_screen()
+
+    def _judge(self, snapshot: Snapshot) -> None:
+        """SLOs: the breaches open now colour their cells and the status line; new ones ring the bell once."""
+        if self.slo_watch is None:
+            return
+        watched = self.slo_watch.observe(snapshot)
+        self.breaches = watched.breaches
+        if watched.new:
+            self.post_message(Breached(watched))
+
+    def on_breached(self, message: Breached) -> None:
+        if self.bell_on_breach:
+            self.bell()  # once per poll that brings new breaches, however many: a page, not an alarm clock
+
+    @property
+    def breached_cells(self) -> frozenset[tuple[str, str]]:
+        return frozenset((b.job_type, b.slo.spec.column) for b in self.breaches)
 
     def _announce(self, before: PollOutcome | None, now: PollOutcome) -> None:
         if now.unexpected:
@@ -278,7 +311,15 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             layout=self.latest.layout if self.latest else None,
             note=self.latest.note if self.latest else None,
             local_clock=self.latest is not None and self.latest.clock == "local",
+            **self._breach_words(),
         )
+
+    def _breach_words(self) -> dict[str, Any]:
+        first = worst(self.breaches)
+        if first is None:
+            return {}
+        lasted = f" for {fmt.duration(first.lasted_s)}" if first.lasted_s >= 1 else " (new)"
+        return {"breach": first.describe() + lasted, "more_breaches": len(self.breaches) - 1}
 
     def _tick(self) -> None:
         """Once a second: the "polled N s ago" and "reconnecting in N s" figures move on."""

@@ -33,6 +33,7 @@ OLD_ALERT_S = 600.0  # … and this: red
 TOTAL_LABEL = "all types"
 
 WARN, ALERT, DIM, EST = "yellow", "bold red", "dim", "italic"
+BREACH = "bold white on red"  # a cell whose figure breaks an SLO (queuetop.slo)
 
 
 @dataclass(frozen=True)
@@ -237,6 +238,7 @@ class QueueTable(ScrollView, can_focus=True):
         self._headers: tuple[str, ...] = tuple(column.label for column in self.shown)
         self.width_needed = sum(column.width + 2 for column in self.shown)
         self._styles: dict[tuple[str, bool, str], Style] = {}
+        self.breached: frozenset[tuple[str, str]] = frozenset()  # (job type, column key) breaking an SLO
 
     def on_focus(self) -> None:
         self.refresh()  # the cursor line changes colour with the focus
@@ -258,10 +260,12 @@ class QueueTable(ScrollView, can_focus=True):
         return self.rows[self.cursor].job_type if 0 <= self.cursor < len(self.rows) else None
 
     def show(self, rows: Sequence[TypeStats], totals: TypeStats, sort_key: str, descending: bool,
-             columns: Sequence[Column] | None = None) -> None:  # fmt: skip
+             columns: Sequence[Column] | None = None,
+             breached: frozenset[tuple[str, str]] = frozenset()) -> None:  # fmt: skip
         """Display rows in the given order (already filtered and sorted), the totals pinned below, in the
         columns the shape can fill (`shape_columns`). A totals line that would only repeat the one row (a shape
-        without job types has one row, named after its table) is left out."""
+        without job types has one row, named after its table) is left out. `breached` cells are coloured."""
+        self.breached = breached
         keep = self.selected_type
         self.rows = list(rows)
         self.totals = None if repeats(self.rows, totals) else totals
@@ -377,7 +381,12 @@ class QueueTable(ScrollView, can_focus=True):
                 return Strip.blank(width, self._component("base"))
             on_cursor = index == self.cursor
             base = self._component("queue-table--cursor" if on_cursor else "base")
-            strip = self._strip(cells(self.rows[index], self.shown), base, keep_colors=not on_cursor)
+            row = self.rows[index]
+            row_cells = cells(row, self.shown)
+            if self.breached:
+                row_cells = tuple((text, BREACH) if (row.job_type, column.key) in self.breached else (text, style)
+                                  for column, (text, style) in zip(self.shown, row_cells, strict=True))  # fmt: skip
+            strip = self._strip(row_cells, base, keep_colors=not on_cursor)
         x = round(self.scroll_x)
         return strip.crop(x, x + width).extend_cell_length(width, strip_style(strip))
 
@@ -397,7 +406,8 @@ class QueueTable(ScrollView, can_focus=True):
             fitted = fmt.pad(fmt.fit(text, column.width), column.width, right=column.numeric)
             if style:  # on the cursor line trouble keeps its weight but not its colour, which would not read
                 extra = parse_style(style)
-                base_and_extra = base + (extra if keep_colors else extra.without_color)
+                # A breached SLO's red cell, white on red, reads on the cursor line too and must not vanish there.
+                base_and_extra = base + (extra if keep_colors or style == BREACH else extra.without_color)
             else:
                 base_and_extra = base
             segments.append(Segment(f" {fitted} ", base_and_extra))

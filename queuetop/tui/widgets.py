@@ -44,6 +44,8 @@ class StatusView:
     layout: str | None = None  # the queue's shape, shown when it is not the native one
     note: str | None = None  # how the layout was chosen ("found QueueSample.WorkQueue: layout queuesample")
     local_clock: bool = False  # the shape's times are the server's local time, not UTC
+    breach: str | None = None  # the longest-lasting SLO breach, in words, with how long it has lasted
+    more_breaches: int = 0  # how many others are open
 
 
 def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
@@ -66,6 +68,10 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
     if view.read_only:
         line.append("  ")
         line.append(" READ-ONLY ", style="bold black on cyan")
+    if view.breach:  # before the target too: a breach is what the person at the screen must see
+        line.append("  ")
+        more = f" (+{view.more_breaches} more)" if view.more_breaches else ""
+        line.append(f" SLO {view.breach}{more} ", style="bold white on red")
     line.append("  ")
     if view.layout and view.layout != "native":  # before the target, whose end may be cut off
         line.append(f"layout {view.layout}", style="bold")
