@@ -417,11 +417,15 @@ def test_a_missing_column_names_the_table_the_column_and_the_preset_that_fits(tm
     assert missing.returncode == 2 and "table Job_Queue not found" in missing.stderr
 
 
-def test_load_and_demo_say_they_cannot_drive_a_seed_shape(tmp_path):
-    s = make_seeded("job_queue", "sqlite", tmp_path)
+def test_load_says_clearly_when_a_layout_file_describes_no_dequeue(tmp_path):
+    s = make_seeded("work_queue", "sqlite", tmp_path)
+    own = tmp_path / "mine.toml"  # seed 002's table described by hand, without a [claim] section
+    own.write_text('[tables]\nqueue = "work_queue"\n[queue_columns]\nid = "work_queue_id int"\n'
+                   'finished = "processed_flag bit"\n[states]\npending = "finished = 0"\n')
     for command in ("load", "demo"):
-        result = _cli(command, "--db", s.db_text, "--layout", "job_queue")
-        assert result.returncode == 2 and "cannot drive layout job_queue yet" in result.stderr
+        result = _cli(command, "--db", s.db_text, "--layout", str(own))
+        assert result.returncode == 2 and "describes no dequeue" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
 
 
 # -- clocks: the server's own, never the client's ----------------------------------------------------------
