@@ -9,17 +9,26 @@ import re
 import pytest
 import sqlglot
 
-from queuetop.layouts import PRESET_NAMES
+from queuetop.layouts import PRESET_NAMES, STATES
 
 from .golden.make_tsql import layout_statements, preset
 
 STATEMENTS = [entry for name in PRESET_NAMES for entry in layout_statements(name)]
 
 
+# sqlglot's T-SQL mode cannot read UPDATE TOP (n) (seed 000's GetNextJob and seed 002's SQL Server 2008
+# alternative, sent as the seeds wrote them): those are held to sqlfluff's grammar alone (test_tsql.py).
+SQLGLOT_GAPS = re.compile(r"^/\* queuetop \*/ UPDATE TOP \(")
+
+
 @pytest.mark.parametrize("name, label, sql, params", STATEMENTS, ids=lambda v: v if isinstance(v, str) else "")
 def test_every_statement_of_every_preset_parses_in_sqlglots_tsql_too(name, label, sql, params):
-    sqlglot.parse_one(sql, read="tsql")  # raises on anything its T-SQL mode would not accept as written
     assert sql.startswith("/* queuetop */ ")
+    if SQLGLOT_GAPS.match(sql):  # still a gap: once sqlglot reads it, this fails and the exception can go
+        with pytest.raises(sqlglot.errors.ParseError):
+            sqlglot.parse_one(sql, read="tsql")
+        return
+    sqlglot.parse_one(sql, read="tsql")  # raises on anything its T-SQL mode would not accept as written
 
 
 def test_monitor_reads_never_lock_and_times_are_the_servers_own():
@@ -35,4 +44,5 @@ def test_identifiers_are_bracketed_and_no_value_is_pasted():
     for _name, _label, sql, _params in STATEMENTS:
         body = sql.removeprefix("/* queuetop */ ")
         for literal in re.findall(r"'([^']*)'", body):
-            assert literal in {"now", "queue", "completed", "dead"}, literal
+            # the poll's arm names, and the state names the load report's CASE answers with: words, not values
+            assert literal in {"now", "queue", "completed", "done", *STATES}, literal

@@ -124,7 +124,11 @@ class StatusBar(Vertical):
         self.query_one("#load").display = False
 
     def show(self, view: StatusView) -> None:
-        for static, line in zip(self.query(Static), status_lines(view), strict=True):
+        statics = list(self.query(Static))
+        lines = status_lines(view)
+        if len(statics) != len(lines):  # a tick between mounting and composing: the next one shows it
+            return
+        for static, line in zip(statics, lines, strict=True):
             if static.id == "load" and static.display != (line is not None):
                 static.display = line is not None
             if line is not None and line != static.content:
