@@ -19,7 +19,7 @@ from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
 from queuetop.workers import make_available, no_claimer, read_workers, release_worker
 
-from .helpers import completed_rows, queue_rows, travel
+from .helpers import FakeClock, completed_rows, queue_rows, travel
 from .seedshapes import QUEUESAMPLE_JOB_TYPES, create_seed, drop_seed, finish, pop, push, worker_guid
 from .test_cli import queuetop
 from .test_shapes import Seeded, make_seeded
@@ -60,6 +60,17 @@ def test_two_workers_one_probably_dead(two_workers):
     assert not alive.probably_dead and alive.processing_p95_s == pytest.approx(4.0, abs=0.5)
     assert alive.last_claim_ago_s == pytest.approx(0.0, abs=0.5)
     assert view.workers[0].worker == "crashed"  # the probably dead first
+
+
+def test_a_client_clock_far_off_changes_nothing_of_who_is_dead(two_workers, backend):
+    """Timed out, the last minute and the release are the database's clock: a monitor host whose clock is months
+    off (a frozen FakeClock as its `db.now()`) sees and releases exactly what the database's clock says."""
+    with Database.open(backend.target, clock=FakeClock()) as late:
+        workers = {w.worker: w for w in read_workers(late, backend.layout).workers}
+        assert (workers["crashed"].held, workers["crashed"].timed_out, workers["crashed"].claims_1m) == (3, 3, 3)
+        assert (workers["alive"].timed_out, workers["alive"].claims_1m, workers["alive"].completed_1m) == (1, 4, 1)
+        assert workers["crashed"].last_claim_ago_s == pytest.approx(10.0, abs=0.5)
+        assert release_worker(late, backend.layout, "crashed").released == 3
 
 
 def test_release_from_one_worker_releases_only_its_timed_out_claims(two_workers):
