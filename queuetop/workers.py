@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
@@ -123,7 +123,9 @@ def read_workers(db: Database, layout: Layout, settings: Mapping[str, Any] | Non
     reason = no_claimer(layout)
     figures = figures_of(layout)
     if reason is not None:
-        return WorkersView(datetime.now(), layout.name, None, figures=MappingProxyType(figures), reason=reason,
+        # Nothing is read: the client's time, in the layout's clock (the JSON marks a UTC time with "Z").
+        taken = datetime.now(UTC).replace(tzinfo=None) if layout.clock == "utc" else datetime.now()
+        return WorkersView(taken, layout.name, None, figures=MappingProxyType(figures), reason=reason,
                            clock=layout.clock)  # fmt: skip
     # The database's now, once: the age of each worker's last claim is measured from it. Every "past its
     # timeout" and "in the last minute" is judged in the statements themselves, by the same clock.
