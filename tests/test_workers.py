@@ -109,6 +109,27 @@ def test_a_claim_completed_between_the_read_and_the_release_is_left_alone(two_wo
     assert completed_rows(db, layout)[late.id][1] == "succeeded"  # its completion stands
 
 
+def test_a_claim_no_longer_timed_out_at_the_release_is_left_alone(two_workers, monkeypatch):
+    """The release re-checks the timeout by the database's clock in its UPDATE, as `release` does: a claim whose
+    lease runs again when the release comes (its end moved an hour on after the read) keeps its claimer."""
+    db, layout, jobs = two_workers
+    renewed = jobs["crashed"][2]
+    read = db.dialect.worker_timed_out_claims
+
+    def read_then_renew(*args, **kwargs):
+        rows = read(*args, **kwargs)
+        if rows:
+            travel(db, layout, -3600)  # every stored time an hour on: no claim is past its timeout any more
+        return rows
+
+    monkeypatch.setattr(db.dialect, "worker_timed_out_claims", read_then_renew)
+    before = queue_rows(db, layout)[renewed.id]
+    result = release_worker(db, layout, "crashed")
+    assert (result.timed_out, result.released) == (3, 0)
+    after = queue_rows(db, layout)[renewed.id]
+    assert after[1] is not None and after[2:] == before[2:]  # still claimed, same token, same attempts
+
+
 def test_make_available_counts_then_makes_pending_and_leaves_a_claimed_job_alone(backend):
     with Database.open(backend.target) as db:
         queue = Queue(db, backend.layout)
