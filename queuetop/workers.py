@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
@@ -123,13 +123,15 @@ def read_workers(db: Database, layout: Layout, settings: Mapping[str, Any] | Non
     reason = no_claimer(layout)
     figures = figures_of(layout)
     if reason is not None:
-        return WorkersView(datetime.now(), layout.name, None, figures=MappingProxyType(figures), reason=reason,
+        # Nothing is read: the client's time, in the layout's clock (the JSON marks a UTC time with "Z").
+        taken = datetime.now(UTC).replace(tzinfo=None) if layout.clock == "utc" else datetime.now()
+        return WorkersView(taken, layout.name, None, figures=MappingProxyType(figures), reason=reason,
                            clock=layout.clock)  # fmt: skip
-    if layout.native:
-        now, claims, done = _native_rows(db, layout)
-    else:
-        now, claims, done = _shape_rows(db, layout, settings or {})
-    decode, since = db.dialect.decode_time, now - timedelta(seconds=RECENT_S)
+    # The database's now, once: the age of each worker's last claim is measured from it. Every "past its
+    # timeout" and "in the last minute" is judged in the statements themselves, by the same clock.
+    now = db.dialect.decode_time(db.fetchone(*Statements(db.dialect, layout).clock())[0])
+    claims, done = (_native_rows if layout.native else _shape_rows)(db, layout, settings or {})
+    decode = db.dialect.decode_time
     found: dict[str | None, dict[str, Any]] = {}
 
     def worker(name: str | None) -> dict[str, Any]:
@@ -139,7 +141,7 @@ def read_workers(db: Database, layout: Layout, settings: Mapping[str, Any] | Non
     for name, held, timed_out, recent, last in claims:
         row = worker(None if name is None else str(name))  # a GUID claimer (seed 000) in one spelling
         row.update(held=int(held or 0), timed_out=int(timed_out or 0), claims=int(recent or 0), last=decode(last))
-    for name, outcome, claimed_at, completed_at in done:
+    for name, outcome, claimed_at, claimed_recently, completed_at in done:
         row, claimed_at = worker(None if name is None else str(name)), decode(claimed_at)
         if outcome == "failed" or outcome == "dead":
             row["failed"] += 1
@@ -149,7 +151,7 @@ def read_workers(db: Database, layout: Layout, settings: Mapping[str, Any] | Non
             if took is not None:
                 row["took"].append(took)
         # Native: a finished job's claim left the queue table with it; count it where it was made in the minute.
-        if layout.native and claimed_at is not None and claimed_at > since:
+        if layout.native and claimed_recently:
             row["claims"] += 1
             row["last"] = max(row["last"] or claimed_at, claimed_at)
 
@@ -165,23 +167,19 @@ def read_workers(db: Database, layout: Layout, settings: Mapping[str, Any] | Non
                        clock=layout.clock)  # fmt: skip
 
 
-def _native_rows(db: Database, layout: Layout) -> tuple[datetime, list, list]:
-    dialect, now = db.dialect, db.now()
-    since = now - timedelta(seconds=RECENT_S)
-    claims = dialect.worker_claims(db, layout, now, since)
-    done = dialect.worker_completions(db, layout, since, COMPLETIONS_READ)
-    return now, claims, done
+def _native_rows(db: Database, layout: Layout, settings: Mapping[str, Any]) -> tuple[list, list]:
+    claims = db.dialect.worker_claims(db, layout, RECENT_S)
+    return claims, db.dialect.worker_completions(db, layout, RECENT_S, COMPLETIONS_READ)
 
 
-def _shape_rows(db: Database, layout: Layout, settings: Mapping[str, Any]) -> tuple[datetime, list, list]:
-    statements, decode = Statements(db.dialect, layout), db.dialect.decode_time
-    now = decode(db.fetchone(*statements.clock())[0])
+def _shape_rows(db: Database, layout: Layout, settings: Mapping[str, Any]) -> tuple[list, list]:
+    statements = Statements(db.dialect, layout)
     claims = db.fetchall(*statements.worker_claims(RECENT_S, SEEN_S, dict(settings)))
     done = []
-    if _completions_name_claimer(layout):
-        done = [(worker, "done", start, end) for worker, start, end in
+    if _completions_name_claimer(layout):  # a shape's claims stay in its queue table: none counted from here
+        done = [(worker, "done", start, False, end) for worker, start, end in
                 db.fetchall(*statements.worker_completions(RECENT_S, COMPLETIONS_READ, dict(settings)))]
-    return now, claims, done
+    return claims, done
 
 
 # -- one worker's timed-out claims -----------------------------------------------------------------------------
@@ -231,22 +229,23 @@ def _release_native_worker(db: Database, layout: Layout, worker: str | None, dry
     released = dead = found = 0
     seen: set[int] = set()
     while True:
-        rows = [row for row in dialect.worker_timed_out_claims(db, layout, worker, db.now(), RELEASE_BATCH)
+        rows = [row for row in dialect.worker_timed_out_claims(db, layout, worker, RELEASE_BATCH)
                 if int(row[0]) not in seen]  # fmt: skip
         if not rows:
             return ReleaseResult(timed_out=found, released=released, dead=dead, dry_run=dry_run)
         found += len(rows)
-        for job_id, token, attempts, available in rows:
+        for job_id, token, attempts in rows:
             seen.add(int(job_id))
             if dry_run:
                 continue
-            token = str(token)
-            if int(attempts) >= max_attempts:  # out of attempts: to the completed table as dead, as `release` does
-                dead += dialect.move_to_completed(db, layout, job_id=int(job_id), token=token, outcome="dead",
-                                                  now=db.now(), min_attempts=max_attempts)  # fmt: skip
+            # Each by compare-and-set on its token, as `release` does: a claim completed or taken again since the
+            # read is left alone. Out of attempts: to the completed table as dead.
+            job_id, token = int(job_id), str(token)
+            if int(attempts) >= max_attempts:
+                dead += dialect.move_to_completed(db, layout, job_id=job_id, token=token, outcome="dead",
+                                                  min_attempts=max_attempts)  # fmt: skip
             else:  # back to pending where it was in the queue: its claim cleared, its available time kept
-                released += dialect.retry_later(db, layout, job_id=int(job_id), token=token,
-                                                available=dialect.decode_time(available), max_attempts=max_attempts)
+                released += dialect.release_claim(db, layout, job_id=job_id, token=token, max_attempts=max_attempts)
 
 
 # -- scheduled jobs, available now ---------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from datetime import timedelta
 
 import pytest
 import sqlglot
@@ -20,7 +19,7 @@ from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
 from queuetop.workers import make_available, no_claimer, read_workers, release_worker
 
-from .helpers import FakeClock, completed_rows, queue_rows
+from .helpers import FakeClock, completed_rows, queue_rows, travel
 from .seedshapes import QUEUESAMPLE_JOB_TYPES, create_seed, drop_seed, finish, pop, push, worker_guid
 from .test_cli import queuetop
 from .test_shapes import Seeded, make_seeded
@@ -30,18 +29,19 @@ from .test_shapes import Seeded, make_seeded
 @pytest.fixture
 def two_workers(backend):
     """`alive` keeps working (one claim in flight, one timed out that it will get back to, one completion and one
-    failure); `crashed` took three jobs with a 5 s lease and went silent. The clock is 10 s later."""
-    clock = FakeClock()
-    db = Database.open(backend.target, clock=clock)
+    failure); `crashed` took three jobs with a 5 s lease and went silent. The queue's times run on the database's
+    clock, so time passes by moving the stored times into the past (`travel`): 4 s to the completions, 10 s in
+    all."""
+    db = Database.open(backend.target)
     queue = Queue(db, backend.layout)
     queue.enqueue_many("email", 10)
     crashed = queue.claim("crashed", batch=3, lease=5)
     done, failed = queue.claim("alive", batch=2, lease=30)
     slow = queue.claim("alive", lease=2)[0]
-    clock.at(4)
+    travel(db, backend.layout, 4)
     queue.complete(done.id, done.token)
     queue.complete(failed.id, failed.token, outcome="failed")
-    clock.at(10)
+    travel(db, backend.layout, 6)
     fresh = queue.claim("alive", lease=30)[0]
     yield db, backend.layout, {"crashed": crashed, "slow": slow, "fresh": fresh}
     db.close()
@@ -55,11 +55,22 @@ def test_two_workers_one_probably_dead(two_workers):
     crashed, alive = workers["crashed"], workers["alive"]
     figures = (crashed.held, crashed.timed_out, crashed.claims_1m, crashed.completed_1m, crashed.failed_1m)
     assert figures == (3, 3, 3, 0, 0)
-    assert crashed.probably_dead and crashed.last_claim_ago_s == pytest.approx(10.0, abs=0.01)
+    assert crashed.probably_dead and crashed.last_claim_ago_s == pytest.approx(10.0, abs=0.5)
     assert (alive.held, alive.timed_out, alive.claims_1m, alive.completed_1m, alive.failed_1m) == (2, 1, 4, 1, 1)
-    assert not alive.probably_dead and alive.processing_p95_s == pytest.approx(4.0, abs=0.01)
-    assert alive.last_claim_ago_s == pytest.approx(0.0, abs=0.01)
+    assert not alive.probably_dead and alive.processing_p95_s == pytest.approx(4.0, abs=0.5)
+    assert alive.last_claim_ago_s == pytest.approx(0.0, abs=0.5)
     assert view.workers[0].worker == "crashed"  # the probably dead first
+
+
+def test_a_client_clock_far_off_changes_nothing_of_who_is_dead(two_workers, backend):
+    """Timed out, the last minute and the release are the database's clock: a monitor host whose clock is months
+    off (a frozen FakeClock as its `db.now()`) sees and releases exactly what the database's clock says."""
+    with Database.open(backend.target, clock=FakeClock()) as late:
+        workers = {w.worker: w for w in read_workers(late, backend.layout).workers}
+        assert (workers["crashed"].held, workers["crashed"].timed_out, workers["crashed"].claims_1m) == (3, 3, 3)
+        assert (workers["alive"].timed_out, workers["alive"].claims_1m, workers["alive"].completed_1m) == (1, 4, 1)
+        assert workers["crashed"].last_claim_ago_s == pytest.approx(10.0, abs=0.5)
+        assert release_worker(late, backend.layout, "crashed").released == 3
 
 
 def test_release_from_one_worker_releases_only_its_timed_out_claims(two_workers):
@@ -98,18 +109,39 @@ def test_a_claim_completed_between_the_read_and_the_release_is_left_alone(two_wo
     assert completed_rows(db, layout)[late.id][1] == "succeeded"  # its completion stands
 
 
+def test_a_claim_no_longer_timed_out_at_the_release_is_left_alone(two_workers, monkeypatch):
+    """The release re-checks the timeout by the database's clock in its UPDATE, as `release` does: a claim whose
+    lease runs again when the release comes (its end moved an hour on after the read) keeps its claimer."""
+    db, layout, jobs = two_workers
+    renewed = jobs["crashed"][2]
+    read = db.dialect.worker_timed_out_claims
+
+    def read_then_renew(*args, **kwargs):
+        rows = read(*args, **kwargs)
+        if rows:
+            travel(db, layout, -3600)  # every stored time an hour on: no claim is past its timeout any more
+        return rows
+
+    monkeypatch.setattr(db.dialect, "worker_timed_out_claims", read_then_renew)
+    before = queue_rows(db, layout)[renewed.id]
+    result = release_worker(db, layout, "crashed")
+    assert (result.timed_out, result.released) == (3, 0)
+    after = queue_rows(db, layout)[renewed.id]
+    assert after[1] is not None and after[2:] == before[2:]  # still claimed, same token, same attempts
+
+
 def test_make_available_counts_then_makes_pending_and_leaves_a_claimed_job_alone(backend):
     with Database.open(backend.target) as db:
         queue = Queue(db, backend.layout)
-        later = queue.enqueue_many("report", 4, available_at=db.now() + timedelta(hours=1))
-        queue.enqueue_many("other", 2, available_at=db.now() + timedelta(hours=1))
+        later = queue.enqueue_many("report", 4, delay_s=3600)
+        queue.enqueue_many("other", 2, delay_s=3600)
         now_ids = queue.enqueue_many("report", 1)
         dry = make_available(db, backend.layout, "report", dry_run=True)
         assert (dry.scheduled, dry.made_available) == (4, 0)
         assert queue.claim("w", job_types=["report"])[0].id == now_ids[0]  # the scheduled ones are not claimable
         # Meanwhile one scheduled job came due and a worker took it.
-        db.execute(db.dialect.sql(backend.layout, "UPDATE {queue} SET {available} = ? WHERE {id} = ?"),
-                   (db.dialect.encode_time(db.now() - timedelta(seconds=1)), later[0]))
+        db.execute(db.dialect.sql(backend.layout, f"UPDATE {{queue}} SET {{available}} = {db.dialect.clock_sql()} "
+                                                  "WHERE {id} = ?"), (later[0],))
         taken = queue.claim("w", job_types=["report"])[0]
         assert taken.id == later[0]
         before = queue_rows(db, backend.layout)[taken.id]
@@ -269,9 +301,9 @@ def test_the_cli_releases_one_workers_claims(tmp_path):
     with Database.open(parse_target(str(path))) as db:
         queue = Queue(db)
         queue.enqueue_many("email", 6)
-        queue.claim("crashed", batch=3, lease=0.05)
-        queue.claim("slow", batch=2, lease=0.05)
-    time.sleep(0.1)
+        queue.claim("crashed", batch=3, lease=60)
+        queue.claim("slow", batch=2, lease=60)
+        travel(db, NATIVE, 120)
     dry = queuetop("release", "--worker", "crashed", "--dry-run", "--db", str(path))
     assert dry.returncode == 0 and dry.stdout.strip() == (
         "3 timed-out claim(s) of worker 'crashed' would be released (dry run: nothing changed)")
@@ -279,7 +311,7 @@ def test_the_cli_releases_one_workers_claims(tmp_path):
     assert done.stdout.strip() == ("released 3 of 3 timed-out claim(s) of worker 'crashed' back to pending; "
                                    "0 out of attempts moved to dead")
     with Database.open(parse_target(str(path))) as db:
-        held = {worker: held for worker, held, *_ in db.dialect.worker_claims(db, NATIVE, db.now(), db.now())}
+        held = {worker: held for worker, held, *_ in db.dialect.worker_claims(db, NATIVE, 60)}
     assert held == {"slow": 2}  # the other worker's timed-out claims wait for their own release
     both = queuetop("release", "--worker", "slow", "--type", "email", "--db", str(path))
     assert both.returncode == 2 and "--worker and --type cannot be combined" in both.stderr

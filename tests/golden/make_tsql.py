@@ -74,6 +74,7 @@ def dialect_calls(d: Dialect, db: Any, n: Layout) -> dict[str, list[tuple[str, C
                                                                    min_attempts=3))],
         "unclaim": [("", lambda: d.unclaim(db, n, job_id=1, token=TOKEN))],
         "retry_later": [("", lambda: d.retry_later(db, n, job_id=1, token=TOKEN, delay_s=10, max_attempts=3))],
+        "release_claim": [("", lambda: d.release_claim(db, n, job_id=1, token=TOKEN, max_attempts=3))],
         "release_timed_out": [
             ("any type", lambda: d.release_timed_out(db, n, job_type=None, max_attempts=3)),
             ("one type", lambda: d.release_timed_out(db, n, job_type="email", max_attempts=3))],
@@ -95,10 +96,10 @@ def dialect_calls(d: Dialect, db: Any, n: Layout) -> dict[str, list[tuple[str, C
         "current_claims": [("", lambda: d.current_claims(db, n, "email", 20))],
         "recent_completions": [("", lambda: d.recent_completions(db, n, "email", NOW, 20))],
         "configure_reads": [("read-committed snapshot?", lambda: d.configure_reads(db))],
-        "worker_claims": [("", lambda: d.worker_claims(db, n, NOW, NOW))],
-        "worker_completions": [("", lambda: d.worker_completions(db, n, NOW, 20_000))],
-        "worker_timed_out_claims": [("one worker", lambda: d.worker_timed_out_claims(db, n, "w", NOW, 500)),
-                                    ("no worker recorded", lambda: d.worker_timed_out_claims(db, n, None, NOW, 500))],
+        "worker_claims": [("", lambda: d.worker_claims(db, n, 60))],
+        "worker_completions": [("", lambda: d.worker_completions(db, n, 60, 20_000))],
+        "worker_timed_out_claims": [("one worker", lambda: d.worker_timed_out_claims(db, n, "w", 500)),
+                                    ("no worker recorded", lambda: d.worker_timed_out_claims(db, n, None, 500))],
     }  # fmt: skip
 
 

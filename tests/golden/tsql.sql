@@ -164,6 +164,9 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
             [TimeoutDate] = NULL, [AvailableDate] = DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME()))
             WHERE [WorkQueueID] = ? AND [ProcessingMark] = ? AND [Attempts] < ?;
 
+-- native: release_claim
+/* queuetop */ UPDATE [queuetop].[WorkQueue] SET [RetrievedDate] = NULL, [RetrievedBy] = NULL, [ProcessingMark] = NULL, [TimeoutDate] = NULL WHERE [WorkQueueID] = ? AND [ProcessingMark] = ? AND [TimeoutDate] < SYSUTCDATETIME() AND [Attempts] < ?;
+
 -- native: release_timed_out any type (1)
 /* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME() AND [Attempts] >= ?) DELETE FROM c OUTPUT deleted.[WorkQueueID], deleted.[JobType], deleted.[CreatedDate], deleted.[RetrievedDate], SYSUTCDATETIME(), deleted.[RetrievedBy], deleted.[Attempts], 'dead' INTO [queuetop].[WorkCompleted] ([WorkQueueID], [JobType], [CreatedDate], [RetrievedDate], [CompletedDate], [RetrievedBy], [Attempts], [Outcome]);
 
@@ -231,16 +234,16 @@ SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?;
 SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_ID();
 
 -- native: worker_claims
-/* queuetop */ SELECT [RetrievedBy], COUNT(*), SUM(CASE WHEN [TimeoutDate] < ? THEN 1 ELSE 0 END), SUM(CASE WHEN [RetrievedDate] > ? THEN 1 ELSE 0 END), MAX([RetrievedDate]) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL GROUP BY [RetrievedBy];
+/* queuetop */ SELECT [RetrievedBy], COUNT(*), SUM(CASE WHEN [TimeoutDate] < SYSUTCDATETIME() THEN 1 ELSE 0 END), SUM(CASE WHEN [RetrievedDate] > DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME())) THEN 1 ELSE 0 END), MAX([RetrievedDate]) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL GROUP BY [RetrievedBy];
 
 -- native: worker_completions
-/* queuetop */ SELECT TOP (?) [RetrievedBy], [Outcome], [RetrievedDate], [CompletedDate] FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] > ? ORDER BY [CompletedDate] DESC;
+/* queuetop */ SELECT TOP (?) [RetrievedBy], [Outcome], [RetrievedDate], CASE WHEN [RetrievedDate] > DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME())) THEN 1 ELSE 0 END, [CompletedDate] FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] > DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME())) ORDER BY [CompletedDate] DESC;
 
 -- native: worker_timed_out_claims one worker
-/* queuetop */ SELECT TOP (?) [WorkQueueID], [ProcessingMark], [Attempts], [AvailableDate] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < ? AND [RetrievedBy] = ? ORDER BY [WorkQueueID];
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [ProcessingMark], [Attempts] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME() AND [RetrievedBy] = ? ORDER BY [WorkQueueID];
 
 -- native: worker_timed_out_claims no worker recorded
-/* queuetop */ SELECT TOP (?) [WorkQueueID], [ProcessingMark], [Attempts], [AvailableDate] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < ? AND [RetrievedBy] IS NULL ORDER BY [WorkQueueID];
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [ProcessingMark], [Attempts] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME() AND [RetrievedBy] IS NULL ORDER BY [WorkQueueID];
 
 -- native: arrivals_by_time
 /* queuetop */ SELECT [WorkQueueID], [JobType], [CreatedDate] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime2(3)) UNION ALL SELECT [WorkQueueID], [JobType], [CreatedDate] FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime2(3));

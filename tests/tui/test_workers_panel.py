@@ -4,9 +4,6 @@ scheduled jobs made available from the drill-down, and shapes without a claimer 
 
 from __future__ import annotations
 
-import time
-from datetime import timedelta
-
 import pytest
 from textual.widgets import DataTable
 
@@ -17,18 +14,19 @@ from queuetop.tui.modals import CountConfirmModal
 from queuetop.tui.scenes import SCENES
 from queuetop.tui.workers import WorkersScreen
 from tests.conftest import Backend
-from tests.helpers import queue_rows
+from tests.helpers import queue_rows, travel
 from tests.tui.conftest import SIZE, AppFactory, RecordingApp, wait_for
 
 
 def two_workers(backend: Backend) -> dict[str, list]:
-    """`crashed` holds three claims with a lease already over; `alive` holds two with ten minutes to go."""
+    """`crashed` holds three claims whose one-minute lease ended a minute ago; `alive` holds two with eight minutes
+    to go: two minutes pass on the database's clock, which the queue's times follow (`travel`)."""
     with backend.open() as db:
         queue = Queue(db, backend.layout)
         queue.enqueue_many("email", 5)
-        crashed = queue.claim("crashed", batch=3, lease=0.05)
+        crashed = queue.claim("crashed", batch=3, lease=60)
         alive = queue.claim("alive", batch=2, lease=600)
-    time.sleep(0.1)
+        travel(db, backend.layout, 120)
     return {"crashed": crashed, "alive": alive}
 
 
@@ -100,7 +98,7 @@ async def test_read_only_refuses_the_release_from_the_panel(sqlite_backend: Back
 async def test_make_available_from_the_drill_down(sqlite_backend: Backend, make_app: AppFactory) -> None:
     with sqlite_backend.open() as db:
         queue = Queue(db, sqlite_backend.layout)
-        later = queue.enqueue_many("report", 3, available_at=db.now() + timedelta(hours=1))
+        later = queue.enqueue_many("report", 3, delay_s=3600)
         queue.enqueue_many("report", 1)
     app = make_app(sqlite_backend)
     async with app.run_test(size=SIZE) as pilot:

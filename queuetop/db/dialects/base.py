@@ -400,29 +400,43 @@ class Dialect:
                                 "{c_attempts}, {c_outcome}")
 
     # -- workers: who holds what, from the claims (issue 11) ---------------------------------------------
-    def worker_claims(self, db: Database, layout: Layout, now: datetime, recent: datetime) -> list[Row]:
-        """Per claimer of the claims in flight: (claimer, held, past their timeout, claimed after `recent`, last
-        claim time). Reads the claimed rows only (IX_WorkQueue_Claimed's filter)."""
-        sql = self.sql(layout, "SELECT {claimed_by}, COUNT(*), SUM(CASE WHEN {timeout} < ? THEN 1 ELSE 0 END), "
-                               "SUM(CASE WHEN {claimed_at} > ? THEN 1 ELSE 0 END), MAX({claimed_at}) "
-                               "FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL GROUP BY {claimed_by}")
-        return db.fetchall(sql, (self.encode_time(now), self.encode_time(recent)))
+    # "Now", "past its timeout" and "in the last minute" are the database's clock, in the statement, as the claims
+    # themselves are: a client's clock running late would call a live worker's lease over.
+    def worker_claims(self, db: Database, layout: Layout, recent_s: float) -> list[Row]:
+        """Per claimer of the claims in flight: (claimer, held, past their timeout, claimed in the last `recent_s`,
+        last claim time). Reads the claimed rows only (IX_WorkQueue_Claimed's filter)."""
+        sql = self.sql(layout, "SELECT {claimed_by}, COUNT(*), "
+                               f"SUM(CASE WHEN {{timeout}} < {self.clock_sql()} THEN 1 ELSE 0 END), "
+                               f"SUM(CASE WHEN {{claimed_at}} > {self.later_sql()} THEN 1 ELSE 0 END), "
+                               "MAX({claimed_at}) FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL "
+                               "GROUP BY {claimed_by}")
+        return db.fetchall(sql, self.later_params(-recent_s))
 
-    def worker_completions(self, db: Database, layout: Layout, since: datetime, limit: int) -> list[Row]:
-        """(claimer, outcome, claimed at, completed at) of up to `limit` jobs finished after `since`, newest first:
-        a range of the completion index, as the poll's own watermark read."""
+    def worker_completions(self, db: Database, layout: Layout, recent_s: float, limit: int) -> list[Row]:
+        """(claimer, outcome, claimed at, claimed in the last `recent_s` (1/0), completed at) of up to `limit` jobs
+        finished in the last `recent_s`, newest first: a range of the completion index, as the poll's own
+        watermark read."""
         sql = self.sql(layout, self.first_rows_sql(
-            "SELECT {c_claimed_by}, {c_outcome}, {c_claimed_at}, {c_completed} FROM {completed}{nolock} "
-            "WHERE {c_completed} > ? ORDER BY {c_completed} DESC"))
-        return db.fetchall(sql, self.first_rows_params((self.encode_time(since),), limit))
+            "SELECT {c_claimed_by}, {c_outcome}, {c_claimed_at}, "
+            f"CASE WHEN {{c_claimed_at}} > {self.later_sql()} THEN 1 ELSE 0 END, {{c_completed}} "
+            f"FROM {{completed}}{{nolock}} WHERE {{c_completed}} > {self.later_sql()} ORDER BY {{c_completed}} DESC"))
+        return db.fetchall(sql, self.first_rows_params((*self.later_params(-recent_s),) * 2, limit))
 
-    def worker_timed_out_claims(self, db: Database, layout: Layout, worker: str | None, now: datetime,
-                                limit: int) -> list[Row]:  # fmt: skip
-        """(id, token, attempts, available) of one claimer's claims past their timeout (None: claims whose claimer
-        was not recorded): each is then released by compare-and-set on its token, so this read needs no lock."""
+    def worker_timed_out_claims(self, db: Database, layout: Layout, worker: str | None, limit: int) -> list[Row]:
+        """(id, token, attempts) of one claimer's claims past their timeout (None: claims whose claimer was not
+        recorded): each is then released by `release_claim` or buried by `move_to_completed`, both compare-and-set
+        on its token, so this read needs no lock."""
         who = "{claimed_by} IS NULL" if worker is None else "{claimed_by} = ?"
         sql = self.sql(layout, self.first_rows_sql(
-            "SELECT {id}, {token}, {attempts}, {available} FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL "
-            f"AND {{timeout}} < ? AND {who} ORDER BY {{id}}"))
-        params = (self.encode_time(now), *(() if worker is None else (worker,)))
-        return db.fetchall(sql, self.first_rows_params(params, limit))
+            "SELECT {id}, {token}, {attempts} FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL "
+            f"AND {{timeout}} < {self.clock_sql()} AND {who} ORDER BY {{id}}"))
+        return db.fetchall(sql, self.first_rows_params(() if worker is None else (worker,), limit))
+
+    def release_claim(self, db: Database, layout: Layout, *, job_id: int, token: str, max_attempts: int) -> bool:
+        """Give one timed-out claim back to pending, its available time kept, only while it still holds `token`,
+        is still past its timeout by the database's clock and has attempts left: a job completed, released or
+        claimed again since it was read is left alone."""
+        sql = self.sql(layout, "UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL, "
+                               "{timeout} = NULL WHERE {id} = ? AND {token} = ? "
+                               f"AND {{timeout}} < {self.clock_sql()} AND {{attempts}} < ?")
+        return db.execute(sql, (job_id, self.encode_token(token), max_attempts)) == 1

@@ -191,6 +191,12 @@ class PostgresDialect(Dialect):
             WHERE {{id}} = CAST(? AS bigint) AND {{token}} = CAST(? AS uuid) AND {{attempts}} < CAST(? AS integer)""")
         return db.execute(sql, (delay_s, job_id, token, max_attempts)) == 1
 
+    def release_claim(self, db: Database, layout: Layout, *, job_id: int, token: str, max_attempts: int) -> bool:
+        sql = self.sql(layout, "UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL, "
+                               "{timeout} = NULL WHERE {id} = CAST(? AS bigint) AND {token} = CAST(? AS uuid) "
+                               f"AND {{timeout}} < {self.clock_sql()} AND {{attempts}} < CAST(? AS integer)")
+        return db.execute(sql, (job_id, token, max_attempts)) == 1
+
     def unclaim(self, db: Database, layout: Layout, *, job_id: int, token: str) -> bool:
         sql = self.sql(layout, """UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL,
             {timeout} = NULL, {attempts} = {attempts} - 1
