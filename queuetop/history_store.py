@@ -1,0 +1,637 @@
+"""The history file: every poll's figures kept on disk, rolled up, so a restart (or a script) sees the past.
+
+One SQLite file per target + layout in the user's data directory (`history_dir()`), never in the monitored
+database. Each poll adds one row per job type (and the totals) to the raw level; as each 10 s and 1 min bucket
+completes, one row per type is added to that level. Retention is per level (`Retention`, default raw 1 h, 10 s
+buckets 24 h, 1 min buckets 7 d), so the file stops growing after a week.
+
+What a roll-up keeps, per figure:
+- gauges and rates (depth, oldest age, scheduled, claimed, timed out, dead, lost, arrivals/s, completions/s):
+  the mean of the polls in the bucket, over the polls that knew the figure — exactly the mean of the raw rows
+  (both are computed from the same stored integers, straight from the polls, never a mean of means);
+- percentiles (wait and processing p50/p95/p99): the highest value any poll of the bucket reported. A mean of
+  percentiles is no percentile either; the maximum keeps a spike visible in a week-long chart;
+- `polls`: how many polls the row stands for; `breaches`: the OR of the polls' breach flags (a bit mask per
+  job type, set by whoever knows the targets: SLO checks; 0/None here).
+
+Figures are stored as integers in fixed units (the column names say which: `depth_x100` is hundredths of a
+job, `wait_p95_s_x1000` milliseconds), so a row costs a few bytes per figure and sums are exact. Times are the
+snapshot's server time (`Snapshot.taken_at`, in the layout's clock), in ms since the file's own epoch.
+
+`HistoryStore` is one connection, for the one thread that uses it. `HistoryWriter` is a thread of its own with
+a queue in front: the poll thread hands it a snapshot (a queue put) and never waits for the disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import queue
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import Enum
+from operator import attrgetter
+from pathlib import Path
+
+from queuetop.collector import EPOCH, seconds
+from queuetop.db import Target, UsageError
+from queuetop.history import drain_eta
+from queuetop.layouts import Layout
+from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+
+log = logging.getLogger("queuetop")
+
+DIR_ENV_VAR = "QUEUETOP_HISTORY_DIR"
+FORMAT_VERSION = "1"
+PRUNE_EVERY_S = 60.0  # old rows are deleted at most this often (in poll time)
+QUEUE_LIMIT = 10_000  # snapshots waiting for the writer; past this (a stuck disk) new ones are dropped
+
+
+class Rollup(Enum):
+    MEAN = "mean"  # gauges and rates: the mean of the bucket's polls
+    MAX = "max"  # percentiles: the highest any poll of the bucket saw
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure kept per poll: where it comes from in TypeStats, its stored unit, how buckets combine it."""
+
+    name: str  # the name in `queuetop history` output
+    attribute: str  # the TypeStats field
+    scale: int  # stored as round(value × scale)
+    rollup: Rollup
+
+    @property
+    def column(self) -> str:
+        return f"{self.name}_x{self.scale}"
+
+
+FIGURES: tuple[Figure, ...] = (
+    Figure("depth", "depth", 10, Rollup.MEAN),
+    Figure("oldest_age_s", "oldest_age_s", 1000, Rollup.MEAN),
+    Figure("scheduled", "scheduled", 10, Rollup.MEAN),
+    Figure("claimed", "claimed", 10, Rollup.MEAN),
+    Figure("timed_out", "timed_out", 10, Rollup.MEAN),
+    Figure("dead", "dead", 10, Rollup.MEAN),
+    Figure("lost", "lost", 10, Rollup.MEAN),
+    Figure("arrivals_per_s", "arrivals_10s_per_s", 100, Rollup.MEAN),  # the 10 s rate, as the charts show
+    Figure("completions_per_s", "completions_10s_per_s", 100, Rollup.MEAN),
+    Figure("wait_p50_s", "wait_p50_s", 1000, Rollup.MAX),
+    Figure("wait_p95_s", "wait_p95_s", 1000, Rollup.MAX),
+    Figure("wait_p99_s", "wait_p99_s", 1000, Rollup.MAX),
+    Figure("processing_p50_s", "processing_p50_s", 1000, Rollup.MAX),
+    Figure("processing_p95_s", "processing_p95_s", 1000, Rollup.MAX),
+    Figure("processing_p99_s", "processing_p99_s", 1000, Rollup.MAX),
+)
+FIGURE_NAMES = tuple(f.name for f in FIGURES)
+INDEX = {f.name: i for i, f in enumerate(FIGURES)}
+CHART_FIGURES = {"depth": "depth", "arrivals": "arrivals_per_s", "completions": "completions_per_s"}
+
+
+# -- retention -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Level:
+    """One level of the file: raw polls (width 0) or buckets of `width_s`, kept for `keep_s`."""
+
+    width_s: float
+    keep_s: float
+
+    @property
+    def name(self) -> str:
+        return "raw" if self.width_s == 0 else short_duration(self.width_s)
+
+
+def short_duration(value_s: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if value_s >= size and value_s % size == 0:
+            return f"{int(value_s // size)}{unit}"
+    return f"{value_s:g}s"
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$", re.IGNORECASE)
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(text: str, what: str) -> float:
+    """`90`, `90s`, `15m`, `2h`, `7d`, `1w` → seconds; a UsageError naming `what` otherwise."""
+    match = _DURATION.match(text or "")
+    if not match or float(match.group(1)) <= 0:
+        raise UsageError(f"{what} must be a duration such as 90s, 15m, 2h or 7d, not {text!r}")
+    return float(match.group(1)) * _UNITS[(match.group(2) or "s").lower()]
+
+
+@dataclass(frozen=True)
+class Retention:
+    """The levels, finest first: raw polls, then wider and wider buckets, each kept longer."""
+
+    levels: tuple[Level, ...] = (Level(0, 3600), Level(10, 86400), Level(60, 7 * 86400))
+
+    def __post_init__(self) -> None:
+        raw = self.levels[0] if self.levels else None
+        if raw is None or raw.width_s != 0:
+            raise UsageError("history retention must start with the raw polls (raw:1h)", "e.g. raw:1h,10s:24h,1m:7d")
+        for finer, wider in zip(self.levels, self.levels[1:], strict=False):
+            if wider.width_s <= finer.width_s or wider.keep_s < finer.keep_s:
+                raise UsageError(f"history retention: {wider.name} buckets must be wider and kept at least as long "
+                                 f"as {finer.name}", "e.g. raw:1h,10s:24h,1m:7d")
+            if wider.width_s > raw.keep_s or wider.width_s < 1:
+                raise UsageError(f"history retention: {wider.name} buckets must be from 1 s to the raw polls' "
+                                 f"{short_duration(raw.keep_s)} (a bucket is rebuilt from raw polls after a restart)")
+
+    @classmethod
+    def parse(cls, text: str) -> Retention:
+        """`raw:1h,10s:24h,1m:7d` → Retention (the --history-keep option)."""
+        levels = []
+        for part in text.split(","):
+            width, sep, keep = part.strip().partition(":")
+            if not sep:
+                raise UsageError(f"--history-keep: {part.strip()!r} is not WIDTH:KEEP", "e.g. raw:1h,10s:24h,1m:7d")
+            width_s = 0.0 if width.strip().lower() == "raw" else parse_duration(width, "a bucket width")
+            levels.append(Level(width_s, parse_duration(keep, "a retention")))
+        return cls(tuple(levels))
+
+    def describe(self) -> str:
+        return ", ".join(f"{level.name} for {short_duration(level.keep_s)}" for level in self.levels)
+
+
+DEFAULT_RETENTION = Retention()
+
+
+# -- where the file lives ----------------------------------------------------------------------------------------
+def history_dir() -> Path:
+    """$QUEUETOP_HISTORY_DIR, else `history/` in the user's data directory (beside the embedded database)."""
+    configured = os.environ.get(DIR_ENV_VAR)
+    if configured:
+        return Path(configured).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path("queuetop", appauthor=False) / "history"
+
+
+def target_identity(target: Target) -> str:
+    """The target as the history knows it: passwords masked (never on disk), a SQLite file by its full path."""
+    if target.kind == "sqlite":
+        return str(Path(target.value).expanduser().resolve())
+    return target.display
+
+
+def layout_identity(layout: Layout) -> str:
+    where = f"{layout.schema}.{layout.queue_table}" if layout.schema else layout.queue_table
+    return f"{layout.name}:{where}"
+
+
+def history_path(target: Target, layout: Layout, folder: Path | None = None) -> Path:
+    """A stable, safe file name: a readable hint of the target and the layout, then a hash of both in full."""
+    who, shape = target_identity(target), layout_identity(layout)
+    if target.kind == "sqlite":
+        hint = Path(who).stem
+    else:
+        parts = dict(p.split("=", 1) for p in who.split(";") if "=" in p)
+        lowered = {k.strip().lower(): v.strip() for k, v in parts.items()}
+        hint = "-".join(v for v in (lowered.get("server"), lowered.get("database")) if v) or "odbc"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{hint}.{layout.name}").strip("._")[:60] or "queue"
+    digest = hashlib.sha256(f"{who}\0{shape}".encode()).hexdigest()[:12]
+    path = (folder or history_dir()) / f"{slug}.{digest}.sqlite3"
+    if target.kind == "sqlite" and path.resolve() == Path(who):
+        raise UsageError("the history file would be the monitored database itself", f"set ${DIR_ENV_VAR} elsewhere")
+    return path
+
+
+# -- what is stored ----------------------------------------------------------------------------------------------
+Values = tuple[int | None, ...]  # one int per FIGURES entry, in its stored unit; None: not known at that poll
+
+
+_READ = attrgetter(*(f.attribute for f in FIGURES))
+_SCALES = tuple(f.scale for f in FIGURES)
+
+
+def stored_values(row: TypeStats) -> Values:
+    """The row's figures in their stored units (None stays None)."""
+    return tuple(None if v is None else round(v * scale) for v, scale in zip(_READ(row), _SCALES, strict=True))
+
+
+@dataclass(frozen=True)
+class Record:
+    """One job type's figures at one moment (raw) or over one bucket (starting at `t`)."""
+
+    t: float  # server time, seconds since the epoch in the file's clock
+    job_type: str
+    values: Values
+    polls: int = 1
+    breaches: int | None = None  # bit mask of breached targets (SLOs), OR-ed over a bucket
+
+    def value(self, name: str) -> float | None:
+        figure = FIGURES[INDEX[name]]
+        stored = self.values[INDEX[name]]
+        return None if stored is None else stored / figure.scale
+
+    def figures(self) -> dict[str, float | None]:
+        return {name: self.value(name) for name in FIGURE_NAMES}
+
+    def to_stats(self) -> TypeStats:
+        """As a TypeStats for the table: the stored figures; the 60 s rates are the stored (10 s) ones; drain is
+        computed from them."""
+        figures = self.figures()
+        depth = round(figures["depth"] or 0)
+        arrivals, completions = figures["arrivals_per_s"], figures["completions_per_s"]
+        drain, eta = drain_eta(depth, arrivals, completions)
+
+        def count(name: str) -> int | None:
+            value = figures[name]
+            return None if value is None else round(value)
+
+        return TypeStats(
+            job_type=self.job_type, depth=depth, oldest_age_s=figures["oldest_age_s"], claimed=count("claimed"),
+            timed_out=count("timed_out"), dead=count("dead"), scheduled=count("scheduled"), lost=count("lost"),
+            arrivals_10s_per_s=arrivals, arrivals_60s_per_s=arrivals, completions_10s_per_s=completions,
+            completions_60s_per_s=completions, wait_p50_s=figures["wait_p50_s"], wait_p95_s=figures["wait_p95_s"],
+            wait_p99_s=figures["wait_p99_s"], processing_p50_s=figures["processing_p50_s"],
+            processing_p95_s=figures["processing_p95_s"], processing_p99_s=figures["processing_p99_s"],
+            drain=drain, drain_eta_s=eta,
+        )  # fmt: skip
+
+
+def moment(t: float) -> datetime:
+    """Seconds since the epoch (server clock) → the naive datetime a Snapshot carries."""
+    return EPOCH + timedelta(seconds=t)
+
+
+class _BitOr:
+    """SQLite has no bitwise-OR aggregate: the breach flags of a bucket's polls, combined."""
+
+    def __init__(self) -> None:
+        self.flags: int | None = None
+
+    def step(self, value: int | None) -> None:
+        if value:
+            self.flags = (self.flags or 0) | value
+
+    def finalize(self) -> int | None:
+        return self.flags
+
+
+# Every job type: lets SQLite seek the key (level, type_id, t_ms) per type for a range of time.
+ALL_TYPES = "(SELECT id FROM job_types)"
+
+
+# -- the store ---------------------------------------------------------------------------------------------------
+@dataclass
+class WriteCost:
+    """What writing has cost so far (for the benchmark and the log)."""
+
+    snapshots: int = 0
+    rows: int = 0
+    seconds: float = 0.0
+    dropped: int = 0
+    errors: int = 0
+    last_error: str | None = None
+    per_write_s: list[float] = field(default_factory=list)
+
+
+class HistoryStore:
+    """One history file on one connection. Write from one thread; read from the thread that opened it."""
+
+    def __init__(self, path: Path, *, target: str = "", layout: str = "", clock: str = "utc",
+                 retention: Retention = DEFAULT_RETENTION, create: bool = True) -> None:  # fmt: skip
+        self.path = Path(path)
+        self.retention = retention
+        if not create and not self.path.exists():
+            raise UsageError(f"no history file {self.path}")
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # a crash may lose the last polls, never the file
+            if create:
+                self._create(target, layout, clock)
+            self.meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.Error as exc:
+            raise UsageError(f"cannot use the history file {self.path}: {exc}",
+                             f"move it away, or start with --no-history (or ${DIR_ENV_VAR} elsewhere)") from None
+        self.epoch_ms = int(self.meta["epoch_ms"])
+        self.clock = self.meta.get("clock", "utc")
+        self._type_ids: dict[str, int] = dict(self._db.execute("SELECT name, id FROM job_types").fetchall())
+        self._type_names = {v: k for k, v in self._type_ids.items()}
+        self._last_t = self.latest()
+        self._pruned_at: float | None = None
+        self.cost = WriteCost()
+        self._db.create_aggregate("bit_or", 1, _BitOr)
+        columns = ", ".join(f.column for f in FIGURES)
+        self._insert_raw = (f"INSERT OR REPLACE INTO samples (level, type_id, t_ms, polls, {columns}, breaches) "
+                            f"VALUES (0, ?, ?, 1, {', '.join('?' * len(FIGURES))}, ?)")  # fmt: skip
+        # A bucket's row: the mean of its polls for gauges and rates (AVG skips the polls that did not know the
+        # figure), the highest for percentiles; the same stored integers as the raw rows, so the means agree.
+        combined = ", ".join(f"ROUND(AVG({f.column}))" if f.rollup is Rollup.MEAN else f"MAX({f.column})"
+                             for f in FIGURES)  # fmt: skip
+        self._insert_bucket = (f"INSERT OR REPLACE INTO samples (level, type_id, t_ms, polls, {columns}, breaches) "
+                               f"SELECT ?, type_id, ?, COUNT(*), {combined}, bit_or(breaches) FROM samples "
+                               f"WHERE level = 0 AND type_id IN {ALL_TYPES} AND t_ms >= ? AND t_ms < ? "
+                               f"GROUP BY type_id")  # fmt: skip
+
+    def _create(self, target: str, layout: str, clock: str) -> None:
+        figures = ", ".join(f"{f.column} INTEGER" for f in FIGURES)
+        with self._transaction():
+            self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS job_types (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
+            # (level, job type, time) first: a chart's line is one range of the key. No rowid: the key is the row.
+            self._db.execute(f"CREATE TABLE IF NOT EXISTS samples (level INTEGER NOT NULL, type_id INTEGER NOT NULL, "
+                             f"t_ms INTEGER NOT NULL, polls INTEGER NOT NULL, {figures}, breaches INTEGER, "
+                             f"PRIMARY KEY (level, type_id, t_ms)) WITHOUT ROWID")  # fmt: skip
+            now_ms = int(time.time() // 86400 * 86400 * 1000)
+            for key, value in (("format", FORMAT_VERSION), ("target", target), ("layout", layout), ("clock", clock),
+                               ("epoch_ms", str(now_ms)), ("created", datetime.now().isoformat(timespec="seconds"))):
+                self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value))
+            self._db.execute("UPDATE meta SET value = ? WHERE key = 'retention'", (self.retention.describe(),))
+            self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('retention', ?)",
+                             (self.retention.describe(),))  # fmt: skip
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- writing -------------------------------------------------------------------------------------------
+    def _ms(self, t: float) -> int:
+        return round(t * 1000) - self.epoch_ms
+
+    def _t(self, t_ms: int) -> float:
+        return (t_ms + self.epoch_ms) / 1000
+
+    def _type_id(self, name: str) -> int:
+        type_id = self._type_ids.get(name)
+        if type_id is None:
+            type_id = self._db.execute("INSERT INTO job_types (name) VALUES (?) RETURNING id", (name,)).fetchone()[0]
+            self._type_ids[name] = type_id
+            self._type_names[type_id] = name
+        return type_id
+
+    def write(self, snapshot: Snapshot, breaches: Mapping[str, int] | None = None) -> bool:
+        """Keep one poll: its raw rows, the buckets it completes, and (once a minute) the retention cut.
+        False when it is not newer than the last poll kept (nothing written)."""
+        return self.write_many([(snapshot, breaches)]) == 1
+
+    def write_many(self, polls: Sequence[tuple[Snapshot, Mapping[str, int] | None]]) -> int:
+        """Several polls in one transaction (a writer that fell behind catches up at once); how many were kept."""
+        started = time.perf_counter()
+        kept = rows = 0
+        with self._transaction():
+            for snapshot, breaches in polls:
+                t = seconds(snapshot.taken_at)
+                if self._last_t is not None and t <= self._last_t:
+                    continue  # not newer than the last poll kept
+                flags = breaches or {}
+                values = [(self._type_id(row.job_type), row, flags.get(row.job_type))
+                          for row in (snapshot.totals, *snapshot.types)]  # fmt: skip
+                if self._last_t is not None:
+                    for level_no, level in enumerate(self.retention.levels[1:], start=1):
+                        done = math.floor(self._last_t / level.width_s)
+                        if math.floor(t / level.width_s) != done:
+                            self._roll_up(level_no, done)
+                t_ms = self._ms(t)
+                self._db.executemany(self._insert_raw, [(type_id, t_ms, *stored_values(row), flag)
+                                                        for type_id, row, flag in values])  # fmt: skip
+                if self._pruned_at is None or t - self._pruned_at >= PRUNE_EVERY_S:
+                    self._prune(t)
+                self._last_t = t
+                kept += 1
+                rows += len(values)
+        elapsed = time.perf_counter() - started
+        self.cost.snapshots += kept
+        self.cost.rows += rows
+        self.cost.seconds += elapsed
+        if len(self.cost.per_write_s) < 100_000:
+            self.cost.per_write_s.append(elapsed)
+        return kept
+
+    def _roll_up(self, level_no: int, index: int) -> None:
+        """One completed bucket: one row per job type from the raw polls in it (they are kept longer than any
+        bucket is wide, so a bucket left open by a restart is completed from the polls before it too)."""
+        width = self.retention.levels[level_no].width_s
+        start_ms, end_ms = self._ms(index * width), self._ms((index + 1) * width)
+        self._db.execute(self._insert_bucket, (level_no, start_ms, start_ms, end_ms))
+
+    def _prune(self, t: float) -> None:
+        for level_no, level in enumerate(self.retention.levels):
+            self._db.execute(f"DELETE FROM samples WHERE level = ? AND type_id IN {ALL_TYPES} AND t_ms < ?",
+                             (level_no, self._ms(t - level.keep_s)))  # fmt: skip
+        self._pruned_at = t
+
+    # -- reading -------------------------------------------------------------------------------------------
+    def latest(self) -> float | None:
+        """The time of the newest poll kept."""
+        total_id = self._type_ids.get(TOTAL)  # every poll writes the totals' row
+        last = self._db.execute("SELECT max(t_ms) FROM samples WHERE level = 0 AND type_id = ?",
+                                (total_id,)).fetchone()[0]  # fmt: skip
+        return None if last is None else self._t(last)
+
+    def job_types(self) -> list[str]:
+        return sorted(self._type_ids)
+
+    def level_for(self, span_s: float, width_s: float = 0.0) -> int:
+        """The level to read for the last `span_s` seconds drawn in buckets of `width_s`: the coarsest whose
+        buckets are no wider than that, among those kept long enough; else the one kept longest."""
+        levels = self.retention.levels
+        covering = [i for i, level in enumerate(levels) if level.keep_s >= span_s]
+        if not covering:
+            return len(levels) - 1
+        fine_enough = [i for i in covering if levels[i].width_s <= width_s]
+        return fine_enough[-1] if fine_enough else covering[0]
+
+    def records(self, since: float | None = None, until: float | None = None, job_types: Iterable[str] | None = None,
+                level: int = 0) -> list[Record]:  # fmt: skip
+        """The rows of one level from `since` to `until` (inclusive), by time then job type name."""
+        columns = ", ".join(f.column for f in FIGURES)
+        sql = f"SELECT t_ms, type_id, polls, {columns}, breaches FROM samples WHERE level = ?"
+        params: list[object] = [level]
+        if since is not None:
+            sql += " AND t_ms >= ?"
+            params.append(self._ms(since))
+        if until is not None:
+            sql += " AND t_ms <= ?"
+            params.append(self._ms(until))
+        if job_types is not None:
+            ids = [self._type_ids[name] for name in job_types if name in self._type_ids]
+            if not ids:
+                return []
+            sql += f" AND type_id IN ({', '.join('?' * len(ids))})"
+            params += ids
+        else:
+            sql += f" AND type_id IN {ALL_TYPES}"
+        out = [Record(self._t(t_ms), self._type_names.get(type_id, f"#{type_id}"), tuple(rest[:-1]), polls, rest[-1])
+               for t_ms, type_id, polls, *rest in self._db.execute(sql, params)]  # fmt: skip
+        out.sort(key=lambda r: (r.t, r.job_type != TOTAL, r.job_type))
+        return out
+
+    def at(self, t: float) -> tuple[int, list[Record]]:
+        """The figures at moment `t`: the newest row at or before it, from the finest level that still covers it
+        (the raw poll itself within the last hour, its 10 s bucket within a day, …). (level, records)."""
+        latest = self.latest()
+        if latest is None:
+            return 0, []
+        total_id = self._type_ids.get(TOTAL)
+        for level_no, level in enumerate(self.retention.levels):
+            if t < latest - level.keep_s and level_no < len(self.retention.levels) - 1:
+                continue
+            found = self._db.execute("SELECT max(t_ms) FROM samples WHERE level = ? AND type_id = ? AND t_ms <= ?",
+                                     (level_no, total_id, self._ms(t))).fetchone()[0]  # fmt: skip
+            if found is not None:
+                when = self._t(found)
+                return level_no, self.records(when, when, level=level_no)
+        return 0, []
+
+    def bucket_means(self, job_type: str, name: str, since: float, width_s: float, level: int) -> list[tuple[float,
+                                                                                                         float]]:
+        """(bucket start, mean) of a mean-kept figure over buckets of `width_s` from `since`, read from `level`
+        and weighted by the polls each row stands for, so the result equals the mean of the raw polls."""
+        type_id = self._type_ids.get(job_type)
+        if type_id is None:
+            return []
+        figure = FIGURES[INDEX[name]]
+        width_ms = round(width_s * 1000)
+        origin = -self.epoch_ms  # buckets aligned to the epoch, as Series aligns them
+        column = figure.column
+        rows = self._db.execute(
+            f"SELECT (t_ms - ?) / ? AS b, SUM({column} * polls), SUM(CASE WHEN {column} IS NULL THEN 0 ELSE polls END) "
+            f"FROM samples WHERE level = ? AND type_id = ? AND t_ms >= ? GROUP BY b ORDER BY b",
+            (origin, width_ms, level, type_id, self._ms(since))).fetchall()  # fmt: skip
+        return [(b * width_s, total / weight / figure.scale) for b, total, weight in rows if weight]
+
+    def deepest(self, since: float, level: int, n: int, among: Iterable[str] | None = None) -> list[str]:
+        """The `n` job types with the greatest depth kept since `since` at `level`, deepest first."""
+        rows = self._db.execute(f"SELECT type_id, MAX({FIGURES[0].column}) FROM samples WHERE level = ? "
+                                f"AND type_id IN {ALL_TYPES} AND t_ms >= ? GROUP BY type_id",
+                                (level, self._ms(since))).fetchall()  # fmt: skip
+        wanted = None if among is None else set(among)
+        ranked = sorted((-(depth or 0), self._type_names.get(type_id, "")) for type_id, depth in rows)
+        return [name for _, name in ranked if name != TOTAL and (wanted is None or name in wanted)][:n]
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.exists())
+
+
+# -- the writer thread -------------------------------------------------------------------------------------------
+_STOP = object()
+
+
+class HistoryWriter:
+    """A thread that owns its own HistoryStore connection; `record()` only puts the snapshot on its queue."""
+
+    def __init__(self, path: Path, *, target: str, layout: str, clock: str = "utc",
+                 retention: Retention = DEFAULT_RETENTION) -> None:  # fmt: skip
+        self.path = path
+        self._queue: queue.Queue = queue.Queue(maxsize=QUEUE_LIMIT)
+        self._ready = threading.Event()
+        self.store: HistoryStore | None = None
+        self.error: str | None = None
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._run, args=(target, layout, clock, retention),
+                                        name="queuetop-history", daemon=True)  # fmt: skip
+        self._thread.start()
+        self._ready.wait(10.0)
+        if self.error is not None:
+            raise UsageError(self.error)
+
+    def record(self, snapshot: Snapshot, breaches: Mapping[str, int] | None = None) -> None:
+        """Hand one poll to the writer. Never blocks: if the writer is far behind, the poll is dropped."""
+        try:
+            self._queue.put_nowait((snapshot, breaches))
+        except queue.Full:
+            self.dropped += 1
+
+    def flush(self, timeout: float = 10.0) -> None:
+        """Wait until everything recorded so far is on disk (tests, benchmarks)."""
+        done = threading.Event()
+        self._queue.put((None, done))
+        done.wait(timeout)
+
+    def close(self, timeout: float = 5.0) -> None:
+        self._queue.put((_STOP, None))
+        self._thread.join(timeout)
+
+    def _run(self, target: str, layout: str, clock: str, retention: Retention) -> None:
+        try:
+            store = self.store = HistoryStore(self.path, target=target, layout=layout, clock=clock,
+                                              retention=retention)  # fmt: skip
+        except UsageError as exc:
+            self.error = str(exc)
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            while True:
+                batch, stop = [self._queue.get()], False
+                while len(batch) < 1000:  # whatever else is waiting goes in the same transaction
+                    try:
+                        batch.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                polls = [(snapshot, extra) for snapshot, extra in batch if isinstance(snapshot, Snapshot)]
+                try:
+                    if polls:
+                        store.write_many(polls)
+                except sqlite3.Error as exc:  # a full disk, a locked file: say it once, keep the dashboard going
+                    store.cost.errors += 1
+                    if store.cost.last_error != str(exc):
+                        log.warning("history file %s: %s", self.path, exc)
+                    store.cost.last_error = str(exc)
+                for snapshot, extra in batch:
+                    if snapshot is None:
+                        extra.set()  # a flush() waiting for what came before it
+                    stop = stop or snapshot is _STOP
+                if stop:
+                    return
+        finally:
+            store.close()
+
+
+def find_history(target: Target, layout_name: str | None, folder: Path | None = None,
+                 table: str | None = None) -> list[tuple[Path, dict[str, str]]]:  # fmt: skip
+    """The history files kept for a target (and layout, when named), with their meta, newest first."""
+    who = target_identity(target)
+    found = []
+    folder = folder or history_dir()
+    for path in sorted(folder.glob("*.sqlite3")):
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+                meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.Error:
+            continue
+        if meta.get("target") != who:
+            continue
+        name, _, where = meta.get("layout", "").partition(":")
+        if layout_name is not None and name != layout_name:
+            continue
+        if table is not None and where.split(".")[-1].lower() != table.split(".")[-1].lower():
+            continue
+        found.append((path, meta))
+    found.sort(key=lambda item: -item[0].stat().st_mtime)
+    return found
+
+
+def snapshot_from(records: Sequence[Record], *, like: Snapshot | None, target: str, clock: str) -> Snapshot | None:
+    """A Snapshot of past figures (from `at()`), for the table: the shape's figures as the live one says."""
+    if not records:
+        return None
+    totals = next((r.to_stats() for r in records if r.job_type == TOTAL), TypeStats(TOTAL))
+    types = tuple(r.to_stats() for r in records if r.job_type != TOTAL)
+    base = dict(dialect=like.dialect, layout=like.layout, figures=like.figures, window_s=like.window_s,
+                note=like.note) if like is not None else {}  # fmt: skip
+    return Snapshot(taken_at=moment(records[0].t), target=target, poll_ms=0.0, types=types, totals=totals,
+                    clock=clock, **{"dialect": "", "window_s": 0.0, **base})  # fmt: skip
