@@ -24,10 +24,11 @@ from queuetop.load.command import add_load_arguments
 from queuetop.snapshot import Snapshot, TypeStats
 
 if TYPE_CHECKING:
+    from queuetop.history_store import Retention
     from queuetop.load.driver import LoadRun
 
 EXIT_USAGE = 2
-COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect")
+COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect", "history")
 LAYOUT_ENV_VAR = "QUEUETOP_LAYOUT"
 
 
@@ -78,6 +79,7 @@ examples:
   queuetop release --dry-run             how many claims are past their timeout
   queuetop --layout job_queue --db "DRIVER=...;DATABASE=ops"    watch seed 004's dbo.Job_Queue
   queuetop layouts                       the queue shapes queuetop knows, with their tables and columns
+  queuetop history --since 2h            what the dashboard kept of the last 2 hours (watch --help: where)
 """ + LAYOUT_HELP,
     )
     parser.add_argument("--version", action="version", version=f"queuetop {__version__}")
@@ -160,9 +162,10 @@ examples:
   queuetop watch --interval 0.5 --type email
   queuetop watch --read-only --db "DRIVER={{PostgreSQL Unicode}};SERVER=db1;DATABASE=jobs;UID=ops"
   queuetop watch --with-load --consumers 8  drive a load test and watch it in one window
+  queuetop watch --history-keep raw:2h,10s:48h,1m:30d   keep more history
 
 keys: ? lists them all in the app. Errors are logged to {LOG_PATH}
-""")
+{HISTORY_HELP}""")
     add_watch_arguments(watch)
     watch.add_argument("--with-load", action="store_true", help="also run a load test (options below) while watching")
     add_load_arguments(watch)
@@ -180,11 +183,30 @@ exit code: 0 when every job was processed exactly once, 1 if any was lost or dup
     load.set_defaults(run=cmd_load)
 
     demo = command("demo", "a fresh queue, a background load and the dashboard on top: the guided tour", """\
-  queuetop demo                   in a temporary SQLite file
-  queuetop demo --db demo.db      keep the demo queue in demo.db
+  queuetop demo                   in a temporary SQLite file (no history file: the queue is thrown away)
+  queuetop demo --db demo.db      keep the demo queue in demo.db, and its history
 """)
     add_watch_arguments(demo)
     demo.set_defaults(run=cmd_demo)
+
+    history = command("history", "print the history the dashboard kept: per poll or per bucket, CSV, JSON or "
+                                 "Markdown", f"""\
+  queuetop history                                  the last hour, every poll, all types, as CSV
+  queuetop history --since 2h --type email --format markdown >> incident.md
+  queuetop history --since 7d --format json | jq '.rows[] | select(.job_type == "(all)") | .depth'
+  queuetop history --layout job_queue --db "DRIVER=...;DATABASE=ops"    the history of that queue
+The level read is the finest that covers --since (raw polls up to 1 h, 10 s means up to 24 h, then 1 min);
+--since counts back from the newest poll kept. The totals are the type "(all)".
+{HISTORY_HELP}""")
+    history.add_argument("--type", dest="types", action="append", default=[], metavar="T",
+                         help='only this job type (repeatable; "(all)" is the totals)')
+    history.add_argument("--since", default="1h", metavar="DURATION",
+                         help="how far back from the newest poll kept: 90s, 15m, 2h, 7d (default 1h)")
+    history.add_argument("--format", choices=("csv", "json", "markdown"), default="csv",
+                         help="csv (default), json, or a markdown table")
+    history.add_argument("--level", default="auto", metavar="NAME",
+                         help="raw, 10s or 1m (the file's levels): default the finest that covers --since")
+    history.set_defaults(run=cmd_history)
     return parser
 
 
@@ -212,6 +234,27 @@ def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--read-only", action="store_true", help="disable enqueue and release")
     parser.add_argument("--type", dest="types", action="append", default=[], metavar="T",
                         help="only show this job type (repeatable)")  # fmt: skip
+    parser.add_argument("--no-history", action="store_true",
+                        help=f"keep no history file (default: every poll is kept in {history_dir_text()})")
+    parser.add_argument("--history-keep", metavar="LEVELS", default=None,
+                        help=f"what the history keeps, finest first (default {DEFAULT_KEEP})")
+
+
+DEFAULT_KEEP = "raw:1h,10s:24h,1m:7d"
+
+
+def history_dir_text() -> str:
+    from queuetop.history_store import history_dir
+
+    return str(history_dir())
+
+
+HISTORY_HELP = f"""
+history: every poll is kept (unless --no-history) in a SQLite file per target and layout in
+  {history_dir_text()}  ($QUEUETOP_HISTORY_DIR to change; never in the watched database):
+  raw polls for 1 h, 10 s means for 24 h, 1 min means for 7 d (--history-keep); the charts start full,
+  `w` shows up to 7 days, `[` `]` scrub back in time; `queuetop history` prints it.
+"""
 
 
 # -- opening the target ----------------------------------------------------------------------------------
@@ -541,6 +584,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     with Database.open(target, create=True) as db:
         init_schema(db)
     background = start_background_load(target, demo_config())
+    if not args.db:
+        args.no_history = True  # a queue thrown away at the end: no history file to pile up
     status = _dashboard(args, target, background, auto_init=False)
     print(f"demo stopped; the demo queue is in {target.display}")
     print(f"  look again with: queuetop --db {where}")
@@ -551,15 +596,72 @@ def _dashboard(args: argparse.Namespace, target: Target, background: LoadRun | N
                layout: Layout = NATIVE, settings: dict | None = None, note: str | None = None) -> int:
     from queuetop.tui import run_dashboard
 
+    history_path, retention = _history(args, target, layout)
     try:
         return run_dashboard(target, layout=layout, interval=args.interval, read_only=args.read_only,
                              job_types=args.types, auto_init=auto_init, background=background, log_path=LOG_PATH,
-                             settings=settings, note=note)  # fmt: skip
+                             settings=settings, note=note, history_path=history_path,
+                             retention=retention)  # fmt: skip
     finally:
         if background is not None:
             summary = background.stop()
             if summary:
                 print(summary)
+
+
+def _history(args: argparse.Namespace, target: Target, layout: Layout) -> tuple[Path | None, Retention | None]:
+    """The history file of this target and layout (None with --no-history), and the retention asked for."""
+    from queuetop.history_store import Retention, history_path
+
+    retention = Retention.parse(args.history_keep) if args.history_keep else None
+    if args.no_history:
+        return None, retention
+    return history_path(target, layout), retention
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from queuetop.history_report import history_csv, history_json, history_markdown
+    from queuetop.history_store import HistoryStore, find_history, history_dir, parse_duration
+
+    since_s = parse_duration(args.since, "--since")
+    target = parse_target(args.db)
+    name = _layout_name(args)
+    layout_name = None
+    if name:
+        from queuetop.layouts import load_layout
+
+        layout_name = load_layout(name).name
+    found = find_history(target, layout_name, table=args.table)
+    shown = f"{target.display}" + (f" (layout {layout_name})" if layout_name else "")
+    if not found:
+        raise UsageError(f"no history kept for {shown} in {history_dir()}",
+                         "the dashboard keeps it while it runs (`queuetop watch`), unless --no-history")
+    if len(found) > 1 and layout_name is None:
+        layouts = ", ".join(sorted(meta.get("layout", "?").split(":")[0] for _, meta in found))
+        raise UsageError(f"several histories kept for {shown}: layouts {layouts}", "choose one with --layout NAME")
+    path, meta = found[0]
+    store = HistoryStore(path, create=False)
+    try:
+        latest = store.latest()
+        known = store.job_types()
+        unknown = [t for t in args.types if t not in known]
+        if unknown:
+            listed = ", ".join(known[:8]) + (", …" if len(known) > 8 else "")
+            raise UsageError(f"no history of job type {unknown[0]!r} in {path.name}", f"known: {listed}")
+        level = store.level_for(since_s) if args.level == "auto" else store.retention.level_named(args.level)
+        records = [] if latest is None else store.records(since=latest - since_s, job_types=args.types or None,
+                                                          level=level)  # fmt: skip
+        width = store.retention.levels[level].width_s
+        level_name = store.retention.levels[level].name
+    finally:
+        store.close()
+    if args.format == "csv":
+        print(history_csv(records, meta.get("clock", "utc")), end="")
+    elif args.format == "json":
+        print(history_json(records, meta, level_name, width))
+    else:
+        print(history_markdown(records, meta, level_name, width), end="")
+    return 0
 
 
 # -- the stats table -------------------------------------------------------------------------------------

@@ -159,7 +159,18 @@ class Retention:
         return cls(tuple(levels))
 
     def describe(self) -> str:
-        return ", ".join(f"{level.name} for {short_duration(level.keep_s)}" for level in self.levels)
+        return ", ".join(f"{'raw polls' if not level.width_s else level.name + ' buckets'} for "
+                         f"{short_duration(level.keep_s)}" for level in self.levels)  # fmt: skip
+
+    def spec(self) -> str:
+        """The --history-keep text of this retention (kept in the file, so a reader knows its levels)."""
+        return ",".join(f"{level.name}:{short_duration(level.keep_s)}" for level in self.levels)
+
+    def level_named(self, name: str) -> int:
+        names = [level.name for level in self.levels]
+        if name not in names:
+            raise UsageError(f"--level must be one of {', '.join(names)} (the levels this file keeps), not {name!r}")
+        return names.index(name)
 
 
 DEFAULT_RETENTION = Retention()
@@ -297,12 +308,14 @@ class WriteCost:
 
 
 class HistoryStore:
-    """One history file on one connection. Write from one thread; read from the thread that opened it."""
+    """One history file on one connection, used by the thread that opened it: the writer thread writes through
+    its own; the dashboard and `queuetop history` read through theirs (WAL: readers never wait for the writer)."""
 
     def __init__(self, path: Path, *, target: str = "", layout: str = "", clock: str = "utc",
-                 retention: Retention = DEFAULT_RETENTION, create: bool = True) -> None:  # fmt: skip
+                 retention: Retention | None = None, create: bool = True) -> None:  # fmt: skip
+        """`create`: make the file and its tables if needed, for writing; else open an existing one to read, with
+        the retention it was written with."""
         self.path = Path(path)
-        self.retention = retention
         if not create and not self.path.exists():
             raise UsageError(f"no history file {self.path}")
         if create:
@@ -312,11 +325,18 @@ class HistoryStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # a crash may lose the last polls, never the file
             if create:
-                self._create(target, layout, clock)
+                self._create(target, layout, clock, retention or DEFAULT_RETENTION)
             self.meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.Error as exc:
             raise UsageError(f"cannot use the history file {self.path}: {exc}",
                              f"move it away, or start with --no-history (or ${DIR_ENV_VAR} elsewhere)") from None
+        kept = Retention.parse(self.meta["retention"])
+        if retention is not None and [lv.width_s for lv in retention.levels] != [lv.width_s for lv in kept.levels]:
+            self._db.close()
+            raise UsageError(f"the history file {self.path} keeps {kept.spec()}, not the buckets of {retention.spec()}",
+                             "give --history-keep the same bucket widths (the times kept may differ), or move the "
+                             "file away")  # fmt: skip
+        self.retention = retention or kept
         self.epoch_ms = int(self.meta["epoch_ms"])
         self.clock = self.meta.get("clock", "utc")
         self._type_ids: dict[str, int] = dict(self._db.execute("SELECT name, id FROM job_types").fetchall())
@@ -337,7 +357,7 @@ class HistoryStore:
                                f"WHERE level = 0 AND type_id IN {ALL_TYPES} AND t_ms >= ? AND t_ms < ? "
                                f"GROUP BY type_id")  # fmt: skip
 
-    def _create(self, target: str, layout: str, clock: str) -> None:
+    def _create(self, target: str, layout: str, clock: str, retention: Retention) -> None:
         figures = ", ".join(f"{f.column} INTEGER" for f in FIGURES)
         with self._transaction():
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -350,9 +370,7 @@ class HistoryStore:
             for key, value in (("format", FORMAT_VERSION), ("target", target), ("layout", layout), ("clock", clock),
                                ("epoch_ms", str(now_ms)), ("created", datetime.now().isoformat(timespec="seconds"))):
                 self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value))
-            self._db.execute("UPDATE meta SET value = ? WHERE key = 'retention'", (self.retention.describe(),))
-            self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('retention', ?)",
-                             (self.retention.describe(),))  # fmt: skip
+            self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('retention', ?)", (retention.spec(),))
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -373,6 +391,11 @@ class HistoryStore:
 
     def _t(self, t_ms: int) -> float:
         return (t_ms + self.epoch_ms) / 1000
+
+    def _refresh_types(self) -> None:
+        """Another connection (the writer thread) may have added job types since this one read them."""
+        self._type_ids = dict(self._db.execute("SELECT name, id FROM job_types").fetchall())
+        self._type_names = {v: k for k, v in self._type_ids.items()}
 
     def _type_id(self, name: str) -> int:
         type_id = self._type_ids.get(name)
@@ -436,6 +459,8 @@ class HistoryStore:
     # -- reading -------------------------------------------------------------------------------------------
     def latest(self) -> float | None:
         """The time of the newest poll kept."""
+        if TOTAL not in self._type_ids:
+            self._refresh_types()
         total_id = self._type_ids.get(TOTAL)  # every poll writes the totals' row
         last = self._db.execute("SELECT max(t_ms) FROM samples WHERE level = 0 AND type_id = ?",
                                 (total_id,)).fetchone()[0]  # fmt: skip
@@ -467,6 +492,8 @@ class HistoryStore:
             sql += " AND t_ms <= ?"
             params.append(self._ms(until))
         if job_types is not None:
+            if any(name not in self._type_ids for name in job_types):
+                self._refresh_types()
             ids = [self._type_ids[name] for name in job_types if name in self._type_ids]
             if not ids:
                 return []
@@ -474,8 +501,11 @@ class HistoryStore:
             params += ids
         else:
             sql += f" AND type_id IN {ALL_TYPES}"
+        found = self._db.execute(sql, params).fetchall()
+        if any(type_id not in self._type_names for _, type_id, *_ in found):
+            self._refresh_types()
         out = [Record(self._t(t_ms), self._type_names.get(type_id, f"#{type_id}"), tuple(rest[:-1]), polls, rest[-1])
-               for t_ms, type_id, polls, *rest in self._db.execute(sql, params)]  # fmt: skip
+               for t_ms, type_id, polls, *rest in found]  # fmt: skip
         out.sort(key=lambda r: (r.t, r.job_type != TOTAL, r.job_type))
         return out
 
@@ -500,6 +530,8 @@ class HistoryStore:
                                                                                                          float]]:
         """(bucket start, mean) of a mean-kept figure over buckets of `width_s` from `since`, read from `level`
         and weighted by the polls each row stands for, so the result equals the mean of the raw polls."""
+        if job_type not in self._type_ids:
+            self._refresh_types()
         type_id = self._type_ids.get(job_type)
         if type_id is None:
             return []
@@ -519,6 +551,8 @@ class HistoryStore:
                                 f"AND type_id IN {ALL_TYPES} AND t_ms >= ? GROUP BY type_id",
                                 (level, self._ms(since))).fetchall()  # fmt: skip
         wanted = None if among is None else set(among)
+        if any(type_id not in self._type_names for type_id, _ in rows):
+            self._refresh_types()
         ranked = sorted((-(depth or 0), self._type_names.get(type_id, "")) for type_id, depth in rows)
         return [name for _, name in ranked if name != TOTAL and (wanted is None or name in wanted)][:n]
 
@@ -534,7 +568,7 @@ class HistoryWriter:
     """A thread that owns its own HistoryStore connection; `record()` only puts the snapshot on its queue."""
 
     def __init__(self, path: Path, *, target: str, layout: str, clock: str = "utc",
-                 retention: Retention = DEFAULT_RETENTION) -> None:  # fmt: skip
+                 retention: Retention | None = None) -> None:  # fmt: skip
         self.path = path
         self._queue: queue.Queue = queue.Queue(maxsize=QUEUE_LIMIT)
         self._ready = threading.Event()
@@ -565,7 +599,7 @@ class HistoryWriter:
         self._queue.put((_STOP, None))
         self._thread.join(timeout)
 
-    def _run(self, target: str, layout: str, clock: str, retention: Retention) -> None:
+    def _run(self, target: str, layout: str, clock: str, retention: Retention | None) -> None:
         try:
             store = self.store = HistoryStore(self.path, target=target, layout=layout, clock=clock,
                                               retention=retention)  # fmt: skip
@@ -599,6 +633,20 @@ class HistoryWriter:
                     return
         finally:
             store.close()
+
+
+def open_history(path: Path, target: Target, layout: Layout,
+                 retention: Retention | None = None) -> tuple[HistoryWriter, HistoryStore]:  # fmt: skip
+    """The dashboard's two ends of a history file: the writer thread (its own connection), and a reader on a
+    connection of the calling thread's (the charts, the time cursor)."""
+    writer = HistoryWriter(path, target=target_identity(target), layout=layout_identity(layout), clock=layout.clock,
+                           retention=retention)  # fmt: skip
+    try:
+        reader = HistoryStore(path, create=False, retention=retention)
+    except BaseException:
+        writer.close()
+        raise
+    return writer, reader
 
 
 def find_history(target: Target, layout_name: str | None, folder: Path | None = None,

@@ -28,19 +28,22 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
+from queuetop import format as fmt
 from queuetop.actions import EnqueueRequest, EnqueueResult, ReleaseResult, TypeDetail, describe_release
+from queuetop.collector import seconds
 from queuetop.db import QueuetopError, Target
 from queuetop.db.target import default_database_path
+from queuetop.history_store import snapshot_from
 from queuetop.layouts import NATIVE, Layout
 from queuetop.monitor import NO_SCHEMA, PollOutcome
-from queuetop.series import WINDOWS_S, Series
+from queuetop.series import Series
 from queuetop.snapshot import Snapshot
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen, Section, binding_rows
 from queuetop.tui.main import MainScreen
 from queuetop.tui.modals import DeadModal, EnqueueModal, ReleaseChoice, ReleaseModal, nothing_to_release
 from queuetop.tui.threads import HandlesThreadResults, in_thread
-from queuetop.tui.widgets import StatusView
+from queuetop.tui.widgets import Chart, StatusView
 
 log = logging.getLogger("queuetop")
 
@@ -48,6 +51,8 @@ INTERVALS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 DEFAULT_WINDOW_S = 300.0
 SLOW_POLL_S = 2.0  # a poll running longer than this is shown in the status bar
 INTERVAL = Binding.Group("Interval")
+TIME = Binding.Group("Time cursor")
+SCRUB_STEPS = 30  # `[` and `]` move the cursor by 1/30 of the chart window
 
 
 class Source(Protocol):
@@ -70,6 +75,12 @@ class DashboardActions(Protocol):
 
 class Background(Protocol):
     def progress_line(self) -> str: ...
+
+
+class Recorder(Protocol):
+    """Where each poll's snapshot is kept (the history file's writer thread); `record` must never block."""
+
+    def record(self, snapshot: Snapshot) -> None: ...
 
 
 class Polled(Message):
@@ -98,13 +109,22 @@ class QueuetopApp(HandlesThreadResults, App[int]):
                 tooltip="poll less often (a longer interval)"),
         Binding("minus", "interval(-1)", "Interval", key_display="-", group=INTERVAL,
                 tooltip="poll more often (a shorter interval)"),
-        Binding("w", "window", "Window", tooltip="chart window: 1, 5 or 15 minutes"),
+        Binding("w", "window", "Window", tooltip="chart window: 1 m, 5 m, 15 m, 1 h, 6 h, 24 h, 7 d (the wide ones "
+                "from the history file)"),
+        Binding("left_square_bracket", "scrub(-1)", "Back in time", key_display="[", group=TIME,
+                tooltip="move the time cursor back: the table shows the figures of that moment"),
+        Binding("right_square_bracket", "scrub(1)", "Back in time", key_display="]", group=TIME,
+                tooltip="move the time cursor forward (past the last poll: live again)"),
+        Binding("n", "live", "Live", show=False, tooltip="back to now: the table shows the live figures again"),
+        Binding("x", "export", "Export", tooltip="write what is on screen (table and charts' data) to a Markdown "
+                "and a CSV file in the current directory"),
     ]
 
     def __init__(self, source: Source, actions: DashboardActions, *, interval: float = 1.0, read_only: bool = False,
                  background: Background | None = None, log_path: Path | None = None,
                  clock: Callable[[], float] = time.monotonic, series: Series | None = None,
-                 poll_on_start: bool = True) -> None:  # fmt: skip
+                 poll_on_start: bool = True, recorder: Recorder | None = None,
+                 export_dir: Path | None = None) -> None:  # fmt: skip
         super().__init__()
         self.source = source
         self.actions = actions
@@ -113,7 +133,11 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self.background = background
         self.log_path = log_path
         self.series = series if series is not None else Series()
+        self.recorder = recorder
+        self.export_dir = export_dir
         self.window_s = DEFAULT_WINDOW_S
+        self.cursor_t: float | None = None  # the time cursor (server seconds); None: live
+        self.past: Snapshot | None = None  # the figures at the cursor
         self.paused = False
         self.latest: Snapshot | None = None
         self.link: PollOutcome | None = None
@@ -126,6 +150,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self._next_poll: Timer | None = None
         self._load_line: str | None = None
         self._load_failed = False
+        self._past_level = ""
         self.main = MainScreen()
 
     # -- state the screens read ------------------------------------------------------------------------------
@@ -144,6 +169,17 @@ class QueuetopApp(HandlesThreadResults, App[int]):
     @property
     def connected(self) -> bool:
         return self.link is not None and self.link.connected
+
+    @property
+    def shown(self) -> Snapshot | None:
+        """The figures the table shows: those at the time cursor, else the latest poll's."""
+        return self.past if self.past is not None else self.latest
+
+    def cursor_x(self) -> float | None:
+        """The time cursor on the charts' x axis (seconds before the newest point), when it is on."""
+        if self.cursor_t is None or self.series.latest is None:
+            return None
+        return self.cursor_t - self.series.latest
 
     def on_mount(self) -> None:
         self.push_screen(self.main)
@@ -164,7 +200,10 @@ class QueuetopApp(HandlesThreadResults, App[int]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="poll", name="poll")
     def _poll_worker(self) -> None:
-        self.post_message(Polled(self.source.poll()))
+        outcome = self.source.poll()
+        if self.recorder is not None and outcome.snapshot is not None:
+            self.recorder.record(outcome.snapshot)  # a queue put: the writer thread does the disk work
+        self.post_message(Polled(outcome))
 
     def on_polled(self, message: Polled) -> None:
         self._polling = False
@@ -258,7 +297,14 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             layout=self.latest.layout if self.latest else None,
             note=self.latest.note if self.latest else None,
             local_clock=self.latest is not None and self.latest.clock == "local",
+            past_at=self._past_label(),
         )
+
+    def _past_label(self) -> str | None:
+        if self.past is None or self.series.latest is None:
+            return None
+        ago = self.series.latest - seconds(self.past.taken_at)
+        return f"{self.past.taken_at:%Y-%m-%d %H:%M:%S} ({fmt.duration(ago)} ago{self._past_level})"
 
     def _tick(self) -> None:
         """Once a second: the "polled N s ago" and "reconnecting in N s" figures move on."""
@@ -401,8 +447,75 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self._tick()
 
     def action_window(self) -> None:
-        self.window_s = WINDOWS_S[(WINDOWS_S.index(self.window_s) + 1) % len(WINDOWS_S)]
+        windows = self.series.windows
+        later = [w for w in windows if w > self.window_s]
+        self.window_s = later[0] if later else windows[0]
+        if self.cursor_t is not None and self.series.latest is not None and \
+                self.cursor_t < self.series.latest - self.window_s:
+            self.action_live()  # the cursor would be off the chart
         self.refresh_screen()
+
+    # -- the time cursor -------------------------------------------------------------------------------------
+    def action_scrub(self, step: int) -> None:
+        """Move the time cursor by 1/30 of the chart window; forward past the newest poll is live again."""
+        latest = self.series.latest
+        if latest is None:
+            return
+        start = self.cursor_t if self.cursor_t is not None else latest
+        self.scrub_to(start + step * self.window_s / SCRUB_STEPS)
+
+    def scrub_to(self, t: float) -> None:
+        """Show the figures at server time `t` (seconds), as kept in the history file."""
+        latest, store = self.series.latest, self.series.store
+        if latest is None:
+            return
+        if t >= latest:
+            self.action_live()
+            return
+        if store is None:
+            self.notify("The time cursor needs the history file: this dashboard runs with --no-history.",
+                        severity="warning")  # fmt: skip
+            return
+        t = max(t, latest - self.window_s)
+        level, records = store.at(t)
+        past = snapshot_from(records, like=self.latest, target=self.target_display, clock=store.clock)
+        if past is None:
+            self.notify("No history kept from that moment yet.", severity="warning")
+            return
+        self.cursor_t, self.past = t, past
+        width = store.retention.levels[level].width_s
+        self._past_level = "" if width == 0 else f", {fmt.duration(width)} bucket mean"
+        self.refresh_screen()
+
+    def on_chart_scrubbed(self, message: Chart.Scrubbed) -> None:
+        if self.series.latest is not None:
+            self.scrub_to(self.series.latest + message.seconds_before_now)
+
+    def action_live(self) -> None:
+        """Back to the live figures."""
+        if self.cursor_t is None and self.past is None:
+            return
+        self.cursor_t, self.past = None, None
+        self.refresh_screen()
+
+    # -- export ----------------------------------------------------------------------------------------------
+    def action_export(self) -> None:
+        """Write what is on screen (the table and the charts' data) to a Markdown and a CSV file."""
+        from queuetop.history_report import write_export
+
+        screen = self.dashboard_screen()
+        if screen is None or self.shown is None:
+            self.notify("Nothing on screen to export yet.", severity="warning")
+            return
+        export = screen.export_view()
+        folder = self.export_dir or Path.cwd()
+        try:
+            paths = write_export(export, folder)
+        except OSError as exc:
+            self.notify(f"Could not write the export in {folder}: {exc.strerror or exc}. Start queuetop from a "
+                        "folder you can write to.", severity="error", timeout=10, markup=False)  # fmt: skip
+            return
+        self.notify(f"Wrote what is on screen to {paths[0]} and {paths[1]}", timeout=10, markup=False)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -427,7 +540,11 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         yield SystemCommand("Pause or resume polling", "p", self.action_pause)
         yield SystemCommand("Poll less often", "+", lambda: self.action_interval(1))
         yield SystemCommand("Poll more often", "-", lambda: self.action_interval(-1))
-        yield SystemCommand("Chart window", "1, 5 or 15 minutes (w)", self.action_window)
+        yield SystemCommand("Chart window", "1 m, 5 m, 15 m, 1 h, 6 h, 24 h, 7 d (w)", self.action_window)
+        yield SystemCommand("Back in time", "Move the time cursor back ([)", lambda: self.action_scrub(-1))
+        yield SystemCommand("Live", "Back to the live figures (n)", self.action_live)
+        yield SystemCommand("Export the screen", "Markdown and CSV files of the table and charts (x)",
+                            self.action_export)
         yield SystemCommand("Drill down", "Open the selected job type (Enter)", self.action_drill_down)
         yield SystemCommand("Help", "List every key (?)", self.action_help)
         if isinstance(screen, MainScreen):
