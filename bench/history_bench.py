@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from queuetop.history_store import HistoryStore  # noqa: E402
+from queuetop.history_store import HistoryStore, decode_chunk  # noqa: E402
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats  # noqa: E402
 
 START = datetime(2026, 11, 1)
@@ -87,7 +87,9 @@ def bench_size(days: float, types: int, busy: int, folder: Path) -> None:
     if batch:
         store.write_many(batch)
     store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    levels = dict(store._db.execute("SELECT level, count(*) FROM samples GROUP BY level").fetchall())
+    levels = {0: store._db.execute("SELECT count(*) FROM polls").fetchone()[0]}
+    for level, data in store._db.execute("SELECT level, data FROM buckets"):
+        levels[level] = levels.get(level, 0) + len(decode_chunk(data))
     size_mb = store.size_bytes() / 1e6
     rows_kept = sum(levels.values())
     per_poll_ms = store.cost.seconds / max(1, store.cost.snapshots) * 1000

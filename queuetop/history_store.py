@@ -1,9 +1,10 @@
 """The history file: every poll's figures kept on disk, rolled up, so a restart (or a script) sees the past.
 
 One SQLite file per target + layout in the user's data directory (`history_dir()`), never in the monitored
-database. Each poll adds one row per job type (and the totals) to the raw level; as each 10 s and 1 min bucket
-completes, one row per type is added to that level. Retention is per level (`Retention`, default raw 1 h, 10 s
-buckets 24 h, 1 min buckets 7 d), so the file stops growing after a week.
+database. Each poll adds one row per job type (and the totals) to the raw level (table `polls`); as each 10 s and
+1 min bucket completes, SQLite computes one entry per type from the raw rows in it, kept in compressed chunks
+(table `buckets`, see `encode_chunk`). Retention is per level (`Retention`, default raw 1 h, 10 s buckets 24 h,
+1 min buckets 7 d), so the file stops growing after a week.
 
 What a roll-up keeps, per figure:
 - gauges and rates (depth, oldest age, scheduled, claimed, timed out, dead, lost, arrivals/s, completions/s):
@@ -11,8 +12,9 @@ What a roll-up keeps, per figure:
   (both are computed from the same stored integers, straight from the polls, never a mean of means);
 - percentiles (wait and processing p50/p95/p99): the highest value any poll of the bucket reported. A mean of
   percentiles is no percentile either; the maximum keeps a spike visible in a week-long chart;
-- `polls`: how many polls the row stands for; `breaches`: the OR of the polls' breach flags (a bit mask per
-  job type, set by whoever knows the targets: SLO checks; 0/None here).
+- `polls`: how many polls the entry stands for; `breaches`: the OR of the polls' breach flags (a bit mask per
+  job type: `write(snapshot, breaches={job_type: flags})`, set by whoever knows the targets — SLO checks; the
+  dashboard passes none yet).
 
 Figures are stored as integers in fixed units (the column names say which: `depth_x100` is hundredths of a
 job, `wait_p95_s_x1000` milliseconds), so a row costs a few bytes per figure and sums are exact. Times are the
@@ -31,13 +33,17 @@ import os
 import queue
 import re
 import sqlite3
+import sys
 import threading
 import time
+import zlib
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
+from itertools import accumulate
 from operator import attrgetter
 from pathlib import Path
 
@@ -226,7 +232,7 @@ _SCALES = tuple(f.scale for f in FIGURES)
 
 def stored_values(row: TypeStats) -> Values:
     """The row's figures in their stored units (None stays None)."""
-    return tuple(None if v is None else round(v * scale) for v, scale in zip(_READ(row), _SCALES, strict=True))
+    return tuple([None if v is None else round(v * scale) for v, scale in zip(_READ(row), _SCALES, strict=True)])
 
 
 @dataclass(frozen=True)
@@ -289,8 +295,81 @@ class _BitOr:
         return self.flags
 
 
-# Every job type: lets SQLite seek the key (level, type_id, t_ms) per type for a range of time.
+# Every job type: lets SQLite seek the key (type_id, t_ms) once per type for a range of time.
 ALL_TYPES = "(SELECT id FROM job_types)"
+
+# -- roll-up chunks ------------------------------------------------------------------------------------------------
+# A bucket row costs ~50 bytes in a table of its own (a 20-column record header and a few bytes per figure), which
+# puts a week of 50 types at ~70 MB. Stored as chunks — the buckets of one job type and level, CHUNK_BUCKETS at a
+# time, each figure a column of differences from the bucket before, compressed — it costs ~20.
+CHUNK_BUCKETS = 64
+Entry = tuple[int, Values, int | None]  # (polls, values, breaches) of one bucket
+
+
+NONE = -(2**63)  # an unknown figure inside a chunk
+
+
+def _deltas(column: Sequence[int | None]) -> list[int]:
+    """Differences from the value before (the first from 0); None kept as NONE, skipped by the differences."""
+    if None not in column:  # the usual case, without a Python loop per value
+        return [b - a for a, b in zip((0, *column), column, strict=False)]
+    out = []
+    previous = 0
+    for value in column:
+        if value is None:
+            out.append(NONE)
+        else:
+            out.append(value - previous)
+            previous = value
+    return out
+
+
+def _sums(column: Sequence[int]) -> list[int | None]:
+    if NONE not in column:
+        return list(accumulate(column))
+    out: list[int | None] = []
+    previous = 0
+    for value in column:
+        if value == NONE:
+            out.append(None)
+        else:
+            previous += value
+            out.append(previous)
+    return out
+
+
+def encode_chunk(entries: Mapping[int, Entry]) -> bytes:
+    """A chunk's buckets (slot in the chunk → entry) as compressed columns of 64-bit integers: the count, the
+    slots, polls and breaches, then each figure as differences from the bucket before (a slowly changing figure
+    becomes small numbers). The bytes are laid out plane by plane (every value's lowest byte first, …) before
+    zlib: small numbers leave whole planes of zeros, which cost nothing."""
+    slots = sorted(entries)
+    numbers = array("q", [len(slots), *slots])
+    numbers.extend(entries[s][0] for s in slots)
+    numbers.extend(NONE if entries[s][2] is None else entries[s][2] for s in slots)
+    for i in range(len(FIGURES)):
+        numbers.extend(_deltas([entries[s][1][i] for s in slots]))
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    raw = numbers.tobytes()
+    return zlib.compress(b"".join(raw[k::8] for k in range(8)), 6)
+
+
+def decode_chunk(blob: bytes) -> dict[int, Entry]:
+    planes = zlib.decompress(blob)
+    size = len(planes) // 8
+    raw = bytearray(len(planes))
+    for k in range(8):
+        raw[k::8] = planes[k * size:(k + 1) * size]
+    numbers = array("q")
+    numbers.frombytes(bytes(raw))
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    n = numbers[0]
+    slots, polls, breaches = numbers[1:1 + n], numbers[1 + n:1 + 2 * n], numbers[1 + 2 * n:1 + 3 * n]
+    figures = [_sums(numbers[1 + (3 + i) * n:1 + (4 + i) * n]) for i in range(len(FIGURES))]
+    return {slot: (polls[j], tuple(column[j] for column in figures), None if breaches[j] == NONE else breaches[j])
+            for j, slot in enumerate(slots)}  # fmt: skip
 
 
 # -- the store ---------------------------------------------------------------------------------------------------
@@ -301,7 +380,6 @@ class WriteCost:
     snapshots: int = 0
     rows: int = 0
     seconds: float = 0.0
-    dropped: int = 0
     errors: int = 0
     last_error: str | None = None
     per_write_s: list[float] = field(default_factory=list)
@@ -309,7 +387,10 @@ class WriteCost:
 
 class HistoryStore:
     """One history file on one connection, used by the thread that opened it: the writer thread writes through
-    its own; the dashboard and `queuetop history` read through theirs (WAL: readers never wait for the writer)."""
+    its own; the dashboard and `queuetop history` read through theirs (WAL: readers never wait for the writer).
+
+    Tables: `polls` (the raw level: one row per job type and poll, every figure a column, readable with the
+    sqlite3 shell), `buckets` (the other levels, in chunks: see `encode_chunk`), `job_types`, `meta`."""
 
     def __init__(self, path: Path, *, target: str = "", layout: str = "", clock: str = "utc",
                  retention: Retention | None = None, create: bool = True) -> None:  # fmt: skip
@@ -339,38 +420,43 @@ class HistoryStore:
         self.retention = retention or kept
         self.epoch_ms = int(self.meta["epoch_ms"])
         self.clock = self.meta.get("clock", "utc")
-        self._type_ids: dict[str, int] = dict(self._db.execute("SELECT name, id FROM job_types").fetchall())
-        self._type_names = {v: k for k, v in self._type_ids.items()}
+        self._refresh_types()
         self._last_t = self.latest()
         self._pruned_at: float | None = None
+        self._open_chunks: dict[tuple[int, int], tuple[int, dict[int, Entry]]] = {}  # (level, type) → the last chunk
+        self._dirty: set[tuple[int, int]] = set()  # open chunks changed since they were last written
         self.cost = WriteCost()
         self._db.create_aggregate("bit_or", 1, _BitOr)
         columns = ", ".join(f.column for f in FIGURES)
-        self._insert_raw = (f"INSERT OR REPLACE INTO samples (level, type_id, t_ms, polls, {columns}, breaches) "
-                            f"VALUES (0, ?, ?, 1, {', '.join('?' * len(FIGURES))}, ?)")  # fmt: skip
-        # A bucket's row: the mean of its polls for gauges and rates (AVG skips the polls that did not know the
-        # figure), the highest for percentiles; the same stored integers as the raw rows, so the means agree.
+        self._insert_raw = (f"INSERT OR REPLACE INTO polls (type_id, t_ms, {columns}, breaches) "
+                            f"VALUES (?, ?, {', '.join('?' * len(FIGURES))}, ?)")  # fmt: skip
+        # A bucket: the mean of its polls for gauges and rates (AVG skips the polls that did not know the figure),
+        # the highest for percentiles; from the same stored integers as the raw rows, so the means agree.
         combined = ", ".join(f"ROUND(AVG({f.column}))" if f.rollup is Rollup.MEAN else f"MAX({f.column})"
                              for f in FIGURES)  # fmt: skip
-        self._insert_bucket = (f"INSERT OR REPLACE INTO samples (level, type_id, t_ms, polls, {columns}, breaches) "
-                               f"SELECT ?, type_id, ?, COUNT(*), {combined}, bit_or(breaches) FROM samples "
-                               f"WHERE level = 0 AND type_id IN {ALL_TYPES} AND t_ms >= ? AND t_ms < ? "
-                               f"GROUP BY type_id")  # fmt: skip
+        self._bucket_rows = (f"SELECT type_id, COUNT(*), {combined}, bit_or(breaches) FROM polls "
+                             f"WHERE type_id IN {ALL_TYPES} AND t_ms >= ? AND t_ms < ? GROUP BY type_id")
+        if create:
+            self._resume()
 
     def _create(self, target: str, layout: str, clock: str, retention: Retention) -> None:
         figures = ", ".join(f"{f.column} INTEGER" for f in FIGURES)
         with self._transaction():
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             self._db.execute("CREATE TABLE IF NOT EXISTS job_types (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
-            # (level, job type, time) first: a chart's line is one range of the key. No rowid: the key is the row.
-            self._db.execute(f"CREATE TABLE IF NOT EXISTS samples (level INTEGER NOT NULL, type_id INTEGER NOT NULL, "
-                             f"t_ms INTEGER NOT NULL, polls INTEGER NOT NULL, {figures}, breaches INTEGER, "
-                             f"PRIMARY KEY (level, type_id, t_ms)) WITHOUT ROWID")  # fmt: skip
-            now_ms = int(time.time() // 86400 * 86400 * 1000)
+            # (job type, time) first: a chart's line is one range of the key. No rowid: the key is the row.
+            self._db.execute(f"CREATE TABLE IF NOT EXISTS polls (type_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, "
+                             f"{figures}, breaches INTEGER, PRIMARY KEY (type_id, t_ms)) WITHOUT ROWID")
+            # A rowid table: a chunk (~1 KB) stays on its page; a WITHOUT ROWID row that size spills to overflow
+            # pages and leaves most of each page empty.
+            self._db.execute("CREATE TABLE IF NOT EXISTS buckets (level INTEGER NOT NULL, type_id INTEGER NOT NULL, "
+                             "chunk INTEGER NOT NULL, depth_max INTEGER, data BLOB NOT NULL)")
+            self._db.execute("CREATE UNIQUE INDEX IF NOT EXISTS buckets_key ON buckets (level, type_id, chunk)")
+            epoch_ms = int(time.time() // 86400 * 86400 * 1000)  # times are stored from here: small integers
             for key, value in (("format", FORMAT_VERSION), ("target", target), ("layout", layout), ("clock", clock),
-                               ("epoch_ms", str(now_ms)), ("created", datetime.now().isoformat(timespec="seconds"))):
+                               ("epoch_ms", str(epoch_ms)), ("retention", retention.spec()),
+                               ("created", datetime.now().isoformat(timespec="seconds"))):  # fmt: skip
                 self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value))
-            self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('retention', ?)", (retention.spec(),))
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -383,9 +469,11 @@ class HistoryStore:
         self._db.execute("COMMIT")
 
     def close(self) -> None:
+        if self._dirty:
+            with self._transaction():
+                self._write_chunks()
         self._db.close()
 
-    # -- writing -------------------------------------------------------------------------------------------
     def _ms(self, t: float) -> int:
         return round(t * 1000) - self.epoch_ms
 
@@ -394,7 +482,7 @@ class HistoryStore:
 
     def _refresh_types(self) -> None:
         """Another connection (the writer thread) may have added job types since this one read them."""
-        self._type_ids = dict(self._db.execute("SELECT name, id FROM job_types").fetchall())
+        self._type_ids: dict[str, int] = dict(self._db.execute("SELECT name, id FROM job_types").fetchall())
         self._type_names = {v: k for k, v in self._type_ids.items()}
 
     def _type_id(self, name: str) -> int:
@@ -405,6 +493,12 @@ class HistoryStore:
             self._type_names[type_id] = name
         return type_id
 
+    def _name(self, type_id: int) -> str:
+        if type_id not in self._type_names:
+            self._refresh_types()
+        return self._type_names.get(type_id, f"#{type_id}")
+
+    # -- writing -------------------------------------------------------------------------------------------
     def write(self, snapshot: Snapshot, breaches: Mapping[str, int] | None = None) -> bool:
         """Keep one poll: its raw rows, the buckets it completes, and (once a minute) the retention cut.
         False when it is not newer than the last poll kept (nothing written)."""
@@ -420,21 +514,22 @@ class HistoryStore:
                 if self._last_t is not None and t <= self._last_t:
                     continue  # not newer than the last poll kept
                 flags = breaches or {}
-                values = [(self._type_id(row.job_type), row, flags.get(row.job_type))
-                          for row in (snapshot.totals, *snapshot.types)]  # fmt: skip
                 if self._last_t is not None:
                     for level_no, level in enumerate(self.retention.levels[1:], start=1):
                         done = math.floor(self._last_t / level.width_s)
                         if math.floor(t / level.width_s) != done:
                             self._roll_up(level_no, done)
                 t_ms = self._ms(t)
-                self._db.executemany(self._insert_raw, [(type_id, t_ms, *stored_values(row), flag)
-                                                        for type_id, row, flag in values])  # fmt: skip
+                type_id = self._type_id
+                self._db.executemany(self._insert_raw, [(type_id(row.job_type), t_ms, *stored_values(row),
+                                                         flags.get(row.job_type))
+                                                        for row in (snapshot.totals, *snapshot.types)])  # fmt: skip
                 if self._pruned_at is None or t - self._pruned_at >= PRUNE_EVERY_S:
+                    self._write_chunks()
                     self._prune(t)
                 self._last_t = t
                 kept += 1
-                rows += len(values)
+                rows += 1 + len(snapshot.types)
         elapsed = time.perf_counter() - started
         self.cost.snapshots += kept
         self.cost.rows += rows
@@ -444,16 +539,63 @@ class HistoryStore:
         return kept
 
     def _roll_up(self, level_no: int, index: int) -> None:
-        """One completed bucket: one row per job type from the raw polls in it (they are kept longer than any
-        bucket is wide, so a bucket left open by a restart is completed from the polls before it too)."""
+        """One completed bucket: one entry per job type from the raw polls in it, added to its chunk in memory.
+        The chunks changed are written once a minute (and when complete, and at close): a chunk is re-encoded
+        whole, so writing it at every 10 s bucket would cost six times as much. Buckets lost in a crash meanwhile
+        are rebuilt from the raw polls (kept an hour) when the file is opened again (`_resume`)."""
         width = self.retention.levels[level_no].width_s
-        start_ms, end_ms = self._ms(index * width), self._ms((index + 1) * width)
-        self._db.execute(self._insert_bucket, (level_no, start_ms, start_ms, end_ms))
+        found = self._db.execute(self._bucket_rows, (self._ms(index * width), self._ms((index + 1) * width)))
+        chunk, slot = divmod(index, CHUNK_BUCKETS)
+        for type_id, polls, *rest in found.fetchall():
+            key = (level_no, type_id)
+            cached = self._open_chunks.get(key)
+            if cached is None or cached[0] != chunk:
+                if cached is not None and key in self._dirty:
+                    self._write_chunk(key)  # the previous chunk is complete
+                stored = self._db.execute("SELECT data FROM buckets WHERE level = ? AND type_id = ? AND chunk = ?",
+                                          (level_no, type_id, chunk)).fetchone()  # fmt: skip
+                cached = self._open_chunks[key] = (chunk, decode_chunk(stored[0]) if stored else {})
+            cached[1][slot] = (polls, tuple(None if v is None else int(v) for v in rest[:-1]), rest[-1])
+            self._dirty.add(key)
+            if slot == CHUNK_BUCKETS - 1:
+                self._write_chunk(key)
+
+    def _write_chunk(self, key: tuple[int, int]) -> None:
+        chunk, entries = self._open_chunks[key]
+        depth_max = max((entry[1][0] for entry in entries.values() if entry[1][0] is not None), default=None)
+        self._db.execute("INSERT OR REPLACE INTO buckets (level, type_id, chunk, depth_max, data) "
+                         "VALUES (?, ?, ?, ?, ?)", (*key, chunk, depth_max, encode_chunk(entries)))
+        self._dirty.discard(key)
+
+    def _write_chunks(self) -> None:
+        for key in sorted(self._dirty):
+            self._write_chunk(key)
+
+    def _resume(self) -> None:
+        """Opened for writing: roll up the buckets completed before the last run stopped but not yet kept (a crash
+        between two chunk writes), from the raw polls."""
+        total_id = self._type_ids.get(TOTAL)
+        if self._last_t is None or total_id is None:
+            return
+        first = self._db.execute("SELECT min(t_ms) FROM polls WHERE type_id = ?", (total_id,)).fetchone()[0]
+        with self._transaction():
+            for level_no, level in enumerate(self.retention.levels[1:], start=1):
+                stored = self._db.execute("SELECT chunk, data FROM buckets WHERE level = ? AND type_id = ? ORDER BY "
+                                          "chunk DESC LIMIT 1", (level_no, total_id)).fetchone()  # fmt: skip
+                start = math.ceil(self._t(first) / level.width_s)  # the first bucket whose every poll is kept
+                if stored is not None:
+                    start = max(start, stored[0] * CHUNK_BUCKETS + max(decode_chunk(stored[1]), default=-1) + 1)
+                for index in range(start, math.floor(self._last_t / level.width_s)):
+                    self._roll_up(level_no, index)
+            self._write_chunks()
 
     def _prune(self, t: float) -> None:
-        for level_no, level in enumerate(self.retention.levels):
-            self._db.execute(f"DELETE FROM samples WHERE level = ? AND type_id IN {ALL_TYPES} AND t_ms < ?",
-                             (level_no, self._ms(t - level.keep_s)))  # fmt: skip
+        raw = self.retention.levels[0]
+        self._db.execute(f"DELETE FROM polls WHERE type_id IN {ALL_TYPES} AND t_ms < ?", (self._ms(t - raw.keep_s),))
+        for level_no, level in enumerate(self.retention.levels[1:], start=1):
+            first_kept = math.floor((t - level.keep_s) / level.width_s) // CHUNK_BUCKETS  # chunks wholly older go
+            self._db.execute(f"DELETE FROM buckets WHERE level = ? AND type_id IN {ALL_TYPES} AND chunk < ?",
+                             (level_no, first_kept))  # fmt: skip
         self._pruned_at = t
 
     # -- reading -------------------------------------------------------------------------------------------
@@ -461,12 +603,12 @@ class HistoryStore:
         """The time of the newest poll kept."""
         if TOTAL not in self._type_ids:
             self._refresh_types()
-        total_id = self._type_ids.get(TOTAL)  # every poll writes the totals' row
-        last = self._db.execute("SELECT max(t_ms) FROM samples WHERE level = 0 AND type_id = ?",
-                                (total_id,)).fetchone()[0]  # fmt: skip
+        last = self._db.execute("SELECT max(t_ms) FROM polls WHERE type_id = ?",
+                                (self._type_ids.get(TOTAL),)).fetchone()[0]  # every poll writes the totals' row
         return None if last is None else self._t(last)
 
     def job_types(self) -> list[str]:
+        self._refresh_types()
         return sorted(self._type_ids)
 
     def level_for(self, span_s: float, width_s: float = 0.0) -> int:
@@ -479,33 +621,44 @@ class HistoryStore:
         fine_enough = [i for i in covering if levels[i].width_s <= width_s]
         return fine_enough[-1] if fine_enough else covering[0]
 
+    def _type_filter(self, job_types: Iterable[str] | None) -> tuple[str, list[int]] | None:
+        """SQL and parameters choosing the job types (all of them: None); None when none of them is kept."""
+        if job_types is None:
+            return f"type_id IN {ALL_TYPES}", []
+        names = list(job_types)
+        if any(name not in self._type_ids for name in names):
+            self._refresh_types()
+        ids = [self._type_ids[name] for name in names if name in self._type_ids]
+        return (f"type_id IN ({', '.join('?' * len(ids))})", ids) if ids else None
+
     def records(self, since: float | None = None, until: float | None = None, job_types: Iterable[str] | None = None,
                 level: int = 0) -> list[Record]:  # fmt: skip
-        """The rows of one level from `since` to `until` (inclusive), by time then job type name."""
-        columns = ", ".join(f.column for f in FIGURES)
-        sql = f"SELECT t_ms, type_id, polls, {columns}, breaches FROM samples WHERE level = ?"
-        params: list[object] = [level]
-        if since is not None:
-            sql += " AND t_ms >= ?"
-            params.append(self._ms(since))
-        if until is not None:
-            sql += " AND t_ms <= ?"
-            params.append(self._ms(until))
-        if job_types is not None:
-            if any(name not in self._type_ids for name in job_types):
-                self._refresh_types()
-            ids = [self._type_ids[name] for name in job_types if name in self._type_ids]
-            if not ids:
-                return []
-            sql += f" AND type_id IN ({', '.join('?' * len(ids))})"
-            params += ids
+        """The rows of one level from `since` to `until` (inclusive), by time, the totals first, then by name."""
+        chosen = self._type_filter(job_types)
+        if chosen is None:
+            return []
+        where, params = chosen
+        low = -(2**62) if since is None else self._ms(since)
+        high = 2**62 if until is None else self._ms(until)
+        out: list[Record] = []
+        if level == 0:
+            columns = ", ".join(f.column for f in FIGURES)
+            found = self._db.execute(f"SELECT type_id, t_ms, {columns}, breaches FROM polls WHERE {where} "
+                                     f"AND t_ms BETWEEN ? AND ?", [*params, low, high])  # fmt: skip
+            for type_id, t_ms, *rest in found:
+                out.append(Record(self._t(t_ms), self._name(type_id), tuple(rest[:-1]), 1, rest[-1]))
         else:
-            sql += f" AND type_id IN {ALL_TYPES}"
-        found = self._db.execute(sql, params).fetchall()
-        if any(type_id not in self._type_names for _, type_id, *_ in found):
-            self._refresh_types()
-        out = [Record(self._t(t_ms), self._type_names.get(type_id, f"#{type_id}"), tuple(rest[:-1]), polls, rest[-1])
-               for t_ms, type_id, polls, *rest in found]  # fmt: skip
+            width = self.retention.levels[level].width_s
+            lowest = -(2**62) if since is None else math.floor(since / width) // CHUNK_BUCKETS
+            highest = 2**62 if until is None else math.floor(until / width) // CHUNK_BUCKETS
+            rows = self._db.execute(f"SELECT type_id, chunk, data FROM buckets WHERE level = ? AND {where} AND chunk "
+                                    f"BETWEEN ? AND ?", [level, *params, lowest, highest])  # fmt: skip
+            for type_id, chunk, data in rows.fetchall():
+                name = self._name(type_id)
+                for slot, (polls, values, flags) in decode_chunk(data).items():
+                    t = (chunk * CHUNK_BUCKETS + slot) * width
+                    if low <= self._ms(t) <= high:
+                        out.append(Record(t, name, values, polls, flags))
         out.sort(key=lambda r: (r.t, r.job_type != TOTAL, r.job_type))
         return out
 
@@ -515,45 +668,59 @@ class HistoryStore:
         latest = self.latest()
         if latest is None:
             return 0, []
-        total_id = self._type_ids.get(TOTAL)
-        for level_no, level in enumerate(self.retention.levels):
-            if t < latest - level.keep_s and level_no < len(self.retention.levels) - 1:
+        levels = self.retention.levels
+        for level_no, level in enumerate(levels):
+            if t < latest - level.keep_s and level_no < len(levels) - 1:
                 continue
-            found = self._db.execute("SELECT max(t_ms) FROM samples WHERE level = ? AND type_id = ? AND t_ms <= ?",
-                                     (level_no, total_id, self._ms(t))).fetchone()[0]  # fmt: skip
-            if found is not None:
-                when = self._t(found)
+            back = level.keep_s if level_no == 0 else level.width_s * CHUNK_BUCKETS * 2
+            totals = self.records(t - back, t, [TOTAL], level_no)
+            if totals:
+                when = totals[-1].t
                 return level_no, self.records(when, when, level=level_no)
         return 0, []
 
     def bucket_means(self, job_type: str, name: str, since: float, width_s: float, level: int) -> list[tuple[float,
                                                                                                          float]]:
-        """(bucket start, mean) of a mean-kept figure over buckets of `width_s` from `since`, read from `level`
-        and weighted by the polls each row stands for, so the result equals the mean of the raw polls."""
-        if job_type not in self._type_ids:
-            self._refresh_types()
-        type_id = self._type_ids.get(job_type)
-        if type_id is None:
-            return []
+        """(bucket start, mean) of a mean-kept figure over buckets of `width_s` (aligned to the epoch) from `since`,
+        read from `level` and weighted by the polls each row stands for: the mean of the raw polls."""
         figure = FIGURES[INDEX[name]]
-        width_ms = round(width_s * 1000)
-        origin = -self.epoch_ms  # buckets aligned to the epoch, as Series aligns them
-        column = figure.column
-        rows = self._db.execute(
-            f"SELECT (t_ms - ?) / ? AS b, SUM({column} * polls), SUM(CASE WHEN {column} IS NULL THEN 0 ELSE polls END) "
-            f"FROM samples WHERE level = ? AND type_id = ? AND t_ms >= ? GROUP BY b ORDER BY b",
-            (origin, width_ms, level, type_id, self._ms(since))).fetchall()  # fmt: skip
-        return [(b * width_s, total / weight / figure.scale) for b, total, weight in rows if weight]
+        sums: dict[int, list[float]] = {}
+        raw_from = since
+        if level > 0:
+            column = INDEX[name]
+            for record in self.records(since, None, [job_type], level):
+                raw_from = max(raw_from, record.t + self.retention.levels[level].width_s)
+                value = record.values[column]
+                if value is not None:
+                    entry = sums.setdefault(math.floor(record.t / width_s + 1e-9), [0, 0])
+                    entry[0] += value * record.polls
+                    entry[1] += record.polls
+        # The raw polls after the last bucket kept (the newest buckets are written once a minute), or all of them.
+        chosen = self._type_filter([job_type])
+        if chosen is not None:
+            where, params = chosen
+            rows = self._db.execute(
+                f"SELECT (t_ms + ?) / ?, SUM({figure.column}), COUNT({figure.column}) FROM polls "
+                f"WHERE {where} AND t_ms >= ? GROUP BY 1",
+                (self.epoch_ms, round(width_s * 1000), *params, self._ms(raw_from))).fetchall()  # fmt: skip
+            for b, total, weight in rows:
+                if weight:
+                    entry = sums.setdefault(b, [0, 0])
+                    entry[0] += total
+                    entry[1] += weight
+        return [(b * width_s, total / weight / figure.scale) for b, (total, weight) in sorted(sums.items())]
 
     def deepest(self, since: float, level: int, n: int, among: Iterable[str] | None = None) -> list[str]:
         """The `n` job types with the greatest depth kept since `since` at `level`, deepest first."""
-        rows = self._db.execute(f"SELECT type_id, MAX({FIGURES[0].column}) FROM samples WHERE level = ? "
-                                f"AND type_id IN {ALL_TYPES} AND t_ms >= ? GROUP BY type_id",
-                                (level, self._ms(since))).fetchall()  # fmt: skip
+        if level == 0:
+            rows = self._db.execute(f"SELECT type_id, MAX({FIGURES[0].column}) FROM polls WHERE type_id IN "
+                                    f"{ALL_TYPES} AND t_ms >= ? GROUP BY type_id", (self._ms(since),)).fetchall()
+        else:
+            first = math.floor(since / self.retention.levels[level].width_s) // CHUNK_BUCKETS
+            rows = self._db.execute(f"SELECT type_id, MAX(depth_max) FROM buckets WHERE level = ? AND type_id IN "
+                                    f"{ALL_TYPES} AND chunk >= ? GROUP BY type_id", (level, first)).fetchall()
         wanted = None if among is None else set(among)
-        if any(type_id not in self._type_names for type_id, _ in rows):
-            self._refresh_types()
-        ranked = sorted((-(depth or 0), self._type_names.get(type_id, "")) for type_id, depth in rows)
+        ranked = sorted((-(depth or 0), self._name(type_id)) for type_id, depth in rows)
         return [name for _, name in ranked if name != TOTAL and (wanted is None or name in wanted)][:n]
 
     def size_bytes(self) -> int:
