@@ -25,7 +25,7 @@ LAYERS = [  # bottom first: (rank, module prefixes)
     (3, ("queuetop.snapshot", "queuetop.history", "queuetop.format")),
     (4, ("queuetop.collector", "queuetop.shape_collector", "queuetop.queue", "queuetop.shape_queue",
          "queuetop.actions", "queuetop.monitor", "queuetop.schema", "queuetop.series", "queuetop.detect",
-         "queuetop.load")),
+         "queuetop.load", "queuetop.history_store", "queuetop.history_report")),
     (5, ("queuetop.tui",)),
     (6, ("queuetop.cli", "queuetop.__main__")),
 ]  # fmt: skip
