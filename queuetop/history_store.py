@@ -664,7 +664,8 @@ class HistoryStore:
 
     def at(self, t: float) -> tuple[int, list[Record]]:
         """The figures at moment `t`: the newest row at or before it, from the finest level that still covers it
-        (the raw poll itself within the last hour, its 10 s bucket within a day, …). (level, records)."""
+        (the raw poll itself within the last hour, its 10 s bucket within a day, …); before the oldest poll kept,
+        that poll. (level, records)."""
         latest = self.latest()
         if latest is None:
             return 0, []
@@ -677,7 +678,12 @@ class HistoryStore:
             if totals:
                 when = totals[-1].t
                 return level_no, self.records(when, when, level=level_no)
-        return 0, []
+        # Before anything kept: the oldest poll kept (the cursor stops at the start of the history).
+        first = self._db.execute("SELECT min(t_ms) FROM polls WHERE type_id = ?",
+                                 (self._type_ids.get(TOTAL),)).fetchone()  # fmt: skip
+        if first[0] is None or self._t(first[0]) <= t:
+            return 0, []
+        return 0, self.records(self._t(first[0]), self._t(first[0]), level=0)
 
     def bucket_means(self, job_type: str, name: str, since: float, width_s: float, level: int) -> list[tuple[float,
                                                                                                          float]]:

@@ -482,7 +482,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         if past is None:
             self.notify("No history kept from that moment yet.", severity="warning")
             return
-        self.cursor_t, self.past = t, past
+        self.cursor_t, self.past = max(t, records[0].t), past  # not before the oldest moment kept
         width = store.retention.levels[level].width_s
         self._past_level = "" if width == 0 else f", {fmt.duration(width)} bucket mean"
         self.refresh_screen()
