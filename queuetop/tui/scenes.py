@@ -384,6 +384,17 @@ def _showing_then(outcome: PollOutcome, *keys: str) -> Prepare:
     return prepare
 
 
+async def _time_cursor(pilot: Pilot) -> None:
+    """The time cursor two minutes back: the past figures in the table (as the history file would give them)."""
+    app = pilot.app
+    assert isinstance(app, QueuetopApp)
+    await _showing(LIVE)(pilot)
+    app.past = snapshot_at(120.0)
+    app.cursor_t = (app.past.taken_at - datetime(1970, 1, 1)).total_seconds()
+    app.refresh_screen()
+    await _settle(pilot)
+
+
 SCENES: dict[str, Scene] = {
     scene.name: scene
     for scene in (
@@ -412,6 +423,7 @@ SCENES: dict[str, Scene] = {
               _shape_app(WORK_QUEUE_SHAPE), _showing_then(WORK_QUEUE, "r")),
         Scene("narrow", "an 80×24 terminal: the least important columns dropped, and said so", _main_app,
               _showing(LIVE), size=(80, 24)),
+        Scene("time-cursor", "the time cursor 2 minutes back: past figures, marked as past", _main_app, _time_cursor),
     )
 }  # fmt: skip
 SCREENSHOTS = ("main", "drill-down", "enqueue", "release", "job-queue", "work-queue", "narrow")
