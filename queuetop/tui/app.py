@@ -200,10 +200,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="poll", name="poll")
     def _poll_worker(self) -> None:
-        outcome = self.source.poll()
-        if self.recorder is not None and outcome.snapshot is not None:
-            self.recorder.record(outcome.snapshot)  # a queue put: the writer thread does the disk work
-        self.post_message(Polled(outcome))
+        self.post_message(Polled(self.source.poll()))
 
     def on_polled(self, message: Polled) -> None:
         self._polling = False
@@ -211,6 +208,11 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             self.apply(message.outcome)
         except Exception as exc:  # a bug in drawing: report it, keep polling
             self.report_unexpected(exc, "showing a poll")
+        snapshot, recorder = message.outcome.snapshot, self.recorder
+        if recorder is not None and snapshot is not None:
+            # A queue put, once the frame is painted: the writer thread's work (and its hold on the GIL) falls
+            # between polls, not between a poll and its frame.
+            self.call_after_refresh(recorder.record, snapshot)
         self._schedule(message.outcome)
 
     def _schedule(self, outcome: PollOutcome | None) -> None:
