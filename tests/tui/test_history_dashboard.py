@@ -124,3 +124,22 @@ async def test_without_history_w_stays_in_memory_and_the_cursor_says_why(sqlite_
         assert windows == {60.0, 300.0, 900.0}
         await pilot.press("left_square_bracket")
         assert app.past is None and any("--no-history" in note for note in app.notes)
+
+
+async def test_a_click_on_a_chart_puts_the_time_cursor_there(sqlite_backend: Backend, make_app: AppFactory) -> None:
+    enqueue(sqlite_backend, "email", 2)
+    app = make_app(sqlite_backend, history=True, interval=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.polls >= 10, "ten polls")
+        app.window_s = 60.0
+        app.refresh_screen()
+        plot = app.main.query_one("#depth-chart Plot")
+        await pilot.click(plot, offset=(9 + (plot.size.width - 10) // 2, 3))  # the middle of the x axis: -30 s
+        assert app.past is not None and app.cursor_x() is not None
+        oldest = min(app.series.tracks[TOTAL].times)  # the cursor stops at the oldest poll kept
+        assert -33.0 <= app.cursor_x() <= -27.0 or abs(app.cursor_t - oldest) < 0.001
+        assert app.main.query_one("#body").has_class("past")
+        app.scrub_to(app.series.latest - 1.0)  # a second back …
+        assert app.past is not None
+        await pilot.press("right_square_bracket")  # … and 2 s forward: past the newest poll, live again
+        assert app.past is None and app.cursor_x() is None
