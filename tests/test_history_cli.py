@@ -108,3 +108,23 @@ def test_watch_help_says_where_the_history_lives(capsys, history_dir: Path) -> N
         main(["watch", "--help"])
     out = capsys.readouterr().out
     assert str(history_dir) in out and "--no-history" in out and "queuetop history" in out
+
+
+def test_watch_keeps_history_in_the_data_directory_unless_told_not_to(tmp_path: Path, history_dir: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    import queuetop.tui
+
+    seen: list[dict] = []
+    monkeypatch.setattr(queuetop.tui, "run_dashboard", lambda target, **kwargs: seen.append(kwargs) or 0)
+    db = str(tmp_path / "q.db")
+    assert main(["watch", "--db", db]) == 0
+    assert seen[-1]["history_path"].parent == history_dir and seen[-1]["history_path"].name.startswith("q.native.")
+    assert main(["watch", "--db", db, "--no-history"]) == 0
+    assert seen[-1]["history_path"] is None
+    assert main(["watch", "--db", db, "--history-keep", "raw:2h,10s:2d"]) == 0
+    assert seen[-1]["retention"].spec() == "raw:2h,10s:2d"
+
+
+def test_a_bad_history_keep_is_refused_before_the_dashboard_starts(tmp_path: Path, capsys) -> None:
+    code, _, err = run(capsys, "watch", "--db", str(tmp_path / "q.db"), "--history-keep", "raw:1h,2h:7d")
+    assert code == 2 and "history retention: 2h buckets must be from 1 s to the raw polls' 1h" in err
