@@ -760,16 +760,26 @@ class HistoryWriter:
         try:
             self._queue.put_nowait((snapshot, breaches))
         except queue.Full:
+            if not self.dropped:
+                log.warning("history file %s: the writer is %d polls behind; polls are dropped until it catches up",
+                            self.path, QUEUE_LIMIT)  # fmt: skip
             self.dropped += 1
 
     def flush(self, timeout: float = 10.0) -> None:
         """Wait until everything recorded so far is on disk (tests, benchmarks)."""
         done = threading.Event()
-        self._queue.put((None, done))
+        try:
+            self._queue.put((None, done), timeout=timeout)
+        except queue.Full:
+            return
         done.wait(timeout)
 
     def close(self, timeout: float = 5.0) -> None:
-        self._queue.put((_STOP, None))
+        """Write what is queued and close the file; a writer stuck on the disk is left behind after `timeout`."""
+        try:
+            self._queue.put((_STOP, None), timeout=timeout)
+        except queue.Full:
+            return
         self._thread.join(timeout)
 
     def _run(self, target: str, layout: str, clock: str, retention: Retention | None) -> None:

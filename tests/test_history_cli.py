@@ -110,8 +110,8 @@ def test_watch_help_says_where_the_history_lives(capsys, history_dir: Path) -> N
     assert str(history_dir) in out and "--no-history" in out and "queuetop history" in out
 
 
-def test_watch_keeps_history_in_the_data_directory_unless_told_not_to(tmp_path: Path, history_dir: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_watch_keeps_history_in_the_data_directory_unless_told_not_to(
+        tmp_path: Path, history_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     import queuetop.tui
 
     seen: list[dict] = []

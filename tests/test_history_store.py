@@ -39,11 +39,11 @@ def poll(t: float, rng: random.Random, types: tuple[str, ...] = ("email", "repor
         waiting = rng.random() < 0.7
         completions = rng.random() < 0.6
         rows.append(TypeStats(
-            name, depth=rng.randint(0, 500) if waiting else 0,
-            oldest_age_s=rng.uniform(0, 90) if waiting else None, claimed=rng.randint(0, 9), timed_out=rng.randint(0, 2),
-            dead=rng.randint(0, 3), arrivals_10s_per_s=rng.uniform(0, 40), completions_10s_per_s=rng.uniform(0, 40),
-            wait_p50_s=rng.uniform(0, 2) if completions else None, wait_p95_s=rng.uniform(2, 9) if completions else None,
-            wait_p99_s=rng.uniform(9, 20) if completions else None,
+            name, depth=rng.randint(0, 500) if waiting else 0, oldest_age_s=rng.uniform(0, 90) if waiting else None,
+            claimed=rng.randint(0, 9), timed_out=rng.randint(0, 2), dead=rng.randint(0, 3),
+            arrivals_10s_per_s=rng.uniform(0, 40), completions_10s_per_s=rng.uniform(0, 40),
+            wait_p50_s=rng.uniform(0, 2) if completions else None,
+            wait_p95_s=rng.uniform(2, 9) if completions else None, wait_p99_s=rng.uniform(9, 20) if completions else None,
             processing_p95_s=rng.uniform(0, 1) if completions else None))  # fmt: skip
     totals = TypeStats(TOTAL, depth=sum(r.depth for r in rows), claimed=sum(r.claimed or 0 for r in rows))
     return Snapshot(taken_at=START + timedelta(seconds=t), target="t", dialect="sqlite", poll_ms=1.0, window_s=60.0,
@@ -241,7 +241,7 @@ def test_retention_is_checked_and_named_in_the_error() -> None:
 
 def test_a_file_kept_with_other_buckets_is_refused_with_the_fix(tmp_path: Path) -> None:
     HistoryStore(tmp_path / "h.sqlite3").close()
-    with pytest.raises(UsageError, match="keeps raw:1h,10s:1d,1m:7d.*same bucket widths"):
+    with pytest.raises(UsageError, match=r"keeps raw:1h,10s:1d,1m:7d.*same bucket widths"):
         HistoryStore(tmp_path / "h.sqlite3", retention=Retention.parse("raw:1h,30s:1d"))
     HistoryStore(tmp_path / "h.sqlite3", retention=Retention.parse("raw:2h,10s:2d,1m:30d")).close()  # keeps: fine
 
@@ -249,7 +249,7 @@ def test_a_file_kept_with_other_buckets_is_refused_with_the_fix(tmp_path: Path) 
 def test_a_file_that_is_no_history_is_refused_with_the_fix(tmp_path: Path) -> None:
     bad = tmp_path / "h.sqlite3"
     bad.write_bytes(b"not a database at all" * 100)
-    with pytest.raises(UsageError, match="cannot use the history file .*--no-history"):
+    with pytest.raises(UsageError, match=r"cannot use the history file .*--no-history"):
         HistoryStore(bad)
 
 
