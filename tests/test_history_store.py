@@ -43,7 +43,8 @@ def poll(t: float, rng: random.Random, types: tuple[str, ...] = ("email", "repor
             claimed=rng.randint(0, 9), timed_out=rng.randint(0, 2), dead=rng.randint(0, 3),
             arrivals_10s_per_s=rng.uniform(0, 40), completions_10s_per_s=rng.uniform(0, 40),
             wait_p50_s=rng.uniform(0, 2) if completions else None,
-            wait_p95_s=rng.uniform(2, 9) if completions else None, wait_p99_s=rng.uniform(9, 20) if completions else None,
+            wait_p95_s=rng.uniform(2, 9) if completions else None,
+            wait_p99_s=rng.uniform(9, 20) if completions else None,
             processing_p95_s=rng.uniform(0, 1) if completions else None))  # fmt: skip
     totals = TypeStats(TOTAL, depth=sum(r.depth for r in rows), claimed=sum(r.claimed or 0 for r in rows))
     return Snapshot(taken_at=START + timedelta(seconds=t), target="t", dialect="sqlite", poll_ms=1.0, window_s=60.0,
