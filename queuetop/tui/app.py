@@ -113,7 +113,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
                 "from the history file)"),
         Binding("left_square_bracket", "scrub(-1)", "Back in time", key_display="[", group=TIME,
                 tooltip="move the time cursor back: the table shows the figures of that moment"),
-        Binding("right_square_bracket", "scrub(1)", "Back in time", key_display="]", group=TIME,
+        Binding("right_square_bracket", "scrub(1)", "Forward in time", key_display="]", group=TIME,
                 tooltip="move the time cursor forward (past the last poll: live again)"),
         Binding("n", "live", "Live", show=False, tooltip="back to now: the table shows the live figures again"),
         Binding("x", "export", "Export", tooltip="write what is on screen (table and charts' data) to a Markdown "
