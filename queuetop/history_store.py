@@ -16,8 +16,8 @@ What a roll-up keeps, per figure:
   job type: `write(snapshot, breaches={job_type: flags})`, set by whoever knows the targets — SLO checks; the
   dashboard passes none yet).
 
-Figures are stored as integers in fixed units (the column names say which: `depth_x100` is hundredths of a
-job, `wait_p95_s_x1000` milliseconds), so a row costs a few bytes per figure and sums are exact. Times are the
+Figures are stored as integers in fixed units (the column names say which: `depth_x10` is tenths of a job,
+`wait_p95_s_x1000` milliseconds), so a row costs a few bytes per figure and sums are exact. Times are the
 snapshot's server time (`Snapshot.taken_at`, in the layout's clock), in ms since the file's own epoch.
 
 `HistoryStore` is one connection, for the one thread that uses it. `HistoryWriter` is a thread of its own with
@@ -355,7 +355,7 @@ def encode_chunk(entries: Mapping[int, Entry]) -> bytes:
     return zlib.compress(b"".join(raw[k::8] for k in range(8)), 6)
 
 
-def decode_chunk(blob: bytes) -> dict[int, Entry]:
+def _numbers(blob: bytes) -> array:
     planes = zlib.decompress(blob)
     size = len(planes) // 8
     raw = bytearray(len(planes))
@@ -365,6 +365,19 @@ def decode_chunk(blob: bytes) -> dict[int, Entry]:
     numbers.frombytes(bytes(raw))
     if sys.byteorder == "big":
         numbers.byteswap()
+    return numbers
+
+
+def decode_column(blob: bytes, index: int) -> list[tuple[int, int, int | None]]:
+    """One figure of a chunk: (slot, polls, value) per bucket — what a chart's line needs, without the rest."""
+    numbers = _numbers(blob)
+    n = numbers[0]
+    values = _sums(numbers[1 + (3 + index) * n:1 + (4 + index) * n])
+    return list(zip(numbers[1:1 + n], numbers[1 + n:1 + 2 * n], values, strict=True))
+
+
+def decode_chunk(blob: bytes) -> dict[int, Entry]:
+    numbers = _numbers(blob)
     n = numbers[0]
     slots, polls, breaches = numbers[1:1 + n], numbers[1 + n:1 + 2 * n], numbers[1 + 2 * n:1 + 3 * n]
     figures = [_sums(numbers[1 + (3 + i) * n:1 + (4 + i) * n]) for i in range(len(FIGURES))]
@@ -425,6 +438,7 @@ class HistoryStore:
         self._pruned_at: float | None = None
         self._open_chunks: dict[tuple[int, int], tuple[int, dict[int, Entry]]] = {}  # (level, type) → the last chunk
         self._dirty: set[tuple[int, int]] = set()  # open chunks changed since they were last written
+        self._columns: dict[tuple[int, int, int, int], tuple[bytes, list]] = {}  # decoded chunk figures (reading)
         self.cost = WriteCost()
         self._db.create_aggregate("bit_or", 1, _BitOr)
         columns = ", ".join(f.column for f in FIGURES)
@@ -452,6 +466,8 @@ class HistoryStore:
             self._db.execute("CREATE TABLE IF NOT EXISTS buckets (level INTEGER NOT NULL, type_id INTEGER NOT NULL, "
                              "chunk INTEGER NOT NULL, depth_max INTEGER, data BLOB NOT NULL)")
             self._db.execute("CREATE UNIQUE INDEX IF NOT EXISTS buckets_key ON buckets (level, type_id, chunk)")
+            # The deepest types of a window from the index alone, without reading every chunk's page.
+            self._db.execute("CREATE INDEX IF NOT EXISTS buckets_depth ON buckets (level, type_id, chunk, depth_max)")
             epoch_ms = int(time.time() // 86400 * 86400 * 1000)  # times are stored from here: small integers
             for key, value in (("format", FORMAT_VERSION), ("target", target), ("layout", layout), ("clock", clock),
                                ("epoch_ms", str(epoch_ms)), ("retention", retention.spec()),
@@ -692,29 +708,49 @@ class HistoryStore:
         figure = FIGURES[INDEX[name]]
         sums: dict[int, list[float]] = {}
         raw_from = since
-        if level > 0:
-            column = INDEX[name]
-            for record in self.records(since, None, [job_type], level):
-                raw_from = max(raw_from, record.t + self.retention.levels[level].width_s)
-                value = record.values[column]
-                if value is not None:
-                    entry = sums.setdefault(math.floor(record.t / width_s + 1e-9), [0, 0])
-                    entry[0] += value * record.polls
-                    entry[1] += record.polls
-        # The raw polls after the last bucket kept (the newest buckets are written once a minute), or all of them.
         chosen = self._type_filter([job_type])
-        if chosen is not None:
-            where, params = chosen
-            rows = self._db.execute(
-                f"SELECT (t_ms + ?) / ?, SUM({figure.column}), COUNT({figure.column}) FROM polls "
-                f"WHERE {where} AND t_ms >= ? GROUP BY 1",
-                (self.epoch_ms, round(width_s * 1000), *params, self._ms(raw_from))).fetchall()  # fmt: skip
-            for b, total, weight in rows:
-                if weight:
-                    entry = sums.setdefault(b, [0, 0])
-                    entry[0] += total
-                    entry[1] += weight
+        if chosen is None:
+            return []
+        if level > 0:
+            level_width = self.retention.levels[level].width_s
+            rows = self._db.execute("SELECT chunk, data FROM buckets WHERE level = ? AND type_id = ? AND chunk >= ?",
+                                    (level, chosen[1][0], math.floor(since / level_width) // CHUNK_BUCKETS))
+            for chunk, data in rows.fetchall():
+                for slot, polls, value in self._column(level, chosen[1][0], chunk, data, INDEX[name]):
+                    t = (chunk * CHUNK_BUCKETS + slot) * level_width
+                    if t < since:
+                        continue
+                    raw_from = max(raw_from, t + level_width)
+                    if value is not None:
+                        entry = sums.setdefault(math.floor(t / width_s + 1e-9), [0, 0])
+                        entry[0] += value * polls
+                        entry[1] += polls
+        # The raw polls after the last bucket kept (the newest buckets are written once a minute), or all of them.
+        where, params = chosen
+        rows = self._db.execute(
+            f"SELECT (t_ms + ?) / ?, SUM({figure.column}), COUNT({figure.column}) FROM polls "
+            f"WHERE {where} AND t_ms >= ? GROUP BY 1",
+            (self.epoch_ms, round(width_s * 1000), *params, self._ms(raw_from))).fetchall()  # fmt: skip
+        for b, total, weight in rows:
+            if weight:
+                entry = sums.setdefault(b, [0, 0])
+                entry[0] += total
+                entry[1] += weight
         return [(b * width_s, total / weight / figure.scale) for b, (total, weight) in sorted(sums.items())]
+
+    def _column(self, level: int, type_id: int, chunk: int, data: bytes,
+                index: int) -> list[tuple[int, int, int | None]]:  # fmt: skip
+        """A chunk's figure, decoded once: a chunk changes only while it is the newest, so a chart redrawn every
+        bucket decodes one chunk per line, not the whole week again."""
+        key = (level, type_id, chunk, index)
+        cached = self._columns.get(key)
+        if cached is not None and cached[0] == data:
+            return cached[1]
+        if len(self._columns) > 8192:
+            self._columns.clear()
+        decoded = decode_column(data, index)
+        self._columns[key] = (data, decoded)
+        return decoded
 
     def deepest(self, since: float, level: int, n: int, among: Iterable[str] | None = None) -> list[str]:
         """The `n` job types with the greatest depth kept since `since` at `level`, deepest first."""
