@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import shlex
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -78,9 +78,11 @@ class Background(Protocol):
 
 
 class Recorder(Protocol):
-    """Where each poll's snapshot is kept (the history file's writer thread); `record` must never block."""
+    """Where each poll's snapshot is kept (the history file's writer thread); `record` must never block.
+    `breaches` (job type → bit mask of the targets it misses) is kept per poll and OR-ed over each bucket: the
+    hook for SLO checks to mark breaches on the charts; the dashboard passes none yet."""
 
-    def record(self, snapshot: Snapshot) -> None: ...
+    def record(self, snapshot: Snapshot, breaches: Mapping[str, int] | None = None) -> None: ...
 
 
 class Polled(Message):
