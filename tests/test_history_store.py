@@ -270,3 +270,16 @@ def test_the_writer_keeps_what_other_threads_record(tmp_path: Path) -> None:
     assert writer.store is not None and writer.store.cost.snapshots == 30
     with sqlite3.connect(path) as db:  # the raw level is plain rows, readable with the sqlite3 shell
         assert db.execute("SELECT count(*) FROM polls").fetchone()[0] == 90
+
+
+def test_breach_flags_are_kept_per_poll_and_or_ed_over_a_bucket(tmp_path: Path) -> None:
+    """The hook SLO checks use to mark breaches on the charts: a bit mask per job type and poll."""
+    store = HistoryStore(tmp_path / "h.sqlite3")
+    rng = random.Random(4)
+    flags = {0.0: {"email": 1}, 3.0: {"email": 4, "report": 2}, 12.0: None}
+    for t in (0.0, 1.0, 3.0, 12.0):
+        store.write(poll(t, rng), flags.get(t))
+    raw = {(r.t - t0(), r.job_type): r.breaches for r in store.records(level=0)}
+    assert raw[(0.0, "email")] == 1 and raw[(1.0, "email")] is None and raw[(3.0, "report")] == 2
+    bucket = {r.job_type: r.breaches for r in store.records(level=1)}
+    assert bucket == {TOTAL: None, "email": 5, "report": 2}
