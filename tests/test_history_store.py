@@ -279,6 +279,8 @@ def test_breach_flags_are_kept_per_poll_and_or_ed_over_a_bucket(tmp_path: Path) 
     flags = {0.0: {"email": 1}, 3.0: {"email": 4, "report": 2}, 12.0: None}
     for t in (0.0, 1.0, 3.0, 12.0):
         store.write(poll(t, rng), flags.get(t))
+    store.close()  # the open chunks are written at close (else once a minute)
+    store = HistoryStore(tmp_path / "h.sqlite3", create=False)
     raw = {(r.t - t0(), r.job_type): r.breaches for r in store.records(level=0)}
     assert raw[(0.0, "email")] == 1 and raw[(1.0, "email")] is None and raw[(3.0, "report")] == 2
     bucket = {r.job_type: r.breaches for r in store.records(level=1)}
