@@ -27,13 +27,14 @@ from queuetop.snapshot import Snapshot, TypeStats
 if TYPE_CHECKING:
     from queuetop.check import TargetResult
     from queuetop.config import Effective
+    from queuetop.history_store import Retention
     from queuetop.load.driver import LoadRun
     from queuetop.slo import Slos
     from queuetop.workers import WorkersView
 
 EXIT_USAGE = 2
 COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect", "doctor",
-            "workers", "check", "serve", "config")
+            "workers", "check", "serve", "config", "history")
 LAYOUT_ENV_VAR = "QUEUETOP_LAYOUT"
 
 
@@ -91,6 +92,7 @@ examples:
   queuetop -t prod                       watch a target named in the config file (`queuetop config` shows it)
   queuetop check --max-oldest-age 60     SLOs for cron, CI, Nagios: exit 0 ok, 1 breach, 2 could not check
   queuetop serve -t prod -t staging      OpenMetrics for Prometheus on http://127.0.0.1:9187/metrics
+  queuetop history --since 2h            what the dashboard kept of the last 2 hours (watch --help: where)
 """ + LAYOUT_HELP,
     )
     parser.add_argument("--version", action="version", version=f"queuetop {__version__}")
@@ -217,9 +219,10 @@ exit code: 0 nothing failed (warnings and unknowns allowed), 1 a check failed (-
   queuetop watch --interval 0.5 --type email
   queuetop watch --read-only --db "DRIVER={{PostgreSQL Unicode}};SERVER=db1;DATABASE=jobs;UID=ops"
   queuetop watch --with-load --consumers 8  drive a load test and watch it in one window
+  queuetop watch --history-keep raw:2h,10s:48h,1m:30d   keep more history
 
 keys: ? lists them all in the app. Errors are logged to {LOG_PATH}
-""")
+{HISTORY_HELP}""")
     add_watch_arguments(watch)
     watch.add_argument("--with-load", action="store_true", help="also run a load test (options below) while watching")
     add_load_arguments(watch)
@@ -242,8 +245,8 @@ exit code: 0 when no job was lost and none was held by two workers at once, 1 ot
     load.set_defaults(run=cmd_load)
 
     demo = command("demo", "a fresh queue, a background load and the dashboard on top: the guided tour", """\
-  queuetop demo                   in a temporary SQLite file
-  queuetop demo --db demo.db      keep the demo queue in demo.db
+  queuetop demo                   in a temporary SQLite file (no history file: the queue is thrown away)
+  queuetop demo --db demo.db      keep the demo queue in demo.db, and its history
   queuetop demo --layout job_queue                 seed 004's Job_Queue, driven by its own usp_API_Get_Job
   queuetop demo --layout work_queue --claim-form update_top
 """)
@@ -301,6 +304,25 @@ environment, then the file (the target's section, then its top level), then the 
     config.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
     config.add_argument("--json", action="store_true", help="print JSON")
     config.set_defaults(run=cmd_config)
+
+    history = command("history", "print the history the dashboard kept: per poll or per bucket, CSV, JSON or "
+                                 "Markdown", f"""\
+  queuetop history                                  the last hour, every poll, all types, as CSV
+  queuetop history --since 2h --type email --format markdown >> incident.md
+  queuetop history --since 7d --format json | jq '.rows[] | select(.job_type == "(all)") | .depth'
+  queuetop history --layout job_queue --db "DRIVER=...;DATABASE=ops"    the history of that queue
+The level read is the finest that covers --since (raw polls up to 1 h, 10 s means up to 24 h, then 1 min);
+--since counts back from the newest poll kept. The totals are the type "(all)".
+{HISTORY_HELP}""")
+    history.add_argument("--type", dest="types", action="append", default=[], metavar="T",
+                         help='only this job type (repeatable; "(all)" is the totals)')
+    history.add_argument("--since", default="1h", metavar="DURATION",
+                         help="how far back from the newest poll kept: 90s, 15m, 2h, 7d (default 1h)")
+    history.add_argument("--format", choices=("csv", "json", "markdown"), default="csv",
+                         help="csv (default), json, or a markdown table")
+    history.add_argument("--level", default="auto", metavar="NAME",
+                         help="raw, 10s or 1m (the file's levels): default the finest that covers --since")
+    history.set_defaults(run=cmd_history)
     return parser
 
 
@@ -338,6 +360,10 @@ def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
     add_slo_arguments(parser, shown=False)
     parser.add_argument("--no-bell", dest="bell", action="store_false",
                         help="do not ring the terminal bell when an SLO is newly breached")
+    parser.add_argument("--no-history", action="store_true",
+                        help=f"keep no history file (default: every poll is kept in {history_dir_text()})")
+    parser.add_argument("--history-keep", metavar="LEVELS", default=None,
+                        help=f"what the history keeps, finest first (default {DEFAULT_KEEP})")
 
 
 def add_slo_arguments(parser: argparse.ArgumentParser, shown: bool = True) -> None:
@@ -367,6 +393,24 @@ def duration_arg(text: str) -> float:
     if not 0 <= value <= 86400:
         raise argparse.ArgumentTypeError(f"{text!r}: from 0 to 24 hours")
     return value
+
+
+
+DEFAULT_KEEP = "raw:1h,10s:24h,1m:7d"
+
+
+def history_dir_text() -> str:
+    from queuetop.history_store import history_dir
+
+    return str(history_dir())
+
+
+HISTORY_HELP = f"""
+history: every poll is kept (unless --no-history) in a SQLite file per target and layout in
+  {history_dir_text()}  ($QUEUETOP_HISTORY_DIR to change; never in the watched database):
+  raw polls for 1 h, 10 s means for 24 h, 1 min means for 7 d (--history-keep); the charts start full,
+  `w` shows up to 7 days, `[` `]` scrub back in time; `queuetop history` prints it.
+"""
 
 
 # -- opening the target ----------------------------------------------------------------------------------
@@ -762,6 +806,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     else:  # the demo's four job types as the shape stores them, or one stream where it has no job type column
         names = tuple(t for t, _ in load_types("4", layout)) if layout.has_job_type else (layout.queue_table,)
         config = demo_config(layout, names)
+    if not args.db:
+        args.no_history = True  # a queue thrown away at the end: no history file to pile up
     background = start_background_load(target, config, layout, args.claim_form, settings)
     status = _dashboard(args, target, background, auto_init=False, layout=layout, settings=settings,
                         greeting=demo_greeting(layout, config.lease_s, DEMO_SWEEP_S))
@@ -789,16 +835,72 @@ def _dashboard(args: argparse.Namespace, target: Target, background: LoadRun | N
                greeting: str | None = None) -> int:  # fmt: skip
     from queuetop.tui import run_dashboard
 
+    history_path, retention = _history(args, target, layout)
     try:
         slos = args.effective.slos if hasattr(args, "effective") else getattr(args, "slos", None)
         return run_dashboard(target, layout=layout, interval=args.interval, read_only=args.read_only,
                              job_types=args.types, auto_init=auto_init, background=background, log_path=LOG_PATH,
-                             settings=settings, note=note, greeting=greeting, slos=slos, bell=args.bell)  # fmt: skip
+                             settings=settings, note=note, greeting=greeting, slos=slos, bell=args.bell,
+                             history_path=history_path, retention=retention)  # fmt: skip
     finally:
         if background is not None:
             summary = background.stop()
             if summary:
                 print(summary)
+
+
+def _history(args: argparse.Namespace, target: Target, layout: Layout) -> tuple[Path | None, Retention | None]:
+    """The history file of this target and layout (None with --no-history), and the retention asked for."""
+    from queuetop.history_store import Retention, history_path
+
+    retention = Retention.parse(args.history_keep) if args.history_keep else None
+    if args.no_history:
+        return None, retention
+    return history_path(target, layout), retention
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from queuetop.history_report import history_csv, history_json, history_markdown
+    from queuetop.history_store import HistoryStore, find_history, history_dir, parse_duration
+
+    since_s = parse_duration(args.since, "--since")
+    target = parse_target(args.db)
+    name = _layout_name(args)
+    layout_name = None
+    if name:
+        from queuetop.layouts import load_layout
+
+        layout_name = load_layout(name).name
+    found = find_history(target, layout_name, table=args.table)
+    shown = f"{target.display}" + (f" (layout {layout_name})" if layout_name else "")
+    if not found:
+        raise UsageError(f"no history kept for {shown} in {history_dir()}",
+                         "the dashboard keeps it while it runs (`queuetop watch`), unless --no-history")
+    if len(found) > 1 and layout_name is None:
+        layouts = ", ".join(sorted(meta.get("layout", "?").split(":")[0] for _, meta in found))
+        raise UsageError(f"several histories kept for {shown}: layouts {layouts}", "choose one with --layout NAME")
+    path, meta = found[0]
+    store = HistoryStore(path, create=False)
+    try:
+        latest = store.latest()
+        known = store.job_types()
+        unknown = [t for t in args.types if t not in known]
+        if unknown:
+            listed = ", ".join(known[:8]) + (", …" if len(known) > 8 else "")
+            raise UsageError(f"no history of job type {unknown[0]!r} in {path.name}", f"known: {listed}")
+        level = store.level_for(since_s) if args.level == "auto" else store.retention.level_named(args.level)
+        records = [] if latest is None else store.records(since=latest - since_s, job_types=args.types or None,
+                                                          level=level)  # fmt: skip
+        width = store.retention.levels[level].width_s
+        level_name = store.retention.levels[level].name
+    finally:
+        store.close()
+    if args.format == "csv":
+        print(history_csv(records, meta.get("clock", "utc")), end="")
+    elif args.format == "json":
+        print(history_json(records, meta, level_name, width))
+    else:
+        print(history_markdown(records, meta, level_name, width), end="")
 
 
 # -- config, check, serve --------------------------------------------------------------------------------

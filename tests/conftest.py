@@ -13,6 +13,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,15 @@ PG_DEFAULT = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=qu
 PG_TARGET = os.environ.get("QUEUETOP_TEST_PG", PG_DEFAULT)
 MSSQL_TARGET = os.environ.get("QUEUETOP_TEST_MSSQL")
 BACKENDS = ["sqlite", "postgres"] + (["mssql"] if MSSQL_TARGET else [])
+
+
+@pytest.fixture(autouse=True)
+def history_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test keeps its history files (the dashboard's, `queuetop history`'s) in a folder of its own, never in
+    the user's data directory."""
+    folder = tmp_path_factory.mktemp("history")
+    monkeypatch.setenv("QUEUETOP_HISTORY_DIR", str(folder))
+    yield folder
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ LAYERS = [  # bottom first: (rank, module prefixes)
     (4, ("queuetop.collector", "queuetop.shape_collector", "queuetop.queue", "queuetop.shape_queue",
          "queuetop.actions", "queuetop.monitor", "queuetop.schema", "queuetop.series", "queuetop.detect",
          "queuetop.shape_worker", "queuetop.load", "queuetop.blocking", "queuetop.doctor", "queuetop.workers",
-         "queuetop.slo", "queuetop.config", "queuetop.check", "queuetop.exporter")),
+         "queuetop.slo", "queuetop.config", "queuetop.check", "queuetop.exporter", "queuetop.history_store",
+         "queuetop.history_report")),
     (5, ("queuetop.tui",)),
     (6, ("queuetop.cli", "queuetop.__main__")),
 ]  # fmt: skip

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from queuetop.db import Target
+from queuetop.history_store import Retention
 from queuetop.layouts import NATIVE, Layout
 from queuetop.slo import Slos
 
@@ -21,30 +22,42 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
 def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 1.0, read_only: bool = False,
                   job_types: Sequence[str] = (), auto_init: bool = False, background: object | None = None,
-                  log_path: Path | None = None, settings: dict | None = None,
-                  note: str | None = None, greeting: str | None = None, slos: Slos | None = None,
-                  bell: bool = True) -> int:  # fmt: skip
+                  log_path: Path | None = None, settings: dict | None = None, note: str | None = None,
+                  greeting: str | None = None, slos: Slos | None = None, bell: bool = True,
+                  history_path: Path | None = None, retention: Retention | None = None) -> int:  # fmt: skip
     """Run the dashboard until the user quits; the exit status (0 on a normal quit).
 
     `auto_init` creates the file and schema on the first connect (the embedded default). `background` is a
     running load whose `progress_line()` is shown in the status bar; the caller stops it afterwards.
     `greeting`: a notification shown when the dashboard opens (the demo says what its load leaves to do). `slos`:
     breached cells are coloured, the status line names the breach, and the bell rings when one begins (`bell`).
+    `history_path`: the history file to keep every poll in (its writer thread) and to read the charts' past from
+    (the charts start full); None: no history.
     """
     from queuetop.actions import Actions
+    from queuetop.history_store import open_history
     from queuetop.monitor import Monitor
+    from queuetop.series import Series
     from queuetop.tui.app import QueuetopApp
 
+    writer, reader = open_history(history_path, target, layout, retention) if history_path else (None, None)
+    series = Series(store=reader)
+    series.load()
     monitor = Monitor(target, layout, job_types=job_types, auto_init=auto_init, settings=settings, note=note)
     actions = Actions(target, layout, settings=settings)
     app = QueuetopApp(monitor, actions, interval=interval, read_only=read_only, background=background,  # type: ignore[arg-type]
-                      log_path=log_path, greeting=greeting, slos=slos, bell=bell)  # fmt: skip
+                      log_path=log_path, greeting=greeting, slos=slos, bell=bell, series=series,
+                      recorder=writer)  # fmt: skip
     with logging_to(log_path):
         try:
             app.run()
         finally:
             monitor.close()
             actions.close()
+            if writer is not None:
+                writer.close()
+            if reader is not None:
+                reader.close()
     return app.return_code or 0
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import shlex
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -30,11 +30,13 @@ from textual.worker import Worker, WorkerState
 
 from queuetop import format as fmt
 from queuetop.actions import EnqueueRequest, EnqueueResult, ReleaseResult, TypeDetail, describe_release
+from queuetop.collector import seconds
 from queuetop.db import QueuetopError, Target
 from queuetop.db.target import default_database_path
+from queuetop.history_store import snapshot_from
 from queuetop.layouts import NATIVE, Layout
 from queuetop.monitor import NO_SCHEMA, PollOutcome
-from queuetop.series import WINDOWS_S, Series
+from queuetop.series import Series
 from queuetop.slo import Breach, Slos, SloWatch, Watched, worst
 from queuetop.snapshot import Snapshot
 from queuetop.tui.detail import DetailScreen
@@ -49,7 +51,7 @@ from queuetop.tui.modals import (
     nothing_to_release,
 )
 from queuetop.tui.threads import HandlesThreadResults, in_thread
-from queuetop.tui.widgets import StatusView
+from queuetop.tui.widgets import Chart, StatusView
 from queuetop.tui.workers import WorkersScreen
 from queuetop.workers import ScheduledResult, WorkerStats, WorkersView, can_release_worker, no_scheduled_state
 
@@ -59,6 +61,8 @@ INTERVALS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 DEFAULT_WINDOW_S = 300.0
 SLOW_POLL_S = 2.0  # a poll running longer than this is shown in the status bar
 INTERVAL = Binding.Group("Interval")
+TIME = Binding.Group("Time cursor")
+SCRUB_STEPS = 30  # `[` and `]` move the cursor by 1/30 of the chart window
 
 
 class Source(Protocol):
@@ -95,6 +99,14 @@ class Breached(Message):
         self.watched = watched
 
 
+class Recorder(Protocol):
+    """Where each poll's snapshot is kept (the history file's writer thread); `record` must never block.
+    `breaches` (job type → bit mask of the targets it misses) is kept per poll and OR-ed over each bucket: the
+    hook for SLO checks to mark breaches on the charts; the dashboard passes none yet."""
+
+    def record(self, snapshot: Snapshot, breaches: Mapping[str, int] | None = None) -> None: ...
+
+
 class Polled(Message):
     """A poll has finished (in the poll thread); its outcome, for the UI thread."""
 
@@ -121,7 +133,15 @@ class QueuetopApp(HandlesThreadResults, App[int]):
                 tooltip="poll less often (a longer interval)"),
         Binding("minus", "interval(-1)", "Interval", key_display="-", group=INTERVAL,
                 tooltip="poll more often (a shorter interval)"),
-        Binding("w", "window", "Window", tooltip="chart window: 1, 5 or 15 minutes"),
+        Binding("w", "window", "Window", tooltip="chart window: 1 m, 5 m, 15 m, 1 h, 6 h, 24 h, 7 d (the wide ones "
+                "from the history file)"),
+        Binding("left_square_bracket", "scrub(-1)", "Back in time", key_display="[", group=TIME,
+                tooltip="move the time cursor back: the table shows the figures of that moment"),
+        Binding("right_square_bracket", "scrub(1)", "Forward in time", key_display="]", group=TIME,
+                tooltip="move the time cursor forward (past the last poll: live again)"),
+        Binding("n", "live", "Live", show=False, tooltip="back to now: the table shows the live figures again"),
+        Binding("x", "export", "Export", tooltip="write what is on screen (table and charts' data) to a Markdown "
+                "and a CSV file in the current directory"),
         Binding("W", "workers", "Workers", tooltip="workers from the claims: who holds what, who is probably dead"),
     ]
 
@@ -129,7 +149,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
                  background: Background | None = None, log_path: Path | None = None,
                  clock: Callable[[], float] = time.monotonic, series: Series | None = None,
                  poll_on_start: bool = True, greeting: str | None = None, slos: Slos | None = None,
-                 bell: bool = True) -> None:  # fmt: skip
+                 bell: bool = True, recorder: Recorder | None = None,
+                 export_dir: Path | None = None) -> None:  # fmt: skip
         super().__init__()
         self.greeting = greeting
         self.slo_watch = SloWatch(slos, target=source.target.display) if slos else None
@@ -142,7 +163,11 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self.background = background
         self.log_path = log_path
         self.series = series if series is not None else Series()
+        self.recorder = recorder
+        self.export_dir = export_dir
         self.window_s = DEFAULT_WINDOW_S
+        self.cursor_t: float | None = None  # the time cursor (server seconds); None: live
+        self.past: Snapshot | None = None  # the figures at the cursor
         self.paused = False
         self.latest: Snapshot | None = None
         self.link: PollOutcome | None = None
@@ -155,6 +180,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self._next_poll: Timer | None = None
         self._load_line: str | None = None
         self._load_failed = False
+        self._past_level = ""
         self.main = MainScreen()
 
     # -- state the screens read ------------------------------------------------------------------------------
@@ -173,6 +199,17 @@ class QueuetopApp(HandlesThreadResults, App[int]):
     @property
     def connected(self) -> bool:
         return self.link is not None and self.link.connected
+
+    @property
+    def shown(self) -> Snapshot | None:
+        """The figures the table shows: those at the time cursor, else the latest poll's."""
+        return self.past if self.past is not None else self.latest
+
+    def cursor_x(self) -> float | None:
+        """The time cursor on the charts' x axis (seconds before the newest point), when it is on."""
+        if self.cursor_t is None or self.series.latest is None:
+            return None
+        return self.cursor_t - self.series.latest
 
     def on_mount(self) -> None:
         self.push_screen(self.main)
@@ -203,6 +240,11 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             self.apply(message.outcome)
         except Exception as exc:  # a bug in drawing: report it, keep polling
             self.report_unexpected(exc, "showing a poll")
+        snapshot, recorder = message.outcome.snapshot, self.recorder
+        if recorder is not None and snapshot is not None:
+            # A queue put, once the frame is painted: the writer thread's work (and its hold on the GIL) falls
+            # between polls, not between a poll and its frame.
+            self.call_after_refresh(recorder.record, snapshot)
         self._schedule(message.outcome)
 
     def _schedule(self, outcome: PollOutcome | None) -> None:
@@ -312,6 +354,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             note=self.latest.note if self.latest else None,
             local_clock=self.latest is not None and self.latest.clock == "local",
             **self._breach_words(),
+            past_at=self._past_label(),
         )
 
     def _breach_words(self) -> dict[str, Any]:
@@ -320,6 +363,12 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             return {}
         lasted = f" for {fmt.duration(first.lasted_s)}" if first.lasted_s >= 1 else " (new)"
         return {"breach": first.describe() + lasted, "more_breaches": len(self.breaches) - 1}
+
+    def _past_label(self) -> str | None:
+        if self.past is None or self.series.latest is None:
+            return None
+        ago = self.series.latest - seconds(self.past.taken_at)
+        return f"{self.past.taken_at:%Y-%m-%d %H:%M:%S} ({fmt.duration(ago)} ago{self._past_level})"
 
     def _tick(self) -> None:
         """Once a second: the "polled N s ago" and "reconnecting in N s" figures move on."""
@@ -536,8 +585,75 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self._tick()
 
     def action_window(self) -> None:
-        self.window_s = WINDOWS_S[(WINDOWS_S.index(self.window_s) + 1) % len(WINDOWS_S)]
+        windows = self.series.windows
+        later = [w for w in windows if w > self.window_s]
+        self.window_s = later[0] if later else windows[0]
+        if self.cursor_t is not None and self.series.latest is not None and \
+                self.cursor_t < self.series.latest - self.window_s:
+            self.action_live()  # the cursor would be off the chart
         self.refresh_screen()
+
+    # -- the time cursor -------------------------------------------------------------------------------------
+    def action_scrub(self, step: int) -> None:
+        """Move the time cursor by 1/30 of the chart window; forward past the newest poll is live again."""
+        latest = self.series.latest
+        if latest is None:
+            return
+        start = self.cursor_t if self.cursor_t is not None else latest
+        self.scrub_to(start + step * self.window_s / SCRUB_STEPS)
+
+    def scrub_to(self, t: float) -> None:
+        """Show the figures at server time `t` (seconds), as kept in the history file."""
+        latest, store = self.series.latest, self.series.store
+        if latest is None:
+            return
+        if t >= latest:
+            self.action_live()
+            return
+        if store is None:
+            self.notify("The time cursor needs the history file: this dashboard runs with --no-history.",
+                        severity="warning")  # fmt: skip
+            return
+        t = max(t, latest - self.window_s)
+        level, records = store.at(t)
+        past = snapshot_from(records, like=self.latest, target=self.target_display, clock=store.clock)
+        if past is None:
+            self.notify("No history kept from that moment yet.", severity="warning")
+            return
+        self.cursor_t, self.past = max(t, records[0].t), past  # not before the oldest moment kept
+        width = store.retention.levels[level].width_s
+        self._past_level = "" if width == 0 else f", {fmt.duration(width)} bucket mean"
+        self.refresh_screen()
+
+    def on_chart_scrubbed(self, message: Chart.Scrubbed) -> None:
+        if self.series.latest is not None:
+            self.scrub_to(self.series.latest + message.seconds_before_now)
+
+    def action_live(self) -> None:
+        """Back to the live figures."""
+        if self.cursor_t is None and self.past is None:
+            return
+        self.cursor_t, self.past = None, None
+        self.refresh_screen()
+
+    # -- export ----------------------------------------------------------------------------------------------
+    def action_export(self) -> None:
+        """Write what is on screen (the table and the charts' data) to a Markdown and a CSV file."""
+        from queuetop.history_report import write_export
+
+        screen = self.dashboard_screen()
+        if screen is None or self.shown is None:
+            self.notify("Nothing on screen to export yet.", severity="warning")
+            return
+        export = screen.export_view()
+        folder = self.export_dir or Path.cwd()
+        try:
+            paths = write_export(export, folder)
+        except OSError as exc:
+            self.notify(f"Could not write the export in {folder}: {exc.strerror or exc}. Start queuetop from a "
+                        "folder you can write to.", severity="error", timeout=10, markup=False)  # fmt: skip
+            return
+        self.notify(f"Wrote what is on screen to {paths[0]} and {paths[1]}", timeout=10, markup=False)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -564,7 +680,11 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         yield SystemCommand("Pause or resume polling", "p", self.action_pause)
         yield SystemCommand("Poll less often", "+", lambda: self.action_interval(1))
         yield SystemCommand("Poll more often", "-", lambda: self.action_interval(-1))
-        yield SystemCommand("Chart window", "1, 5 or 15 minutes (w)", self.action_window)
+        yield SystemCommand("Chart window", "1 m, 5 m, 15 m, 1 h, 6 h, 24 h, 7 d (w)", self.action_window)
+        yield SystemCommand("Back in time", "Move the time cursor back ([)", lambda: self.action_scrub(-1))
+        yield SystemCommand("Live", "Back to the live figures (n)", self.action_live)
+        yield SystemCommand("Export the screen", "Markdown and CSV files of the table and charts (x)",
+                            self.action_export)
         yield SystemCommand("Drill down", "Open the selected job type (Enter)", self.action_drill_down)
         yield SystemCommand("Workers", "Who holds what, from the claims (W)", self.action_workers)
         yield SystemCommand("Help", "List every key (?)", self.action_help)

@@ -21,8 +21,10 @@ from textual.worker import Worker, WorkerState
 from queuetop import format as fmt
 from queuetop.actions import TypeDetail
 from queuetop.db import QueuetopError
+from queuetop.history_report import ScreenExport
 from queuetop.snapshot import TypeStats
-from queuetop.tui.table import ALERT, DIM, WARN
+from queuetop.tui.export import screen_export
+from queuetop.tui.table import ALERT, DIM, WARN, shape_columns
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 from queuetop.tui.widgets import Chart, ChartSpec, Line, StatusBar, StatusView
 
@@ -187,19 +189,30 @@ class DetailScreen(HandlesThreadResults, Screen):
     def refresh_data(self) -> None:
         """A poll has finished: new figures and charts now, the lists in a moment."""
         app = self.dashboard
-        snapshot = app.latest
-        self.query_one("#summary", Static).update(self._summary(), layout=False)
-        window = app.window_s
+        snapshot = app.shown
+        summary = self.query_one("#summary", Static)
+        summary.update(self._summary(), layout=False)
+        summary.set_class(app.past is not None, "past")
+        window, cursor = app.window_s, app.cursor_x()
         self.query_one("#type-depth", Chart).show(ChartSpec(
-            "depth", (Line("depth", self.job_type, "depth", "cyan"),), window))
+            "depth", (Line("depth", self.job_type, "depth", "cyan"),), window, cursor))
         rates = tuple(Line(figure, self.job_type, figure, color) for figure, color in (("arrivals", "magenta"),
                       ("completions", "green")) if snapshot is None or snapshot.provides(figure))  # fmt: skip
-        self.query_one("#type-rates", Chart).show(ChartSpec("jobs/s", rates, window))
+        self.query_one("#type-rates", Chart).show(ChartSpec("jobs/s", rates, window, cursor))
         if app.connected:
             self._load()
 
+    def export_view(self) -> ScreenExport:
+        """What this screen shows, for `x`: the type's figures and its charts' points."""
+        app = self.dashboard
+        snapshot = app.shown
+        assert snapshot is not None
+        row = snapshot.type_named(self.job_type)
+        return screen_export(app, snapshot, [row] if row is not None else [], shape_columns(snapshot.provides),
+                             [self.query_one(f"#{name}", Chart) for name in ("type-depth", "type-rates")])
+
     def _summary(self) -> Text:
-        snapshot = self.dashboard.latest
+        snapshot = self.dashboard.shown
         if snapshot is None:
             return summary_text(self.job_type, None)
         return summary_text(self.job_type, snapshot.type_named(self.job_type), snapshot.provides)

@@ -15,8 +15,10 @@ from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from queuetop.snapshot import TOTAL
+from queuetop.history_report import ScreenExport
+from queuetop.snapshot import TOTAL, TypeStats
 from queuetop.tui.blocking import BlockingPanel
+from queuetop.tui.export import screen_export
 from queuetop.tui.table import COLUMNS, Column, QueueTable, ordered, repeats, shape_columns
 from queuetop.tui.widgets import (
     CONNECTING,
@@ -54,6 +56,7 @@ class MainScreen(Screen):
         self.descending = True
         self.needle = ""
         self.columns: tuple[Column, ...] = COLUMNS  # the columns the queue's shape can fill, once it is known
+        self._rows: list[TypeStats] = []  # the rows shown, in their order
 
     @property
     def dashboard(self) -> QueuetopApp:
@@ -95,7 +98,7 @@ class MainScreen(Screen):
     # -- redrawing -----------------------------------------------------------------------------------------
     def refresh_data(self) -> None:
         app = self.dashboard
-        snapshot, link = app.latest, app.link
+        snapshot, link = app.shown, app.link
         self.query_one(BlockingPanel).show(link.blocking if link is not None else None)
         empty_kind = None
         if snapshot is None:
@@ -109,6 +112,7 @@ class MainScreen(Screen):
             empty.show(empty_kind, app.db_option, app.read_only, link.error if link is not None else None)
             return
         body.set_class(snapshot is not None and not app.connected, "stale")
+        body.set_class(app.past is not None, "past")
         if self.focused is None:
             self.query_one(QueueTable).focus()  # the table was hidden behind the empty state until now
         if snapshot is None:
@@ -126,10 +130,21 @@ class MainScreen(Screen):
         top = [] if repeats(rows, snapshot.totals) else app.series.top_types(window, TOP_TYPES, among=among)
         depth_lines = (Line("all" if not self.needle else "all types", TOTAL, "depth", "cyan"),
                        *chart_lines([(name, name) for name in top], "depth", TYPE_COLORS))  # fmt: skip
-        self.query_one("#depth-chart", Chart).show(ChartSpec("depth", depth_lines, window))
+        cursor = app.cursor_x()
+        self.query_one("#depth-chart", Chart).show(ChartSpec("depth", depth_lines, window, cursor))
         rates = tuple(Line(figure, TOTAL, figure, color) for figure, color in (("arrivals", "magenta"),
                       ("completions", "green")) if snapshot.provides(figure))  # fmt: skip
-        self.query_one("#rate-chart", Chart).show(ChartSpec("jobs/s", rates, window))
+        self.query_one("#rate-chart", Chart).show(ChartSpec("jobs/s", rates, window, cursor))
+        self._rows = rows
+
+    def export_view(self) -> ScreenExport:
+        """What this screen shows, for `x`: the table's rows in their order (every column of the shape, also those
+        hidden for width), its totals, and the charts' points."""
+        app = self.dashboard
+        snapshot = app.shown
+        assert snapshot is not None
+        return screen_export(app, snapshot, [*self._rows, snapshot.totals], self.columns,
+                             [self.query_one(f"#{name}", Chart) for name in ("depth-chart", "rate-chart")])
 
     # -- sorting and filtering -----------------------------------------------------------------------------
     def action_sort_by(self, step: int) -> None:

@@ -413,6 +413,17 @@ def _showing_then(outcome: PollOutcome, *keys: str) -> Prepare:
     return prepare
 
 
+async def _time_cursor(pilot: Pilot) -> None:
+    """The time cursor two minutes back: the past figures in the table (as the history file would give them)."""
+    app = pilot.app
+    assert isinstance(app, QueuetopApp)
+    await _showing(LIVE)(pilot)
+    app.past = snapshot_at(120.0)
+    app.cursor_t = (app.past.taken_at - datetime(1970, 1, 1)).total_seconds()
+    app.refresh_screen()
+    await _settle(pilot)
+
+
 SCENES: dict[str, Scene] = {
     scene.name: scene
     for scene in (
@@ -444,6 +455,7 @@ SCENES: dict[str, Scene] = {
         Scene("workers", "W: the workers panel, a probably dead worker first", _main_app, _showing_then(LIVE, "W")),
         Scene("workers-release", "r on the probably dead worker: its timed-out claims, counted", _main_app,
               _showing_then(LIVE, "W", "r")),
+        Scene("time-cursor", "the time cursor 2 minutes back: past figures, marked as past", _main_app, _time_cursor),
     )
 }  # fmt: skip
 SCREENSHOTS = ("main", "drill-down", "enqueue", "release", "job-queue", "work-queue", "narrow")

@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult, RenderResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
@@ -46,6 +48,19 @@ class StatusView:
     local_clock: bool = False  # the shape's times are the server's local time, not UTC
     breach: str | None = None  # the longest-lasting SLO breach, in words, with how long it has lasted
     more_breaches: int = 0  # how many others are open
+    past_at: str | None = None  # the time cursor is on: the table shows this moment, not the live poll
+
+
+PAST_STYLE = "bold white on dark_magenta"
+
+
+def window_label(window_s: float) -> str:
+    """1 min, 15 min, 1 h, 24 h, 7 d."""
+    if window_s < 3600:
+        return f"{window_s / 60:g} min"
+    if window_s < 2 * 86400:
+        return f"{window_s / 3600:g} h"
+    return f"{window_s / 86400:g} d"
 
 
 def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
@@ -72,6 +87,9 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
         line.append("  ")
         more = f" (+{view.more_breaches} more)" if view.more_breaches else ""
         line.append(f" SLO {view.breach}{more} ", style="bold white on red")
+    if view.past_at:
+        line.append("  ")
+        line.append(f" ◀ PAST {view.past_at} ", style=PAST_STYLE)
     line.append("  ")
     if view.layout and view.layout != "native":  # before the target, whose end may be cut off
         line.append(f"layout {view.layout}", style="bold")
@@ -98,7 +116,9 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
             second.append(f" · poll {view.poll_ms:.1f} ms")
     if view.waiting_s is not None:
         second.append(f" · waiting {view.waiting_s:.0f} s for the database to answer", style="bold yellow")
-    second.append(f" · every {view.interval_s:g} s · chart {int(view.window_s // 60)} min")
+    second.append(f" · every {view.interval_s:g} s · chart {window_label(view.window_s)}")
+    if view.past_at:
+        second.append(" · table: the figures at the cursor ([ ] move it, n: live)", style="bold magenta")
     if view.note:
         second.append(f" · {view.note}", style="dim")
     if not connected and view.error:
@@ -152,16 +172,20 @@ class ChartSpec:
     title: str
     lines: tuple[Line, ...]
     window_s: float
+    cursor_x: float | None = None  # the time cursor, in seconds before now: a vertical line
 
 
-TICK_STEP_S = {60.0: 15.0, 300.0: 60.0, 900.0: 300.0}
+TICK_STEP_S = {60.0: 15.0, 300.0: 60.0, 900.0: 300.0, 3600.0: 900.0, 21600.0: 3600.0, 86400.0: 21600.0,
+               604800.0: 86400.0}  # fmt: skip
+TICK_UNITS = ((60.0, 1.0, "s"), (3600.0, 60.0, "m"), (86400.0, 3600.0, "h"), (math.inf, 86400.0, "d"))
 
 
 def x_ticks(window_s: float) -> tuple[list[float], list[str]]:
-    """x ticks in seconds before now, labelled like -5m … now."""
+    """x ticks in seconds before now, labelled like -5m … now (-6h, -3d for the wide windows)."""
     step = TICK_STEP_S.get(window_s, window_s / 4)
     positions = [-window_s + i * step for i in range(int(window_s // step) + 1)]
-    labels = ["now" if p == 0 else (f"{p:.0f}s" if window_s <= 60 else f"{p / 60:.0f}m") for p in positions]
+    size, unit = next((size, unit) for limit, size, unit in TICK_UNITS if window_s <= limit)
+    labels = ["now" if p == 0 else f"{p / size:.0f}{unit}" for p in positions]
     return positions, labels
 
 
@@ -222,6 +246,15 @@ class Plot(HandlesThreadResults, PlotextPlot):
     def render(self) -> RenderResult:
         return self.drawn
 
+    def on_click(self, event: events.Click) -> None:
+        """A click on the plot puts the time cursor there (the app shows the figures of that moment)."""
+        spec = self.chart.spec
+        plotted = self.size.width - Y_AXIS_COLUMNS - 1
+        if spec is None or plotted <= 0:
+            return
+        fraction = min(1.0, max(0.0, (event.x - Y_AXIS_COLUMNS) / plotted))
+        self.post_message(Chart.Scrubbed(-spec.window_s * (1 - fraction)))
+
     def draw(self) -> None:
         """Draw the chart's current points (after the next refresh, in a thread)."""
         if self.drawing:
@@ -245,6 +278,8 @@ class Plot(HandlesThreadResults, PlotextPlot):
             for line, xs, ys in points:
                 plt.plot(xs, ys, color=line.color, marker="braille")
                 top = max(top, *ys)
+            if spec.cursor_x is not None:
+                plt.vline(spec.cursor_x, "white")
             plt.xlim(-spec.window_s, 0)
             plt.xticks(*x_ticks(spec.window_s))
             positions, labels = y_ticks(top)
@@ -274,12 +309,21 @@ class Chart(Vertical):
     Chart > Plot { height: 1fr; }
     """
 
+    class Scrubbed(Message):
+        """The user clicked a chart: put the time cursor `seconds_before_now` back (negative)."""
+
+        def __init__(self, seconds_before_now: float) -> None:
+            super().__init__()
+            self.seconds_before_now = seconds_before_now
+
     def __init__(self, series: Series, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.series = series
         self.spec: ChartSpec | None = None
         self.points: Points = ()
         self._legend: Text | None = None
+        self._cursor_x: float | None = None
+        self.bucket_s: float | None = None  # the width of the buckets drawn (the window over the plot's columns)
 
     def compose(self) -> ComposeResult:
         yield Static(classes="legend")
@@ -295,6 +339,7 @@ class Chart(Vertical):
             return
         plot = self.query_one(Plot)
         buckets = max(10, (plot.size.width or 60) - Y_AXIS_COLUMNS)
+        self.bucket_s = spec.window_s / buckets
         points: list[tuple[Line, tuple[float, ...], tuple[float, ...]]] = []
         for line in spec.lines:
             xs, ys = self.series.points(line.job_type, line.field, spec.window_s, buckets)
@@ -304,8 +349,9 @@ class Chart(Vertical):
         if legend != self._legend:
             self._legend = legend
             self.query_one(".legend", Static).update(legend, layout=False)
-        if force or tuple(points) != self.points:
+        if force or tuple(points) != self.points or spec.cursor_x != self._cursor_x:
             self.points = tuple(points)
+            self._cursor_x = spec.cursor_x
             plot.draw()
 
 

@@ -12,7 +12,9 @@ from textual.widgets import Static
 
 from queuetop.actions import Actions
 from queuetop.db import Target
+from queuetop.history_store import history_path, open_history
 from queuetop.monitor import Monitor
+from queuetop.series import Series
 from queuetop.tui.app import QueuetopApp
 
 SIZE = (120, 40)
@@ -40,19 +42,26 @@ AppFactory = Callable[..., RecordingApp]
 @pytest.fixture
 def make_app() -> Iterator[AppFactory]:
     """Build the app on a real database: a Monitor with quick back-off, real Actions, a fast poll."""
-    opened: list[tuple[Monitor, Actions]] = []
+    opened: list[Any] = []
 
-    def make(backend: Any, *, target: Target | None = None, interval: float = 0.1, **kwargs: Any) -> RecordingApp:
+    def make(backend: Any, *, target: Target | None = None, interval: float = 0.1, history: bool = False,
+             **kwargs: Any) -> RecordingApp:  # fmt: skip
+        """`history`: keep and read a history file, as `run_dashboard` does (in $QUEUETOP_HISTORY_DIR)."""
         where = target or backend.target
         monitor = Monitor(where, backend.layout, backoff=(0.2, 0.4))
         actions = Actions(where, backend.layout)
-        opened.append((monitor, actions))
+        opened.extend((monitor, actions))
+        if history:
+            writer, reader = open_history(history_path(where, backend.layout), where, backend.layout)
+            opened.extend((writer, reader))
+            series = Series(store=reader)
+            series.load()
+            kwargs.update(series=series, recorder=writer)
         return RecordingApp(monitor, actions, interval=interval, **kwargs)
 
     yield make
-    for monitor, actions in opened:
-        monitor.close()
-        actions.close()
+    for opened_thing in opened:
+        opened_thing.close()
 
 
 async def wait_for(pilot: Pilot, predicate: Callable[[], object], what: str, timeout: float = 15.0) -> None:

@@ -1,0 +1,904 @@
+"""The history file: every poll's figures kept on disk, rolled up, so a restart (or a script) sees the past.
+
+One SQLite file per target + layout in the user's data directory (`history_dir()`), never in the monitored
+database. Each poll adds one row per job type (and the totals) to the raw level (table `polls`); as each 10 s and
+1 min bucket completes, SQLite computes one entry per type from the raw rows in it, kept in compressed chunks
+(table `buckets`, see `encode_chunk`). Retention is per level (`Retention`, default raw 1 h, 10 s buckets 24 h,
+1 min buckets 7 d), so the file stops growing after a week.
+
+What a roll-up keeps, per figure:
+- gauges and rates (depth, oldest age, scheduled, claimed, timed out, dead, lost, arrivals/s, completions/s):
+  the mean of the polls in the bucket, over the polls that knew the figure — exactly the mean of the raw rows
+  (both are computed from the same stored integers, straight from the polls, never a mean of means);
+- percentiles (wait and processing p50/p95/p99): the highest value any poll of the bucket reported. A mean of
+  percentiles is no percentile either; the maximum keeps a spike visible in a week-long chart;
+- `polls`: how many polls the entry stands for; `breaches`: the OR of the polls' breach flags (a bit mask per
+  job type: `write(snapshot, breaches={job_type: flags})`, set by whoever knows the targets — SLO checks; the
+  dashboard passes none yet).
+
+Figures are stored as integers in fixed units (the column names say which: `depth_x10` is tenths of a job,
+`wait_p95_s_x1000` milliseconds), so a row costs a few bytes per figure and sums are exact. Times are the
+snapshot's server time (`Snapshot.taken_at`, in the layout's clock), in ms since the file's own epoch.
+
+`HistoryStore` is one connection, for the one thread that uses it. `HistoryWriter` is a thread of its own with
+a queue in front: the poll thread hands it a snapshot (a queue put) and never waits for the disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import queue
+import re
+import sqlite3
+import sys
+import threading
+import time
+import zlib
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import Enum
+from itertools import accumulate
+from operator import attrgetter
+from pathlib import Path
+
+from queuetop.collector import EPOCH, seconds
+from queuetop.db import Target, UsageError
+from queuetop.history import drain_eta
+from queuetop.layouts import Layout
+from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+
+log = logging.getLogger("queuetop")
+
+DIR_ENV_VAR = "QUEUETOP_HISTORY_DIR"
+FORMAT_VERSION = "1"
+PRUNE_EVERY_S = 60.0  # old rows are deleted at most this often (in poll time)
+QUEUE_LIMIT = 10_000  # snapshots waiting for the writer; past this (a stuck disk) new ones are dropped
+
+
+class Rollup(Enum):
+    MEAN = "mean"  # gauges and rates: the mean of the bucket's polls
+    MAX = "max"  # percentiles: the highest any poll of the bucket saw
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure kept per poll: where it comes from in TypeStats, its stored unit, how buckets combine it."""
+
+    name: str  # the name in `queuetop history` output
+    attribute: str  # the TypeStats field
+    scale: int  # stored as round(value × scale)
+    rollup: Rollup
+
+    @property
+    def column(self) -> str:
+        return f"{self.name}_x{self.scale}"
+
+
+FIGURES: tuple[Figure, ...] = (
+    Figure("depth", "depth", 10, Rollup.MEAN),
+    Figure("oldest_age_s", "oldest_age_s", 1000, Rollup.MEAN),
+    Figure("scheduled", "scheduled", 10, Rollup.MEAN),
+    Figure("claimed", "claimed", 10, Rollup.MEAN),
+    Figure("timed_out", "timed_out", 10, Rollup.MEAN),
+    Figure("dead", "dead", 10, Rollup.MEAN),
+    Figure("lost", "lost", 10, Rollup.MEAN),
+    Figure("arrivals_per_s", "arrivals_10s_per_s", 100, Rollup.MEAN),  # the 10 s rate, as the charts show
+    Figure("completions_per_s", "completions_10s_per_s", 100, Rollup.MEAN),
+    Figure("wait_p50_s", "wait_p50_s", 1000, Rollup.MAX),
+    Figure("wait_p95_s", "wait_p95_s", 1000, Rollup.MAX),
+    Figure("wait_p99_s", "wait_p99_s", 1000, Rollup.MAX),
+    Figure("processing_p50_s", "processing_p50_s", 1000, Rollup.MAX),
+    Figure("processing_p95_s", "processing_p95_s", 1000, Rollup.MAX),
+    Figure("processing_p99_s", "processing_p99_s", 1000, Rollup.MAX),
+)
+FIGURE_NAMES = tuple(f.name for f in FIGURES)
+INDEX = {f.name: i for i, f in enumerate(FIGURES)}
+CHART_FIGURES = {"depth": "depth", "arrivals": "arrivals_per_s", "completions": "completions_per_s"}
+
+
+# -- retention -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Level:
+    """One level of the file: raw polls (width 0) or buckets of `width_s`, kept for `keep_s`."""
+
+    width_s: float
+    keep_s: float
+
+    @property
+    def name(self) -> str:
+        return "raw" if self.width_s == 0 else short_duration(self.width_s)
+
+
+def short_duration(value_s: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if value_s >= size and value_s % size == 0:
+            return f"{int(value_s // size)}{unit}"
+    return f"{value_s:g}s"
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$", re.IGNORECASE)
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(text: str, what: str) -> float:
+    """`90`, `90s`, `15m`, `2h`, `7d`, `1w` → seconds; a UsageError naming `what` otherwise."""
+    match = _DURATION.match(text or "")
+    if not match or float(match.group(1)) <= 0:
+        raise UsageError(f"{what} must be a duration such as 90s, 15m, 2h or 7d, not {text!r}")
+    return float(match.group(1)) * _UNITS[(match.group(2) or "s").lower()]
+
+
+@dataclass(frozen=True)
+class Retention:
+    """The levels, finest first: raw polls, then wider and wider buckets, each kept longer."""
+
+    levels: tuple[Level, ...] = (Level(0, 3600), Level(10, 86400), Level(60, 7 * 86400))
+
+    def __post_init__(self) -> None:
+        raw = self.levels[0] if self.levels else None
+        if raw is None or raw.width_s != 0:
+            raise UsageError("history retention must start with the raw polls (raw:1h)", "e.g. raw:1h,10s:24h,1m:7d")
+        for finer, wider in zip(self.levels, self.levels[1:], strict=False):
+            if wider.width_s <= finer.width_s or wider.keep_s < finer.keep_s:
+                raise UsageError(f"history retention: {wider.name} buckets must be wider and kept at least as long "
+                                 f"as {finer.name}", "e.g. raw:1h,10s:24h,1m:7d")
+            if wider.width_s > raw.keep_s or wider.width_s < 1:
+                raise UsageError(f"history retention: {wider.name} buckets must be from 1 s to the raw polls' "
+                                 f"{short_duration(raw.keep_s)} (a bucket is rebuilt from raw polls after a restart)")
+
+    @classmethod
+    def parse(cls, text: str) -> Retention:
+        """`raw:1h,10s:24h,1m:7d` → Retention (the --history-keep option)."""
+        levels = []
+        for part in text.split(","):
+            width, sep, keep = part.strip().partition(":")
+            if not sep:
+                raise UsageError(f"--history-keep: {part.strip()!r} is not WIDTH:KEEP", "e.g. raw:1h,10s:24h,1m:7d")
+            width_s = 0.0 if width.strip().lower() == "raw" else parse_duration(width, "a bucket width")
+            levels.append(Level(width_s, parse_duration(keep, "a retention")))
+        return cls(tuple(levels))
+
+    def describe(self) -> str:
+        return ", ".join(f"{'raw polls' if not level.width_s else level.name + ' buckets'} for "
+                         f"{short_duration(level.keep_s)}" for level in self.levels)  # fmt: skip
+
+    def spec(self) -> str:
+        """The --history-keep text of this retention (kept in the file, so a reader knows its levels)."""
+        return ",".join(f"{level.name}:{short_duration(level.keep_s)}" for level in self.levels)
+
+    def level_named(self, name: str) -> int:
+        names = [level.name for level in self.levels]
+        if name not in names:
+            raise UsageError(f"--level must be one of {', '.join(names)} (the levels this file keeps), not {name!r}")
+        return names.index(name)
+
+
+DEFAULT_RETENTION = Retention()
+
+
+# -- where the file lives ----------------------------------------------------------------------------------------
+def history_dir() -> Path:
+    """$QUEUETOP_HISTORY_DIR, else `history/` in the user's data directory (beside the embedded database)."""
+    configured = os.environ.get(DIR_ENV_VAR)
+    if configured:
+        return Path(configured).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path("queuetop", appauthor=False) / "history"
+
+
+def target_identity(target: Target) -> str:
+    """The target as the history knows it: passwords masked (never on disk), a SQLite file by its full path."""
+    if target.kind == "sqlite":
+        return str(Path(target.value).expanduser().resolve())
+    return target.display
+
+
+def layout_identity(layout: Layout) -> str:
+    where = f"{layout.schema}.{layout.queue_table}" if layout.schema else layout.queue_table
+    return f"{layout.name}:{where}"
+
+
+def history_path(target: Target, layout: Layout, folder: Path | None = None) -> Path:
+    """A stable, safe file name: a readable hint of the target and the layout, then a hash of both in full."""
+    who, shape = target_identity(target), layout_identity(layout)
+    if target.kind == "sqlite":
+        hint = Path(who).stem
+    else:
+        parts = dict(p.split("=", 1) for p in who.split(";") if "=" in p)
+        lowered = {k.strip().lower(): v.strip() for k, v in parts.items()}
+        hint = "-".join(v for v in (lowered.get("server"), lowered.get("database")) if v) or "odbc"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{hint}.{layout.name}").strip("._")[:60] or "queue"
+    digest = hashlib.sha256(f"{who}\0{shape}".encode()).hexdigest()[:12]
+    path = (folder or history_dir()) / f"{slug}.{digest}.sqlite3"
+    if target.kind == "sqlite" and path.resolve() == Path(who):
+        raise UsageError("the history file would be the monitored database itself", f"set ${DIR_ENV_VAR} elsewhere")
+    return path
+
+
+# -- what is stored ----------------------------------------------------------------------------------------------
+Values = tuple[int | None, ...]  # one int per FIGURES entry, in its stored unit; None: not known at that poll
+
+
+_READ = attrgetter(*(f.attribute for f in FIGURES))
+_SCALES = tuple(f.scale for f in FIGURES)
+
+
+def stored_values(row: TypeStats) -> Values:
+    """The row's figures in their stored units (None stays None)."""
+    return tuple([None if v is None else round(v * scale) for v, scale in zip(_READ(row), _SCALES, strict=True)])
+
+
+@dataclass(frozen=True)
+class Record:
+    """One job type's figures at one moment (raw) or over one bucket (starting at `t`)."""
+
+    t: float  # server time, seconds since the epoch in the file's clock
+    job_type: str
+    values: Values
+    polls: int = 1
+    breaches: int | None = None  # bit mask of breached targets (SLOs), OR-ed over a bucket
+
+    def value(self, name: str) -> float | None:
+        figure = FIGURES[INDEX[name]]
+        stored = self.values[INDEX[name]]
+        return None if stored is None else stored / figure.scale
+
+    def figures(self) -> dict[str, float | None]:
+        return {name: self.value(name) for name in FIGURE_NAMES}
+
+    def to_stats(self) -> TypeStats:
+        """As a TypeStats for the table: the stored figures; the 60 s rates are the stored (10 s) ones; drain is
+        computed from them."""
+        figures = self.figures()
+        depth = round(figures["depth"] or 0)
+        arrivals, completions = figures["arrivals_per_s"], figures["completions_per_s"]
+        drain, eta = drain_eta(depth, arrivals, completions)
+
+        def count(name: str) -> int | None:
+            value = figures[name]
+            return None if value is None else round(value)
+
+        return TypeStats(
+            job_type=self.job_type, depth=depth, oldest_age_s=figures["oldest_age_s"], claimed=count("claimed"),
+            timed_out=count("timed_out"), dead=count("dead"), scheduled=count("scheduled"), lost=count("lost"),
+            arrivals_10s_per_s=arrivals, arrivals_60s_per_s=arrivals, completions_10s_per_s=completions,
+            completions_60s_per_s=completions, wait_p50_s=figures["wait_p50_s"], wait_p95_s=figures["wait_p95_s"],
+            wait_p99_s=figures["wait_p99_s"], processing_p50_s=figures["processing_p50_s"],
+            processing_p95_s=figures["processing_p95_s"], processing_p99_s=figures["processing_p99_s"],
+            drain=drain, drain_eta_s=eta,
+        )  # fmt: skip
+
+
+def moment(t: float) -> datetime:
+    """Seconds since the epoch (server clock) → the naive datetime a Snapshot carries."""
+    return EPOCH + timedelta(seconds=t)
+
+
+class _BitOr:
+    """SQLite has no bitwise-OR aggregate: the breach flags of a bucket's polls, combined."""
+
+    def __init__(self) -> None:
+        self.flags: int | None = None
+
+    def step(self, value: int | None) -> None:
+        if value:
+            self.flags = (self.flags or 0) | value
+
+    def finalize(self) -> int | None:
+        return self.flags
+
+
+# Every job type: lets SQLite seek the key (type_id, t_ms) once per type for a range of time.
+ALL_TYPES = "(SELECT id FROM job_types)"
+
+# -- roll-up chunks ------------------------------------------------------------------------------------------------
+# A bucket row costs ~50 bytes in a table of its own (a 20-column record header and a few bytes per figure), which
+# puts a week of 50 types at ~70 MB. Stored as chunks — the buckets of one job type and level, CHUNK_BUCKETS at a
+# time, each figure a column of differences from the bucket before, compressed — it costs ~20.
+CHUNK_BUCKETS = 64
+Entry = tuple[int, Values, int | None]  # (polls, values, breaches) of one bucket
+
+
+NONE = -(2**63)  # an unknown figure inside a chunk
+
+
+def _deltas(column: Sequence[int | None]) -> list[int]:
+    """Differences from the value before (the first from 0); None kept as NONE, skipped by the differences."""
+    if None not in column:  # the usual case, without a Python loop per value
+        return [b - a for a, b in zip((0, *column), column, strict=False)]
+    out = []
+    previous = 0
+    for value in column:
+        if value is None:
+            out.append(NONE)
+        else:
+            out.append(value - previous)
+            previous = value
+    return out
+
+
+def _sums(column: Sequence[int]) -> list[int | None]:
+    if NONE not in column:
+        return list(accumulate(column))
+    out: list[int | None] = []
+    previous = 0
+    for value in column:
+        if value == NONE:
+            out.append(None)
+        else:
+            previous += value
+            out.append(previous)
+    return out
+
+
+def encode_chunk(entries: Mapping[int, Entry]) -> bytes:
+    """A chunk's buckets (slot in the chunk → entry) as compressed columns of 64-bit integers: the count, the
+    slots, polls and breaches, then each figure as differences from the bucket before (a slowly changing figure
+    becomes small numbers). The bytes are laid out plane by plane (every value's lowest byte first, …) before
+    zlib: small numbers leave whole planes of zeros, which cost nothing."""
+    slots = sorted(entries)
+    numbers = array("q", [len(slots), *slots])
+    numbers.extend(entries[s][0] for s in slots)
+    numbers.extend(NONE if entries[s][2] is None else entries[s][2] for s in slots)
+    for i in range(len(FIGURES)):
+        numbers.extend(_deltas([entries[s][1][i] for s in slots]))
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    raw = numbers.tobytes()
+    return zlib.compress(b"".join(raw[k::8] for k in range(8)), 6)
+
+
+def _numbers(blob: bytes) -> array:
+    planes = zlib.decompress(blob)
+    size = len(planes) // 8
+    raw = bytearray(len(planes))
+    for k in range(8):
+        raw[k::8] = planes[k * size:(k + 1) * size]
+    numbers = array("q")
+    numbers.frombytes(bytes(raw))
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    return numbers
+
+
+def decode_column(blob: bytes, index: int) -> list[tuple[int, int, int | None]]:
+    """One figure of a chunk: (slot, polls, value) per bucket — what a chart's line needs, without the rest."""
+    numbers = _numbers(blob)
+    n = numbers[0]
+    values = _sums(numbers[1 + (3 + index) * n:1 + (4 + index) * n])
+    return list(zip(numbers[1:1 + n], numbers[1 + n:1 + 2 * n], values, strict=True))
+
+
+def decode_chunk(blob: bytes) -> dict[int, Entry]:
+    numbers = _numbers(blob)
+    n = numbers[0]
+    slots, polls, breaches = numbers[1:1 + n], numbers[1 + n:1 + 2 * n], numbers[1 + 2 * n:1 + 3 * n]
+    figures = [_sums(numbers[1 + (3 + i) * n:1 + (4 + i) * n]) for i in range(len(FIGURES))]
+    return {slot: (polls[j], tuple(column[j] for column in figures), None if breaches[j] == NONE else breaches[j])
+            for j, slot in enumerate(slots)}  # fmt: skip
+
+
+# -- the store ---------------------------------------------------------------------------------------------------
+@dataclass
+class WriteCost:
+    """What writing has cost so far (for the benchmark and the log)."""
+
+    snapshots: int = 0
+    rows: int = 0
+    seconds: float = 0.0
+    errors: int = 0
+    last_error: str | None = None
+    per_write_s: list[float] = field(default_factory=list)
+
+
+class HistoryStore:
+    """One history file on one connection, used by the thread that opened it: the writer thread writes through
+    its own; the dashboard and `queuetop history` read through theirs (WAL: readers never wait for the writer).
+
+    Tables: `polls` (the raw level: one row per job type and poll, every figure a column, readable with the
+    sqlite3 shell), `buckets` (the other levels, in chunks: see `encode_chunk`), `job_types`, `meta`."""
+
+    def __init__(self, path: Path, *, target: str = "", layout: str = "", clock: str = "utc",
+                 retention: Retention | None = None, create: bool = True) -> None:  # fmt: skip
+        """`create`: make the file and its tables if needed, for writing; else open an existing one to read, with
+        the retention it was written with."""
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise UsageError(f"no history file {self.path}")
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # a crash may lose the last polls, never the file
+            if create:
+                self._create(target, layout, clock, retention or DEFAULT_RETENTION)
+            self.meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.Error as exc:
+            raise UsageError(f"cannot use the history file {self.path}: {exc}",
+                             f"move it away, or start with --no-history (or ${DIR_ENV_VAR} elsewhere)") from None
+        kept = Retention.parse(self.meta["retention"])
+        if retention is not None and [lv.width_s for lv in retention.levels] != [lv.width_s for lv in kept.levels]:
+            self._db.close()
+            raise UsageError(f"the history file {self.path} keeps {kept.spec()}, not the buckets of {retention.spec()}",
+                             "give --history-keep the same bucket widths (the times kept may differ), or move the "
+                             "file away")  # fmt: skip
+        self.retention = retention or kept
+        self.epoch_ms = int(self.meta["epoch_ms"])
+        self.clock = self.meta.get("clock", "utc")
+        self._refresh_types()
+        self._last_t = self.latest()
+        self._pruned_at: float | None = None
+        self._open_chunks: dict[tuple[int, int], tuple[int, dict[int, Entry]]] = {}  # (level, type) → the last chunk
+        self._dirty: set[tuple[int, int]] = set()  # open chunks changed since they were last written
+        self._columns: dict[tuple[int, int, int, int], tuple[bytes, list]] = {}  # decoded chunk figures (reading)
+        self.cost = WriteCost()
+        self._db.create_aggregate("bit_or", 1, _BitOr)
+        columns = ", ".join(f.column for f in FIGURES)
+        self._insert_raw = (f"INSERT OR REPLACE INTO polls (type_id, t_ms, {columns}, breaches) "
+                            f"VALUES (?, ?, {', '.join('?' * len(FIGURES))}, ?)")  # fmt: skip
+        # A bucket: the mean of its polls for gauges and rates (AVG skips the polls that did not know the figure),
+        # the highest for percentiles; from the same stored integers as the raw rows, so the means agree.
+        combined = ", ".join(f"ROUND(AVG({f.column}))" if f.rollup is Rollup.MEAN else f"MAX({f.column})"
+                             for f in FIGURES)  # fmt: skip
+        self._bucket_rows = (f"SELECT type_id, COUNT(*), {combined}, bit_or(breaches) FROM polls "
+                             f"WHERE type_id IN {ALL_TYPES} AND t_ms >= ? AND t_ms < ? GROUP BY type_id")
+        if create:
+            self._resume()
+
+    def _create(self, target: str, layout: str, clock: str, retention: Retention) -> None:
+        figures = ", ".join(f"{f.column} INTEGER" for f in FIGURES)
+        with self._transaction():
+            self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS job_types (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
+            # (job type, time) first: a chart's line is one range of the key. No rowid: the key is the row.
+            self._db.execute(f"CREATE TABLE IF NOT EXISTS polls (type_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, "
+                             f"{figures}, breaches INTEGER, PRIMARY KEY (type_id, t_ms)) WITHOUT ROWID")
+            # A rowid table: a chunk (~1 KB) stays on its page; a WITHOUT ROWID row that size spills to overflow
+            # pages and leaves most of each page empty.
+            self._db.execute("CREATE TABLE IF NOT EXISTS buckets (level INTEGER NOT NULL, type_id INTEGER NOT NULL, "
+                             "chunk INTEGER NOT NULL, depth_max INTEGER, data BLOB NOT NULL)")
+            self._db.execute("CREATE UNIQUE INDEX IF NOT EXISTS buckets_key ON buckets (level, type_id, chunk)")
+            # The deepest types of a window from the index alone, without reading every chunk's page.
+            self._db.execute("CREATE INDEX IF NOT EXISTS buckets_depth ON buckets (level, type_id, chunk, depth_max)")
+            epoch_ms = int(time.time() // 86400 * 86400 * 1000)  # times are stored from here: small integers
+            for key, value in (("format", FORMAT_VERSION), ("target", target), ("layout", layout), ("clock", clock),
+                               ("epoch_ms", str(epoch_ms)), ("retention", retention.spec()),
+                               ("created", datetime.now().isoformat(timespec="seconds"))):  # fmt: skip
+                self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        if self._dirty:
+            with self._transaction():
+                self._write_chunks()
+        self._db.close()
+
+    def _ms(self, t: float) -> int:
+        return round(t * 1000) - self.epoch_ms
+
+    def _t(self, t_ms: int) -> float:
+        return (t_ms + self.epoch_ms) / 1000
+
+    def _refresh_types(self) -> None:
+        """Another connection (the writer thread) may have added job types since this one read them."""
+        self._type_ids: dict[str, int] = dict(self._db.execute("SELECT name, id FROM job_types").fetchall())
+        self._type_names = {v: k for k, v in self._type_ids.items()}
+
+    def _type_id(self, name: str) -> int:
+        type_id = self._type_ids.get(name)
+        if type_id is None:
+            type_id = self._db.execute("INSERT INTO job_types (name) VALUES (?) RETURNING id", (name,)).fetchone()[0]
+            self._type_ids[name] = type_id
+            self._type_names[type_id] = name
+        return type_id
+
+    def _name(self, type_id: int) -> str:
+        if type_id not in self._type_names:
+            self._refresh_types()
+        return self._type_names.get(type_id, f"#{type_id}")
+
+    # -- writing -------------------------------------------------------------------------------------------
+    def write(self, snapshot: Snapshot, breaches: Mapping[str, int] | None = None) -> bool:
+        """Keep one poll: its raw rows, the buckets it completes, and (once a minute) the retention cut.
+        False when it is not newer than the last poll kept (nothing written)."""
+        return self.write_many([(snapshot, breaches)]) == 1
+
+    def write_many(self, polls: Sequence[tuple[Snapshot, Mapping[str, int] | None]]) -> int:
+        """Several polls in one transaction (a writer that fell behind catches up at once); how many were kept."""
+        started = time.perf_counter()
+        kept = rows = 0
+        with self._transaction():
+            for snapshot, breaches in polls:
+                t = seconds(snapshot.taken_at)
+                if self._last_t is not None and t <= self._last_t:
+                    continue  # not newer than the last poll kept
+                flags = breaches or {}
+                if self._last_t is not None:
+                    for level_no, level in enumerate(self.retention.levels[1:], start=1):
+                        done = math.floor(self._last_t / level.width_s)
+                        if math.floor(t / level.width_s) != done:
+                            self._roll_up(level_no, done)
+                t_ms = self._ms(t)
+                type_id = self._type_id
+                self._db.executemany(self._insert_raw, [(type_id(row.job_type), t_ms, *stored_values(row),
+                                                         flags.get(row.job_type))
+                                                        for row in (snapshot.totals, *snapshot.types)])  # fmt: skip
+                if self._pruned_at is None or t - self._pruned_at >= PRUNE_EVERY_S:
+                    self._write_chunks()
+                    self._prune(t)
+                self._last_t = t
+                kept += 1
+                rows += 1 + len(snapshot.types)
+        elapsed = time.perf_counter() - started
+        self.cost.snapshots += kept
+        self.cost.rows += rows
+        self.cost.seconds += elapsed
+        if len(self.cost.per_write_s) < 100_000:
+            self.cost.per_write_s.append(elapsed)
+        return kept
+
+    def _roll_up(self, level_no: int, index: int) -> None:
+        """One completed bucket: one entry per job type from the raw polls in it, added to its chunk in memory.
+        The chunks changed are written once a minute (and when complete, and at close): a chunk is re-encoded
+        whole, so writing it at every 10 s bucket would cost six times as much. Buckets lost in a crash meanwhile
+        are rebuilt from the raw polls (kept an hour) when the file is opened again (`_resume`)."""
+        width = self.retention.levels[level_no].width_s
+        found = self._db.execute(self._bucket_rows, (self._ms(index * width), self._ms((index + 1) * width)))
+        chunk, slot = divmod(index, CHUNK_BUCKETS)
+        for type_id, polls, *rest in found.fetchall():
+            key = (level_no, type_id)
+            cached = self._open_chunks.get(key)
+            if cached is None or cached[0] != chunk:
+                if cached is not None and key in self._dirty:
+                    self._write_chunk(key)  # the previous chunk is complete
+                stored = self._db.execute("SELECT data FROM buckets WHERE level = ? AND type_id = ? AND chunk = ?",
+                                          (level_no, type_id, chunk)).fetchone()  # fmt: skip
+                cached = self._open_chunks[key] = (chunk, decode_chunk(stored[0]) if stored else {})
+            cached[1][slot] = (polls, tuple(None if v is None else int(v) for v in rest[:-1]), rest[-1])
+            self._dirty.add(key)
+            if slot == CHUNK_BUCKETS - 1:
+                self._write_chunk(key)
+
+    def _write_chunk(self, key: tuple[int, int]) -> None:
+        chunk, entries = self._open_chunks[key]
+        depth_max = max((entry[1][0] for entry in entries.values() if entry[1][0] is not None), default=None)
+        self._db.execute("INSERT OR REPLACE INTO buckets (level, type_id, chunk, depth_max, data) "
+                         "VALUES (?, ?, ?, ?, ?)", (*key, chunk, depth_max, encode_chunk(entries)))
+        self._dirty.discard(key)
+
+    def _write_chunks(self) -> None:
+        for key in sorted(self._dirty):
+            self._write_chunk(key)
+
+    def _resume(self) -> None:
+        """Opened for writing: roll up the buckets completed before the last run stopped but not yet kept (a crash
+        between two chunk writes), from the raw polls."""
+        total_id = self._type_ids.get(TOTAL)
+        if self._last_t is None or total_id is None:
+            return
+        first = self._db.execute("SELECT min(t_ms) FROM polls WHERE type_id = ?", (total_id,)).fetchone()[0]
+        with self._transaction():
+            for level_no, level in enumerate(self.retention.levels[1:], start=1):
+                stored = self._db.execute("SELECT chunk, data FROM buckets WHERE level = ? AND type_id = ? ORDER BY "
+                                          "chunk DESC LIMIT 1", (level_no, total_id)).fetchone()  # fmt: skip
+                start = math.ceil(self._t(first) / level.width_s)  # the first bucket whose every poll is kept
+                if stored is not None:
+                    start = max(start, stored[0] * CHUNK_BUCKETS + max(decode_chunk(stored[1]), default=-1) + 1)
+                for index in range(start, math.floor(self._last_t / level.width_s)):
+                    self._roll_up(level_no, index)
+            self._write_chunks()
+
+    def _prune(self, t: float) -> None:
+        raw = self.retention.levels[0]
+        self._db.execute(f"DELETE FROM polls WHERE type_id IN {ALL_TYPES} AND t_ms < ?", (self._ms(t - raw.keep_s),))
+        for level_no, level in enumerate(self.retention.levels[1:], start=1):
+            first_kept = math.floor((t - level.keep_s) / level.width_s) // CHUNK_BUCKETS  # chunks wholly older go
+            self._db.execute(f"DELETE FROM buckets WHERE level = ? AND type_id IN {ALL_TYPES} AND chunk < ?",
+                             (level_no, first_kept))  # fmt: skip
+        self._pruned_at = t
+
+    # -- reading -------------------------------------------------------------------------------------------
+    def latest(self) -> float | None:
+        """The time of the newest poll kept."""
+        if TOTAL not in self._type_ids:
+            self._refresh_types()
+        last = self._db.execute("SELECT max(t_ms) FROM polls WHERE type_id = ?",
+                                (self._type_ids.get(TOTAL),)).fetchone()[0]  # every poll writes the totals' row
+        return None if last is None else self._t(last)
+
+    def job_types(self) -> list[str]:
+        self._refresh_types()
+        return sorted(self._type_ids)
+
+    def level_for(self, span_s: float, width_s: float = 0.0) -> int:
+        """The level to read for the last `span_s` seconds drawn in buckets of `width_s`: the coarsest whose
+        buckets are no wider than that, among those kept long enough; else the one kept longest."""
+        levels = self.retention.levels
+        covering = [i for i, level in enumerate(levels) if level.keep_s >= span_s]
+        if not covering:
+            return len(levels) - 1
+        fine_enough = [i for i in covering if levels[i].width_s <= width_s]
+        return fine_enough[-1] if fine_enough else covering[0]
+
+    def _type_filter(self, job_types: Iterable[str] | None) -> tuple[str, list[int]] | None:
+        """SQL and parameters choosing the job types (all of them: None); None when none of them is kept."""
+        if job_types is None:
+            return f"type_id IN {ALL_TYPES}", []
+        names = list(job_types)
+        if any(name not in self._type_ids for name in names):
+            self._refresh_types()
+        ids = [self._type_ids[name] for name in names if name in self._type_ids]
+        return (f"type_id IN ({', '.join('?' * len(ids))})", ids) if ids else None
+
+    def records(self, since: float | None = None, until: float | None = None, job_types: Iterable[str] | None = None,
+                level: int = 0) -> list[Record]:  # fmt: skip
+        """The rows of one level from `since` to `until` (inclusive), by time, the totals first, then by name."""
+        chosen = self._type_filter(job_types)
+        if chosen is None:
+            return []
+        where, params = chosen
+        low = -(2**62) if since is None else self._ms(since)
+        high = 2**62 if until is None else self._ms(until)
+        out: list[Record] = []
+        if level == 0:
+            columns = ", ".join(f.column for f in FIGURES)
+            found = self._db.execute(f"SELECT type_id, t_ms, {columns}, breaches FROM polls WHERE {where} "
+                                     f"AND t_ms BETWEEN ? AND ?", [*params, low, high])  # fmt: skip
+            for type_id, t_ms, *rest in found:
+                out.append(Record(self._t(t_ms), self._name(type_id), tuple(rest[:-1]), 1, rest[-1]))
+        else:
+            width = self.retention.levels[level].width_s
+            lowest = -(2**62) if since is None else math.floor(since / width) // CHUNK_BUCKETS
+            highest = 2**62 if until is None else math.floor(until / width) // CHUNK_BUCKETS
+            rows = self._db.execute(f"SELECT type_id, chunk, data FROM buckets WHERE level = ? AND {where} AND chunk "
+                                    f"BETWEEN ? AND ?", [level, *params, lowest, highest])  # fmt: skip
+            for type_id, chunk, data in rows.fetchall():
+                name = self._name(type_id)
+                for slot, (polls, values, flags) in decode_chunk(data).items():
+                    t = (chunk * CHUNK_BUCKETS + slot) * width
+                    if low <= self._ms(t) <= high:
+                        out.append(Record(t, name, values, polls, flags))
+        out.sort(key=lambda r: (r.t, r.job_type != TOTAL, r.job_type))
+        return out
+
+    def at(self, t: float) -> tuple[int, list[Record]]:
+        """The figures at moment `t`: the newest row at or before it, from the finest level that still covers it
+        (the raw poll itself within the last hour, its 10 s bucket within a day, …); before the oldest poll kept,
+        that poll. (level, records)."""
+        latest = self.latest()
+        if latest is None:
+            return 0, []
+        levels = self.retention.levels
+        for level_no, level in enumerate(levels):
+            if t < latest - level.keep_s and level_no < len(levels) - 1:
+                continue
+            back = level.keep_s if level_no == 0 else level.width_s * CHUNK_BUCKETS * 2
+            totals = self.records(t - back, t, [TOTAL], level_no)
+            if totals:
+                when = totals[-1].t
+                return level_no, self.records(when, when, level=level_no)
+        # Before anything kept: the oldest poll kept (the cursor stops at the start of the history).
+        first = self._db.execute("SELECT min(t_ms) FROM polls WHERE type_id = ?",
+                                 (self._type_ids.get(TOTAL),)).fetchone()  # fmt: skip
+        if first[0] is None or self._t(first[0]) <= t:
+            return 0, []
+        return 0, self.records(self._t(first[0]), self._t(first[0]), level=0)
+
+    def bucket_means(self, job_type: str, name: str, since: float, width_s: float, level: int) -> list[tuple[float,
+                                                                                                         float]]:
+        """(bucket start, mean) of a mean-kept figure over buckets of `width_s` (aligned to the epoch) from `since`,
+        read from `level` and weighted by the polls each row stands for: the mean of the raw polls."""
+        figure = FIGURES[INDEX[name]]
+        sums: dict[int, list[float]] = {}
+        raw_from = since
+        chosen = self._type_filter([job_type])
+        if chosen is None:
+            return []
+        if level > 0:
+            level_width = self.retention.levels[level].width_s
+            rows = self._db.execute("SELECT chunk, data FROM buckets WHERE level = ? AND type_id = ? AND chunk >= ?",
+                                    (level, chosen[1][0], math.floor(since / level_width) // CHUNK_BUCKETS))
+            for chunk, data in rows.fetchall():
+                for slot, polls, value in self._column(level, chosen[1][0], chunk, data, INDEX[name]):
+                    t = (chunk * CHUNK_BUCKETS + slot) * level_width
+                    if t < since:
+                        continue
+                    raw_from = max(raw_from, t + level_width)
+                    if value is not None:
+                        entry = sums.setdefault(math.floor(t / width_s + 1e-9), [0, 0])
+                        entry[0] += value * polls
+                        entry[1] += polls
+        # The raw polls after the last bucket kept (the newest buckets are written once a minute), or all of them.
+        where, params = chosen
+        rows = self._db.execute(
+            f"SELECT (t_ms + ?) / ?, SUM({figure.column}), COUNT({figure.column}) FROM polls "
+            f"WHERE {where} AND t_ms >= ? GROUP BY 1",
+            (self.epoch_ms, round(width_s * 1000), *params, self._ms(raw_from))).fetchall()  # fmt: skip
+        for b, total, weight in rows:
+            if weight:
+                entry = sums.setdefault(b, [0, 0])
+                entry[0] += total
+                entry[1] += weight
+        return [(b * width_s, total / weight / figure.scale) for b, (total, weight) in sorted(sums.items())]
+
+    def _column(self, level: int, type_id: int, chunk: int, data: bytes,
+                index: int) -> list[tuple[int, int, int | None]]:  # fmt: skip
+        """A chunk's figure, decoded once: a chunk changes only while it is the newest, so a chart redrawn every
+        bucket decodes one chunk per line, not the whole week again."""
+        key = (level, type_id, chunk, index)
+        cached = self._columns.get(key)
+        if cached is not None and cached[0] == data:
+            return cached[1]
+        if len(self._columns) > 8192:
+            self._columns.clear()
+        decoded = decode_column(data, index)
+        self._columns[key] = (data, decoded)
+        return decoded
+
+    def deepest(self, since: float, level: int, n: int, among: Iterable[str] | None = None) -> list[str]:
+        """The `n` job types with the greatest depth kept since `since` at `level`, deepest first."""
+        if level == 0:
+            rows = self._db.execute(f"SELECT type_id, MAX({FIGURES[0].column}) FROM polls WHERE type_id IN "
+                                    f"{ALL_TYPES} AND t_ms >= ? GROUP BY type_id", (self._ms(since),)).fetchall()
+        else:
+            first = math.floor(since / self.retention.levels[level].width_s) // CHUNK_BUCKETS
+            rows = self._db.execute(f"SELECT type_id, MAX(depth_max) FROM buckets WHERE level = ? AND type_id IN "
+                                    f"{ALL_TYPES} AND chunk >= ? GROUP BY type_id", (level, first)).fetchall()
+        wanted = None if among is None else set(among)
+        ranked = sorted((-(depth or 0), self._name(type_id)) for type_id, depth in rows)
+        return [name for _, name in ranked if name != TOTAL and (wanted is None or name in wanted)][:n]
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.exists())
+
+
+# -- the writer thread -------------------------------------------------------------------------------------------
+_STOP = object()
+
+
+class HistoryWriter:
+    """A thread that owns its own HistoryStore connection; `record()` only puts the snapshot on its queue."""
+
+    def __init__(self, path: Path, *, target: str, layout: str, clock: str = "utc",
+                 retention: Retention | None = None) -> None:  # fmt: skip
+        self.path = path
+        self._queue: queue.Queue = queue.Queue(maxsize=QUEUE_LIMIT)
+        self._ready = threading.Event()
+        self.store: HistoryStore | None = None
+        self.error: str | None = None
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._run, args=(target, layout, clock, retention),
+                                        name="queuetop-history", daemon=True)  # fmt: skip
+        self._thread.start()
+        self._ready.wait(10.0)
+        if self.error is not None:
+            raise UsageError(self.error)
+
+    def record(self, snapshot: Snapshot, breaches: Mapping[str, int] | None = None) -> None:
+        """Hand one poll to the writer. Never blocks: if the writer is far behind, the poll is dropped."""
+        try:
+            self._queue.put_nowait((snapshot, breaches))
+        except queue.Full:
+            if not self.dropped:
+                log.warning("history file %s: the writer is %d polls behind; polls are dropped until it catches up",
+                            self.path, QUEUE_LIMIT)  # fmt: skip
+            self.dropped += 1
+
+    def flush(self, timeout: float = 10.0) -> None:
+        """Wait until everything recorded so far is on disk (tests, benchmarks)."""
+        done = threading.Event()
+        try:
+            self._queue.put((None, done), timeout=timeout)
+        except queue.Full:
+            return
+        done.wait(timeout)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Write what is queued and close the file; a writer stuck on the disk is left behind after `timeout`."""
+        try:
+            self._queue.put((_STOP, None), timeout=timeout)
+        except queue.Full:
+            return
+        self._thread.join(timeout)
+
+    def _run(self, target: str, layout: str, clock: str, retention: Retention | None) -> None:
+        try:
+            store = self.store = HistoryStore(self.path, target=target, layout=layout, clock=clock,
+                                              retention=retention)  # fmt: skip
+        except UsageError as exc:
+            self.error = str(exc)
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            while True:
+                batch, stop = [self._queue.get()], False
+                while len(batch) < 1000:  # whatever else is waiting goes in the same transaction
+                    try:
+                        batch.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                polls = [(snapshot, extra) for snapshot, extra in batch if isinstance(snapshot, Snapshot)]
+                try:
+                    if polls:
+                        store.write_many(polls)
+                except sqlite3.Error as exc:  # a full disk, a locked file: say it once, keep the dashboard going
+                    store.cost.errors += 1
+                    if store.cost.last_error != str(exc):
+                        log.warning("history file %s: %s", self.path, exc)
+                    store.cost.last_error = str(exc)
+                for snapshot, extra in batch:
+                    if snapshot is None:
+                        extra.set()  # a flush() waiting for what came before it
+                    stop = stop or snapshot is _STOP
+                if stop:
+                    return
+        finally:
+            store.close()
+
+
+def open_history(path: Path, target: Target, layout: Layout,
+                 retention: Retention | None = None) -> tuple[HistoryWriter, HistoryStore]:  # fmt: skip
+    """The dashboard's two ends of a history file: the writer thread (its own connection), and a reader on a
+    connection of the calling thread's (the charts, the time cursor)."""
+    writer = HistoryWriter(path, target=target_identity(target), layout=layout_identity(layout), clock=layout.clock,
+                           retention=retention)  # fmt: skip
+    try:
+        reader = HistoryStore(path, create=False, retention=retention)
+    except BaseException:
+        writer.close()
+        raise
+    return writer, reader
+
+
+def find_history(target: Target, layout_name: str | None, folder: Path | None = None,
+                 table: str | None = None) -> list[tuple[Path, dict[str, str]]]:  # fmt: skip
+    """The history files kept for a target (and layout, when named), with their meta, newest first."""
+    who = target_identity(target)
+    found = []
+    folder = folder or history_dir()
+    for path in sorted(folder.glob("*.sqlite3")):
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+                meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.Error:
+            continue
+        if meta.get("target") != who:
+            continue
+        name, _, where = meta.get("layout", "").partition(":")
+        if layout_name is not None and name != layout_name:
+            continue
+        if table is not None and where.split(".")[-1].lower() != table.split(".")[-1].lower():
+            continue
+        found.append((path, meta))
+    found.sort(key=lambda item: -item[0].stat().st_mtime)
+    return found
+
+
+def snapshot_from(records: Sequence[Record], *, like: Snapshot | None, target: str, clock: str) -> Snapshot | None:
+    """A Snapshot of past figures (from `at()`), for the table: the shape's figures as the live one says."""
+    if not records:
+        return None
+    totals = next((r.to_stats() for r in records if r.job_type == TOTAL), TypeStats(TOTAL))
+    types = tuple(r.to_stats() for r in records if r.job_type != TOTAL)
+    base = dict(dialect=like.dialect, layout=like.layout, figures=like.figures, window_s=like.window_s,
+                note=like.note) if like is not None else {}  # fmt: skip
+    return Snapshot(taken_at=moment(records[0].t), target=target, poll_ms=0.0, types=types, totals=totals,
+                    clock=clock, **{"dialect": "", "window_s": 0.0, **base})  # fmt: skip
