@@ -333,3 +333,13 @@ class SloWatch:
 def worst(breaches: Iterable[Breach]) -> Breach | None:
     """The breach to name first: the longest-lasting, then by type."""
     return min(breaches, key=lambda b: (b.since, b.job_type, b.slo.value), default=None)
+
+
+def breach_masks(breaches: Iterable[Breach]) -> dict[str, int]:
+    """Job type -> the SLOs it breaches, one bit per Slo in declaration order: how the history file keeps them
+    (OR-ed over each bucket), so a breach can be found again after a restart."""
+    bits = {slo: 1 << i for i, slo in enumerate(Slo)}
+    masks: dict[str, int] = {}
+    for breach in breaches:
+        masks[breach.job_type] = masks.get(breach.job_type, 0) | bits[breach.slo]
+    return masks

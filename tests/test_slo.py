@@ -10,7 +10,7 @@ import pytest
 
 from queuetop.config import slo_from_option
 from queuetop.errors import UsageError
-from queuetop.slo import Limit, Slo, Slos, SloWatch, Verdict, evaluate
+from queuetop.slo import Limit, Slo, Slos, SloWatch, Verdict, breach_masks, evaluate
 from queuetop.snapshot import Snapshot, TypeStats
 
 from .helpers import BASE
@@ -112,6 +112,15 @@ def test_a_watch_says_which_breaches_are_new_and_how_long_the_others_lasted():
     assert [b.job_type for b in three.breaches] == ["b"] and three.new == ()
     four = watch.observe(snap(TypeStats("a", depth=30), TypeStats("b", depth=20), at=12))  # a again: new again
     assert [b.job_type for b in four.new] == ["a"]
+
+
+def test_breaches_become_one_bit_per_slo_per_type_for_the_history_file():
+    watch = SloWatch(slos((Slo.MAX_DEPTH, 10, None), (Slo.MAX_TIMED_OUT, 0, None)), target="prod")
+    watched = watch.observe(snap(TypeStats("a", depth=11, timed_out=2), TypeStats("b", depth=20), at=0))
+    bit = {slo: 1 << list(Slo).index(slo) for slo in Slo}
+    assert breach_masks(watched.breaches) == {"a": bit[Slo.MAX_DEPTH] | bit[Slo.MAX_TIMED_OUT],
+                                              "b": bit[Slo.MAX_DEPTH]}
+    assert breach_masks(()) == {}
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -37,7 +37,7 @@ from queuetop.history_store import snapshot_from
 from queuetop.layouts import NATIVE, Layout
 from queuetop.monitor import NO_SCHEMA, PollOutcome
 from queuetop.series import Series
-from queuetop.slo import Breach, Slos, SloWatch, Watched, worst
+from queuetop.slo import Breach, Slos, SloWatch, Watched, breach_masks, worst
 from queuetop.snapshot import Snapshot
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen, Section, binding_rows
@@ -244,7 +244,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         if recorder is not None and snapshot is not None:
             # A queue put, once the frame is painted: the writer thread's work (and its hold on the GIL) falls
             # between polls, not between a poll and its frame.
-            self.call_after_refresh(recorder.record, snapshot)
+            self.call_after_refresh(recorder.record, snapshot, breach_masks(self.breaches) or None)
         self._schedule(message.outcome)
 
     def _schedule(self, outcome: PollOutcome | None) -> None:
