@@ -40,6 +40,8 @@ class TypeStats:
     drain: str = "unknown"  # empty | draining | never | unknown
     drain_eta_s: float | None = None  # set when draining
     depth_is_estimate: bool = False
+    latency_sample: int | None = None  # completions behind the wait/processing percentiles (None: no latencies)
+    latency_is_sample: bool = False  # they are a sample: more completions finished than were read one by one
 
 
 @dataclass(frozen=True)

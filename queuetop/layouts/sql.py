@@ -225,6 +225,140 @@ class Statements:
         sql, params = self._bound(f"completions_after:{low_id is not None}", build, settings)
         return sql, (since, *params, *(() if low_id is None else (low_id,)))
 
+    # -- bounded monitor reads: counts per job type and second, and a capped sample of completions -----------
+    # Whatever the throughput, a poll fetches one row per job type and second of its range, plus at most a fixed
+    # number of sampled completions for the percentiles. The native schema has no [completions] section: its
+    # completed table is read as (c_completed; wait c_created → c_claimed_at; processing c_claimed_at →
+    # c_completed), and its dead jobs (Outcome 'dead') are counted apart and kept out of the latencies.
+    def _completion_parts(self) -> tuple[str, str, list[str | None], Node | None, str | None, str]:
+        """(table, completed-at role, [wait from, wait to, processing from, processing to], extra condition, the
+        dead-outcome condition or None, the role prefix of the table)."""
+        spec = self.layout.completions
+        if spec is None:
+            assert self.layout.native, "a shape without completions has no completion reads"
+            return ("completed", "c_completed", ["c_created", "c_claimed_at", "c_claimed_at", "c_completed"], None,
+                    f"{self.col('c_outcome')} = 'dead'", "c_")  # fmt: skip
+        pairs: list[str | None] = [*(spec.wait or (None, None)), *(spec.processing or (None, None))]
+        where = spec.where.condition if spec.where is not None else None
+        return spec.table, spec.at, pairs, where, None, "c_" if spec.table == "completed" else ""
+
+    def _typed(self, role: str, value: Any) -> Any:
+        return self.dialect.encode_value(self.layout.type_of(role), value)
+
+    def _integer_id(self, role: str) -> bool:
+        return (self.layout.type_of(role) or "").lower() in ("bigint", "int", "integer", "smallint", "tinyint")
+
+    def arrival_counts(self, after_id: int, settle_id: int) -> Statement:
+        """(job type, second created, rows, rows with id > settle_id, highest id) per job type and second, of the
+        rows with id > after_id, in the queue table and (native) the completed one, where a job may already be:
+        arrivals by identity as counts, never one row per job. No `created` role: the second is NULL."""
+        layout = self.layout
+
+        def arm(prefix: str, which: str) -> str:
+            id_col = self.col(prefix + "id")
+            keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None,
+                    self.dialect.second_sql(self.col(prefix + "created")) if layout.has(prefix + "created") else None]
+            group = ", ".join(k for k in keys if k)
+            param = self.dialect.param(layout.type_of(prefix + "id"))
+            return (f"SELECT {keys[0] or 'NULL'}, {keys[1] or 'NULL'}, COUNT(*), SUM(CASE WHEN {id_col} > {param} "
+                    f"THEN 1 ELSE 0 END), MAX({id_col}) FROM {self.table(which)}{self._hint()} WHERE {id_col} > "
+                    f"{param}{' GROUP BY ' + group if group else ''}")
+
+        def build(binds: list) -> str:
+            arms = [arm("", "queue")]
+            if layout.native:
+                arms.append(arm("c_", "completed"))
+            return " UNION ALL ".join(arms)
+
+        sql, _ = self._render("arrival_counts", build)
+        return sql, (settle_id, after_id) * (sql.count(" UNION ALL ") + 1)
+
+    def completion_counts(self, since: Any, settings: dict[str, Any] | None = None,
+                          low_id: int | None = None) -> Statement:  # fmt: skip
+        """(job type, second completed, completions, dead among them, latest completion) per job type and second
+        of the completions after `since`: throughput as counts. `dead` is 0 where the layout counts dead jobs as
+        a state rather than as an outcome."""
+        table, at, _, where_node, dead, prefix = self._completion_parts()
+
+        def build(binds: list) -> str:
+            type_role = prefix + "type"
+            second = self.dialect.second_sql(self.col(at))
+            keys = [self.col(type_role) if self.layout.has(type_role) else None, second]
+            where = f"{self.col(at)} > {self.dialect.param(self.layout.type_of(at))}"
+            if where_node is not None:
+                where += " AND " + self.condition(where_node, binds)
+            if low_id is not None:
+                where += self._from_low_id()
+            dead_count = f"SUM(CASE WHEN {dead} THEN 1 ELSE 0 END)" if dead else "0"
+            return (f"SELECT {keys[0] or 'NULL'}, {second}, COUNT(*), {dead_count}, MAX({self.col(at)}) "
+                    f"FROM {self.table(table)}{self._hint()} WHERE {where} "
+                    f"GROUP BY {', '.join(k for k in keys if k)}")
+
+        sql, params = self._bound(f"completion_counts:{low_id is not None}", build, settings)
+        return sql, (self._typed(at, since), *params, *(() if low_id is None else (low_id,)))
+
+    def arrival_counts_since(self, since: Any, upto_id: int | None) -> Statement:
+        """(job type, second created, rows, NULL, highest id) per job type and second of the rows created after
+        `since` (and with id <= upto_id, when given), in the queue table and the completed one: the first poll's
+        look back over one window, as counts."""
+        layout = self.layout
+        with_ids = upto_id is not None
+
+        def arm(prefix: str, which: str) -> str:
+            created, id_col = self.col(prefix + "created"), self.col(prefix + "id")
+            keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None,
+                    self.dialect.second_sql(created)]
+            where = f"{created} > {self.dialect.param(layout.type_of(prefix + 'created'))}"
+            if with_ids:
+                where += f" AND {id_col} <= {self.dialect.param(layout.type_of(prefix + 'id'))}"
+            highest = f"MAX({id_col})" if self._integer_id(prefix + "id") else NO_COUNT  # no MAX of a GUID
+            return (f"SELECT {keys[0] or 'NULL'}, {keys[1]}, COUNT(*), {NO_COUNT}, {highest} FROM "
+                    f"{self.table(which)}{self._hint()} WHERE {where} GROUP BY {', '.join(k for k in keys if k)}")
+
+        def build(binds: list) -> str:
+            arms = [arm("", "queue")]
+            if layout.completed_table and layout.has("c_created", "c_id"):
+                arms.append(arm("c_", "completed"))
+            return " UNION ALL ".join(arms)
+
+        sql, _ = self._render(f"arrival_counts_since:{with_ids}", build)
+        params: list[Any] = []
+        for prefix in ("", "c_")[: sql.count(" UNION ALL ") + 1]:
+            params += [self._typed(prefix + "created", since), *((upto_id,) if with_ids else ())]
+        return sql, tuple(params)
+
+    SAMPLE_SCALE = 65536  # a sampled row's id hashes to 0 … SAMPLE_SCALE − 1; it is taken below the threshold
+
+    def completion_sample(self, after: Any, upto: Any, share: float, limit: int,
+                          settings: dict[str, Any] | None = None, low_id: int | None = None) -> Statement:
+        """(job type, completed at, wait from, wait to, processing from, processing to) of at most `limit`
+        completions in (after, upto], dead jobs left out: about `share` of them, picked by a hash of the id that
+        spreads over job types and time alike (ids that are not integers: the first `limit` rows)."""
+        table, at, pairs, where_node, dead, prefix = self._completion_parts()
+        hashed = self._integer_id(prefix + "id")
+
+        def build(binds: list) -> str:
+            type_role = prefix + "type"
+            cols = ", ".join([self.col(type_role) if self.layout.has(type_role) else "NULL", self.col(at),
+                              *(self.col(role) if role else "NULL" for role in pairs)])
+            at_param = self.dialect.param(self.layout.type_of(at))
+            where = f"{self.col(at)} > {at_param} AND {self.col(at)} <= {at_param}"
+            if where_node is not None:
+                where += " AND " + self.condition(where_node, binds)
+            if dead:
+                where += f" AND NOT ({dead})"
+            if low_id is not None:
+                where += self._from_low_id()
+            if hashed:  # a multiplicative hash of the id: consecutive ids land far apart, so no type is favoured
+                where += f" AND (({self.col(prefix + 'id')} % 65521) * 40503) % {self.SAMPLE_SCALE} < ?"
+            return self.dialect.first_rows_sql(f"SELECT {cols} FROM {self.table(table)}{self._hint()} WHERE {where}")
+
+        sql, params = self._bound(f"completion_sample:{low_id is not None}", build, settings)
+        threshold = (max(1, min(self.SAMPLE_SCALE, round(share * self.SAMPLE_SCALE))),) if hashed else ()
+        return sql, self.dialect.first_rows_params(
+            (self._typed(at, after), self._typed(at, upto), *params, *(() if low_id is None else (low_id,)),
+             *threshold), limit)
+
     # -- actions -----------------------------------------------------------------------------------------
     def _type_filter(self, state: State, job_type: str | None) -> str:
         if job_type is None:
