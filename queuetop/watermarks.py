@@ -134,7 +134,8 @@ class CompletionWatch(TimeWatch):
         assert self.mark is not None
         if fresh <= 0 or self.mark <= before:
             return  # nothing new past the watermark (late commits in the overlap count, but are not sampled)
-        share = min(1.0, self.sample_per_poll / fresh)
+        # Aim a little under the cap, so the cap (which keeps the rows it meets first) rarely cuts a sample short.
+        share = min(1.0, 0.9 * self.sample_per_poll / fresh)
         sample = reads.fetch(db, statements.completion_sample(before, self.mark, share, self.sample_per_poll,
                                                               settings, low_id))  # fmt: skip
         every_one = share >= 1.0 and len(sample) < self.sample_per_poll

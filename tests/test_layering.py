@@ -24,8 +24,8 @@ LAYERS = [  # bottom first: (rank, module prefixes)
     (2, ("queuetop.layouts",)),
     (3, ("queuetop.snapshot", "queuetop.history", "queuetop.format")),
     (4, ("queuetop.collector", "queuetop.shape_collector", "queuetop.watermarks", "queuetop.queue",
-         "queuetop.shape_queue", "queuetop.actions", "queuetop.monitor", "queuetop.schema", "queuetop.series", "queuetop.detect",
-         "queuetop.load")),
+         "queuetop.shape_queue", "queuetop.actions", "queuetop.monitor", "queuetop.schema", "queuetop.series",
+         "queuetop.detect", "queuetop.load")),
     (5, ("queuetop.tui",)),
     (6, ("queuetop.cli", "queuetop.__main__")),
 ]  # fmt: skip

@@ -298,9 +298,9 @@ class Statements:
         return sql, (self._typed(at, since), *params, *(() if low_id is None else (low_id,)))
 
     def arrival_counts_since(self, since: Any, upto_id: int | None) -> Statement:
-        """(job type, second created, rows, NULL, highest id) per job type and second of the rows created after
+        """(job type, second created, rows, NULL, latest created) per job type and second of the rows created after
         `since` (and with id <= upto_id, when given), in the queue table and the completed one: the first poll's
-        look back over one window, as counts."""
+        look back over one window, or (shapes whose ids are not an identity) every poll's arrivals, as counts."""
         layout = self.layout
         with_ids = upto_id is not None
 
@@ -311,8 +311,7 @@ class Statements:
             where = f"{created} > {self.dialect.param(layout.type_of(prefix + 'created'))}"
             if with_ids:
                 where += f" AND {id_col} <= {self.dialect.param(layout.type_of(prefix + 'id'))}"
-            highest = f"MAX({id_col})" if self._integer_id(prefix + "id") else NO_COUNT  # no MAX of a GUID
-            return (f"SELECT {keys[0] or 'NULL'}, {keys[1]}, COUNT(*), {NO_COUNT}, {highest} FROM "
+            return (f"SELECT {keys[0] or 'NULL'}, {keys[1]}, COUNT(*), {NO_COUNT}, MAX({created}) FROM "
                     f"{self.table(which)}{self._hint()} WHERE {where} GROUP BY {', '.join(k for k in keys if k)}")
 
         def build(binds: list) -> str:
