@@ -96,7 +96,7 @@ class LatencyWindow:
     The (value, weight) pairs are also kept sorted as samples come and go, so a poll takes percentiles without
     sorting the window again."""
 
-    def __init__(self, span_s: float, max_samples: int = 20_000) -> None:
+    def __init__(self, span_s: float, max_samples: int = 40_000) -> None:
         self.span_s = span_s
         self.max_samples = max_samples
         self._samples: deque[tuple[float, float | None, float | None, float]] = deque()

@@ -10,8 +10,10 @@ sorting latencies, and the dashboard lagged exactly during the load test it was 
   each poll counts a short overlap before the watermark again and `Tally` keeps only the growth of each count;
   identities likewise: ids above the highest one seen a few seconds ago are counted again, as a range of the
   primary key, so an identity jump of any size costs nothing (no set of missing ids is ever built);
-- a bounded sample for the percentiles: at most `SAMPLE_PER_POLL` of the new completions, picked by a hash of
-  the id, each weighted by how many completions of its job type it stands for.
+- a bounded sample for the percentiles: about SAMPLE_PER_S of the new completions per second since the last
+  poll, never more than SAMPLE_CAP rows in one statement, picked by a hash of the id, each weighted by how many
+  completions of its job type it stands for. A minute's window then holds about 30,000 samples, whatever the
+  poll interval, and its p99 rests on some 300 of them.
 
 `Reads` counts the rows every statement of a poll fetched, so a test (and the benchmark) can hold a poll to
 its bound.
@@ -30,7 +32,9 @@ from queuetop.history import Tally
 from queuetop.layouts.sql import Statement, Statements
 
 OVERLAP_S = 3.0  # how late an arrival or a completion may commit and still be counted
-SAMPLE_PER_POLL = 500  # completions fetched per poll for the percentiles, at most
+SAMPLE_PER_S = 500  # completions sampled per second of the queue's time, for the percentiles ...
+SAMPLE_CAP = 2_000  # ... and never more rows than this in one statement (the first poll's look back: 60 s)
+SAMPLE_AT_LEAST = 50  # ... and at least this many on a poll that comes sooner than 0.1 s after the last
 EPOCH = datetime(1970, 1, 1)
 
 TypeOf = Callable[[Any], str]
@@ -117,9 +121,11 @@ class TimeWatch:
 class CompletionWatch(TimeWatch):
     """Completions: counts per job type and second, and a bounded, weighted sample of the new ones' latencies."""
 
-    def __init__(self, window_s: float, overlap_s: float = OVERLAP_S, sample_per_poll: int = SAMPLE_PER_POLL) -> None:
+    def __init__(self, window_s: float, overlap_s: float = OVERLAP_S, per_s: int = SAMPLE_PER_S,
+                 cap: int = SAMPLE_CAP) -> None:  # fmt: skip
         super().__init__(window_s, overlap_s)
-        self.sample_per_poll = sample_per_poll
+        self.per_s, self.cap = per_s, cap
+        self._last_poll: datetime | None = None
 
     def read(self, db: Database, statements: Statements, now: datetime, reads: Reads, type_of: TypeOf,
              counted: Counted, sampled: Sampled, settings: dict[str, Any] | None = None,
@@ -127,6 +133,9 @@ class CompletionWatch(TimeWatch):
         decode = db.dialect.decode_time
         self.start(now)
         before = self.mark
+        elapsed = self.window_s if self._last_poll is None else (now - self._last_poll).total_seconds()
+        self._last_poll = now
+        wanted = max(SAMPLE_AT_LEAST, min(self.cap, round(self.per_s * elapsed)))
         assert before is not None
         rows = reads.fetch(db, statements.completion_counts(self.since(now), settings, low_id))
         new = self.take(rows, now, decode, type_of, counted)
@@ -134,11 +143,10 @@ class CompletionWatch(TimeWatch):
         assert self.mark is not None
         if fresh <= 0 or self.mark <= before:
             return  # nothing new past the watermark (late commits in the overlap count, but are not sampled)
-        # Aim a little under the cap, so the cap (which keeps the rows it meets first) rarely cuts a sample short.
-        share = min(1.0, 0.9 * self.sample_per_poll / fresh)
-        sample = reads.fetch(db, statements.completion_sample(before, self.mark, share, self.sample_per_poll,
-                                                              settings, low_id))  # fmt: skip
-        every_one = share >= 1.0 and len(sample) < self.sample_per_poll
+        # Aim a little under the limit, so the limit (which keeps the rows it meets first) rarely cuts a sample short.
+        share = min(1.0, 0.9 * wanted / fresh)
+        sample = reads.fetch(db, statements.completion_sample(before, self.mark, share, wanted, settings, low_id))
+        every_one = share >= 1.0 and len(sample) < wanted
         per_type: dict[str, list[tuple[Any, ...]]] = {}
         for row in sample:
             per_type.setdefault(type_of(row[0]), []).append(row)
