@@ -74,13 +74,16 @@ class _TypeHistory:
 
 
 class _Recount(threading.Thread):
-    """A full count of pending, claimed and dead jobs per type, on a connection of its own, off the poll."""
+    """A full count of pending, claimed and dead jobs per type, on a connection of its own, off the poll: one
+    statement, which also counts what had moved past the collector's marks (`after_id`, `after_completed`) at
+    the moment it was taken, so the next poll can apply it as of that moment."""
 
-    def __init__(self, db: Database, layout: Layout, begun_at: float) -> None:
+    def __init__(self, db: Database, layout: Layout, begun_at: float, after_id: int, after_completed: datetime):
         super().__init__(name="queuetop-recount", daemon=True)
         self.target, self.layout, self.begun_at = db.target, layout, begun_at
         self.opener = type(db).open
-        self.counts: tuple[dict, dict, dict] | None = None  # pending (depth, oldest), claimed, dead per type
+        self.marks = (after_id, after_completed)
+        self.counts: dict[str, dict[str, tuple[int, int, datetime | None]]] | None = None  # part → type → figures
         self.spent_s = 0.0
         self.error: str | None = None
 
@@ -88,12 +91,14 @@ class _Recount(threading.Thread):
         started = time.perf_counter()
         try:
             with self.opener(self.target, purpose="monitor") as db:
-                dialect = db.dialect
-                pending = {row[0]: (int(row[1]), dialect.decode_time(row[2]))
-                           for row in dialect.pending_by_type(db, self.layout)}  # fmt: skip
-                claimed = {row[0]: int(row[1]) for row in dialect.claimed_by_type(db, self.layout, db.now())}
-                dead = {row[0]: int(row[1]) for row in dialect.dead_by_type(db, self.layout)}
-            self.counts = (pending, claimed, dead)
+                counts: dict[str, dict[str, tuple[int, int, datetime | None]]] = {
+                    part: {} for part in ("pending", "claimed", "dead", "arrived", "completed")}
+                for part, job_type, jobs, dead, oldest in db.fetchall(
+                        *Statements(db.dialect, self.layout).native_recount(*self.marks)):
+                    before = counts[part].get(job_type, (0, 0, None))
+                    counts[part][job_type] = (before[0] + int(jobs), before[1] + int(dead or 0),
+                                              db.dialect.decode_time(oldest))  # fmt: skip
+            self.counts = counts
         except QueuetopError as exc:  # the poll carries on with tracked figures; the next count tries again
             self.error = str(exc)
         self.spent_s = time.perf_counter() - started
@@ -118,7 +123,7 @@ class Collector:
         self._dead: dict[str, int] = {}  # per type, dead jobs: tracked
         self._claimed_before: dict[str, int] = {}
         self._moved: dict[str, int] = {}  # per type, arrivals − completions since the running recount began
-        self._moved_dead: dict[str, int] = {}
+        self._moved_dead: dict[str, int] = {}  # per type, dead jobs since then
         self._counted_at_rest: set[str] = set()  # types that have not moved since their last full count
         self._just_counted: set[str] = set()  # ... and that count was taken by this poll: its depth is exact
         self._recount: _Recount | None = None
@@ -242,7 +247,8 @@ class Collector:
         if self._recount is not None:
             return
         self._moved, self._moved_dead = {}, {}
-        self._recount = _Recount(self.db, self.layout, t)
+        assert self._completions.mark is not None
+        self._recount = _Recount(self.db, self.layout, t, self._identities.highest, self._completions.mark)
         self._recount.start()
 
     def _take_recount(self, claimed: dict) -> None:
@@ -255,12 +261,19 @@ class Collector:
         if job.counts is None:
             log.warning("the background count of the queue failed: %s", job.error)
             return
-        pending, claimed_then, dead = job.counts
-        types = set(pending) | set(claimed_then) | set(self._moved) | set(claimed)
-        self._queued = {t: pending.get(t, (0,))[0] + claimed_then.get(t, 0) + self._moved.get(t, 0) for t in types}
-        self._dead = {t: dead.get(t, 0) + self._moved_dead.get(t, 0) for t in set(dead) | set(self._moved_dead)}
+        counts = job.counts
+
+        def figure(part: str, job_type: str, which: int = 0) -> int:
+            return counts[part].get(job_type, (0, 0, None))[which]
+
+        # What moved since the marks and before the count is in the count already; only the rest is added.
+        types = set().union(*(set(c) for c in counts.values()), self._moved, claimed)
+        self._queued = {t: figure("pending", t) + figure("claimed", t) + self._moved.get(t, 0)
+                        - figure("arrived", t) + figure("completed", t) for t in types}  # fmt: skip
+        self._dead = {t: figure("dead", t) + self._moved_dead.get(t, 0) - figure("completed", t, 1)
+                      for t in set(counts["dead"]) | set(self._moved_dead)}  # fmt: skip
         # A type that moved since the count began may be off by what moved in between: count it again at rest.
-        self._counted_at_rest = {t for t in types | set(dead) if t not in self._moved and t not in self._moved_dead}
+        self._counted_at_rest = {t for t in types | set(counts["dead"]) if t not in self._moved}
         self._just_counted = set(self._counted_at_rest)
 
     def _read_pending_heads(self, claimed: dict) -> tuple[dict[str, tuple[int, datetime | None, bool]], bool]:

@@ -108,7 +108,7 @@ def test_a_sample_weighs_as_many_completions_as_it_stands_for(backend):
 def test_the_depth_is_exact_again_when_a_load_comes_to_rest(backend, monkeypatch):
     monkeypatch.setattr(collector_module, "DEPTH_EXACT_UP_TO", 5)
     with backend.open() as db, backend.open("monitor") as monitor_db:
-        Queue(db, backend.layout).enqueue_many("bulk", 300)
+        Queue(db, backend.layout).enqueue_many("bulk", 5000)
         collector = Collector(monitor_db, backend.layout)
         collector.poll()
         stop = threading.Event()
@@ -182,6 +182,8 @@ def bounded_statements():
         if layout.table_required:
             layout = with_tables(layout, "dbo.work_items")
         s = Statements(MSSQLDialect(), layout)
+        if layout.native:
+            out.append((name, "native_recount", s.native_recount(10, BASE)))
         if layout.native or layout.arrivals == "identity":
             out.append((name, "arrival_counts", s.arrival_counts(10, 20)))
         if layout.has("created"):

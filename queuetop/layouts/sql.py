@@ -326,6 +326,34 @@ class Statements:
             params += [self._typed(prefix + "created", since), *((upto_id,) if with_ids else ())]
         return sql, tuple(params)
 
+    def native_recount(self, after_id: int, after_completed: Any) -> Statement:
+        """The native collector's full count, in one statement (one snapshot of both tables): rows of
+        (part, job type, jobs, dead among them, oldest created) — 'pending' (with the oldest), 'claimed', 'dead',
+        and what already moved past the collector's marks when the count was taken: 'arrived' (ids above
+        `after_id`, in either table) and 'completed' (after `after_completed`), so the tracked figures can take
+        the count as of its own moment."""
+        def arm(part: str, table: str, prefix: str, where: str, dead: str = "0", oldest: str = "NULL") -> str:
+            job_type = self.col(prefix + "type")
+            return (f"SELECT '{part}', {job_type}, COUNT(*), {dead}, {oldest} FROM {self.table(table)}{self._hint()} "
+                    f"WHERE {where} GROUP BY {job_type}")
+
+        def build(binds: list) -> str:
+            c, id_param = self.col, self.dialect.param(self.layout.type_of("id"))
+            dead = f"{c('c_outcome')} = 'dead'"
+            return " UNION ALL ".join([
+                arm("pending", "queue", "", f"{c('claimed_at')} IS NULL", oldest=f"MIN({c('created')})"),
+                arm("claimed", "queue", "", f"{c('claimed_at')} IS NOT NULL"),
+                arm("dead", "completed", "c_", dead),
+                arm("arrived", "queue", "", f"{c('id')} > {id_param}"),
+                arm("arrived", "completed", "c_", f"{c('c_id')} > {id_param}"),
+                arm("completed", "completed", "c_",
+                    f"{c('c_completed')} > {self.dialect.param(self.layout.type_of('c_completed'))}",
+                    dead=f"SUM(CASE WHEN {dead} THEN 1 ELSE 0 END)"),
+            ])  # fmt: skip
+
+        sql, _ = self._render("native_recount", build)
+        return sql, (after_id, after_id, self._typed("c_completed", after_completed))
+
     SAMPLE_SCALE = 65536  # a sampled row's id hashes to 0 … SAMPLE_SCALE − 1; it is taken below the threshold
 
     def completion_sample(self, after: Any, upto: Any, share: float, limit: int,
