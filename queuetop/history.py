@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from itertools import accumulate
@@ -91,18 +91,31 @@ def rate_per_s(window: EventWindow, now: float, span_s: float, observed_since: f
 
 
 class LatencyWindow:
-    """(completed at, wait s, processing s, weight) of recent completions, bounded by age and count. A sample
-    of a poll's completions carries a weight: how many completions it stands for (1 when every one was read).
-    The (value, weight) pairs are also kept sorted as samples come and go, so a poll takes percentiles without
-    sorting the window again."""
+    """Wait and processing times of recent completions, bounded by age and count, as weighted histograms with
+    buckets 2 % wide, each read back as the mean of the values in it (so within 1 % of any of them, and exact
+    where they are all the same). A sample of a poll's completions carries a
+    weight: how many completions it stands for (1 when every one was read). Adding a sample and taking the
+    percentiles cost the same however many samples the window holds: a sorted list of 30,000 samples cost a
+    poll tens of milliseconds in insertions alone."""
+
+    GROWTH = 1.02  # one bucket's upper bound over its lower one
+    SMALLEST_S = 1e-6  # at or below (a clock's tick, or skew): one bucket
 
     def __init__(self, span_s: float, max_samples: int = 40_000) -> None:
         self.span_s = span_s
         self.max_samples = max_samples
-        self._samples: deque[tuple[float, float | None, float | None, float]] = deque()
-        self._waits: list[tuple[float, float]] = []
-        self._processing: list[tuple[float, float]] = []
+        self._samples: deque[tuple[float, float | None, float | None, float]] = deque()  # (at, wait, work, w)
+        self._waits: dict[int, list[float]] = {}  # bucket → [weight, weighted sum of its values]
+        self._processing: dict[int, list[float]] = {}
         self._weighted = 0  # samples standing for more than one completion
+
+    @classmethod
+    def _bucket(cls, value: float | None) -> int | None:
+        if value is None:
+            return None
+        if value <= cls.SMALLEST_S:
+            return ZERO_BUCKET
+        return round(math.log(value) / math.log(cls.GROWTH))
 
     def add(self, completed_at: float, wait_s: float | None, processing_s: float | None,
             weight: float = 1.0) -> None:  # fmt: skip
@@ -110,10 +123,11 @@ class LatencyWindow:
             self._forget(self._samples.popleft())
         self._samples.append((completed_at, wait_s, processing_s, weight))
         self._weighted += weight != 1.0
-        if wait_s is not None:
-            insort(self._waits, (wait_s, weight))
-        if processing_s is not None:
-            insort(self._processing, (processing_s, weight))
+        for value, histogram in ((wait_s, self._waits), (processing_s, self._processing)):
+            if value is not None:
+                entry = histogram.setdefault(self._bucket(value), [0.0, 0.0])  # type: ignore[arg-type]
+                entry[0] += weight
+                entry[1] += weight * value
 
     def prune(self, now: float) -> None:
         cutoff = now - self.span_s
@@ -123,24 +137,31 @@ class LatencyWindow:
     def _forget(self, sample: tuple[float, float | None, float | None, float]) -> None:
         _, wait_s, processing_s, weight = sample
         self._weighted -= weight != 1.0
-        if wait_s is not None:
-            del self._waits[bisect_left(self._waits, (wait_s, weight))]
-        if processing_s is not None:
-            del self._processing[bisect_left(self._processing, (processing_s, weight))]
+        for value, histogram in ((wait_s, self._waits), (processing_s, self._processing)):
+            if value is not None:
+                bucket = self._bucket(value)
+                entry = histogram[bucket]  # type: ignore[index]
+                entry[0] -= weight
+                entry[1] -= weight * value
+                if entry[0] <= 1e-9:
+                    del histogram[bucket]  # type: ignore[arg-type]
 
-    def waits(self) -> list[float]:
-        """The waits in the window, in ascending order."""
-        return [value for value, _ in self._waits]
+    @staticmethod
+    def _pairs(histogram: dict[int, list[float]]) -> list[tuple[float, float]]:
+        return [(max(0.0, entry[1] / entry[0]), entry[0]) for entry in (histogram[b] for b in sorted(histogram))]
 
-    def processing(self) -> list[float]:
-        """The processing times in the window, in ascending order."""
-        return [value for value, _ in self._processing]
+    def waits(self) -> list[tuple[float, float]]:
+        """(value, weight) per bucket of the waits in the window, in ascending order."""
+        return self._pairs(self._waits)
+
+    def processing(self) -> list[tuple[float, float]]:
+        return self._pairs(self._processing)
 
     def wait_percentiles(self, points: Sequence[float] = (50, 95, 99)) -> tuple[float | None, ...]:
-        return weighted_percentiles(self._waits, points)
+        return weighted_percentiles(self.waits(), points)
 
     def processing_percentiles(self, points: Sequence[float] = (50, 95, 99)) -> tuple[float | None, ...]:
-        return weighted_percentiles(self._processing, points)
+        return weighted_percentiles(self.processing(), points)
 
     @property
     def sampled(self) -> bool:
@@ -150,6 +171,9 @@ class LatencyWindow:
     def __len__(self) -> int:
         """The number of samples in the window."""
         return len(self._samples)
+
+
+ZERO_BUCKET = -(10**9)
 
 
 def percentiles(values: Iterable[float], points: Sequence[float] = (50, 95, 99)) -> tuple[float | None, ...]:

@@ -94,7 +94,8 @@ def test_a_sample_weighs_as_many_completions_as_it_stands_for(backend):
         insert_completions(db, backend.layout, 1, [(-2.0 + i / 400, 10, 5) for i in range(400)])
         time.sleep(1.0)  # a second's worth of sample (500) is more than enough for these
         quiet = collector.poll().type_named("burst")
-        assert (quiet.latency_sample, quiet.latency_is_sample, quiet.wait_p99_s) == (400, False, 0.01)  # all read
+        assert (quiet.latency_sample, quiet.latency_is_sample) == (400, False)  # every one read
+        assert quiet.wait_p99_s == pytest.approx(0.01, rel=0.01)  # read back within 1 %
         time.sleep(1.0)
         n = 10_000  # then a busy second, of which only a sample is read: each of its samples counts for ~20
         insert_completions(db, backend.layout, 1000, [(-1.0 + i / n, 500 + (i * 7919) % 500, 5) for i in range(n)])
