@@ -70,6 +70,14 @@ class Tally:
         self._counted[key] = count
         return count - before
 
+    def add(self, key: Hashable, count: int) -> int:
+        """Rows known to be new (read past the watermark): all of `count` is added."""
+        self._counted[key] = self._counted.get(key, 0) + count
+        return count
+
+    def total(self, wanted: Callable[[Hashable], bool]) -> int:
+        return sum(n for key, n in self._counted.items() if wanted(key))
+
     def keep(self, wanted: Callable[[Hashable], bool]) -> None:
         """Forget the keys a later poll will not read again."""
         self._counted = {key: n for key, n in self._counted.items() if wanted(key)}

@@ -354,6 +354,24 @@ class Statements:
         sql, _ = self._render("native_recount", build)
         return sql, (after_id, after_id, self._typed("c_completed", after_completed))
 
+    def completion_total(self, start: Any, upto: Any, settings: dict[str, Any] | None = None,
+                         low_id: int | None = None) -> Statement:  # fmt: skip
+        """How many completions in [start, upto]: one count of an index range, which tells a poll whether a
+        completion committed late in its overlap (then the overlap is counted again per second)."""
+        table, at, _, where_node, _, _ = self._completion_parts()
+
+        def build(binds: list) -> str:
+            param = self.dialect.param(self.layout.type_of(at))
+            where = f"{self.col(at)} >= {param} AND {self.col(at)} <= {param}"
+            if where_node is not None:
+                where += " AND " + self.condition(where_node, binds)
+            if low_id is not None:
+                where += self._from_low_id()
+            return f"SELECT COUNT(*) FROM {self.table(table)}{self._hint()} WHERE {where}"
+
+        sql, params = self._bound(f"completion_total:{low_id is not None}", build, settings)
+        return sql, (self._typed(at, start), self._typed(at, upto), *params, *(() if low_id is None else (low_id,)))
+
     SAMPLE_SCALE = 65536  # a sampled row's id hashes to 0 … SAMPLE_SCALE − 1; it is taken below the threshold
 
     def completion_sample(self, after: Any, upto: Any, share: float, limit: int,
