@@ -22,6 +22,7 @@ from queuetop.history import percentiles
 from queuetop.layouts import NATIVE, PRESET_NAMES, load_layout, with_tables
 from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
+from queuetop.snapshot import TypeStats
 from queuetop.watermarks import SAMPLE_CAP, SAMPLE_PER_S
 
 from .helpers import BASE
@@ -205,3 +206,14 @@ def test_the_bounded_reads_are_tsql_in_two_grammars(name, label, statement):
     parsed = Linter(config=FluffConfig(overrides={"dialect": "tsql"})).parse_string(sql.replace("?", "@p"))
     assert not parsed.violations, f"{name} {label}: {parsed.violations[0]}"
     assert " LIMIT " not in sql
+
+
+def test_the_dashboard_marks_sampled_percentiles_as_it_marks_estimated_depths():
+    from queuetop.tui.table import COLUMNS, EST
+
+    wait = next(column for column in COLUMNS if column.key == "wait")
+    sampled = TypeStats("email", wait_p95_s=1.5, latency_sample=900, latency_is_sample=True)
+    assert wait.cell(sampled).startswith("≈") and wait.style(sampled) == EST
+    every_one = TypeStats("email", wait_p95_s=1.5, latency_sample=40)
+    assert not wait.cell(every_one).startswith("≈") and wait.style(every_one) == ""
+    assert wait.cell(TypeStats("email", latency_is_sample=True)) == "—"  # nothing to mark
