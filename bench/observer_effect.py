@@ -32,6 +32,7 @@ import argparse
 import multiprocessing as mp
 import statistics
 import sys
+import threading
 import time
 from collections import defaultdict
 from datetime import datetime, timedelta
@@ -59,20 +60,25 @@ REST_POLLS = 20  # a full count waits until the last one's 1 % share of the time
 FIGURES = ("wait_p50_s", "wait_p95_s", "wait_p99_s", "processing_p50_s", "processing_p95_s", "processing_p99_s")
 
 
-def timed_statements(stats: dict, recording: list[bool]) -> None:
-    """Time every statement this process sends while `recording[0]` (the --profile view of a poll)."""
-    plain = Database.fetchall
+def count_statements(stats: dict, poll: dict) -> None:
+    """Time and count every statement the polling thread sends: per statement kind into `stats` (while
+    `poll["profile"]`), and per poll into `poll` (rows, most rows in one statement). Counted here rather than by
+    the collector, so the queuetop of before this change can be measured the same way; the background count's
+    thread is left out (it is not on the poll's time)."""
+    plain, polling = Database.fetchall, threading.get_ident()
 
     def fetchall(self, sql, params=()):
         started = time.perf_counter()
         rows = plain(self, sql, params)
-        if not recording[0]:
+        if threading.get_ident() != polling:
             return rows
-        name = " ".join(sql.replace("/* queuetop */", "").split()[:6])[:60]
-        entry = stats[name]
-        entry[0] += 1
-        entry[1] += time.perf_counter() - started
-        entry[2] += len(rows)
+        poll["rows"] += len(rows)
+        poll["most"] = max(poll["most"], len(rows))
+        if poll["profile"]:
+            entry = stats[" ".join(sql.replace("/* queuetop */", "").split()[:6])[:60]]
+            entry[0] += 1
+            entry[1] += time.perf_counter() - started
+            entry[2] += len(rows)
         return rows
 
     Database.fetchall = fetchall
@@ -82,9 +88,8 @@ def observer(target: Target, schema: str | None, watching, resting, quitting, re
     """The dashboard's poll loop, in a process of its own: a fresh collector for each watched phase."""
     layout = bench_layout(schema) if schema else NATIVE  # a Layout's mapping does not pickle; its schema does
     statements: dict = defaultdict(lambda: [0, 0.0, 0])
-    recording = [False]  # the steady polls only: a phase's first poll is reported apart
-    if profile:
-        timed_statements(statements, recording)
+    poll = {"rows": 0, "most": 0, "profile": False}  # the steady polls only are profiled: first ones apart
+    count_statements(statements, poll)
     db = Database.open(target, purpose="monitor")
     polls: list[tuple[bool, float, int, int]] = []  # (first of its phase, ms, rows fetched, most rows in one)
     collector, last, was_watching = None, None, False
@@ -93,10 +98,10 @@ def observer(target: Target, schema: str | None, watching, resting, quitting, re
         if watching.is_set():
             if not was_watching:
                 collector = collector_for(db, layout)
-            started, recording[0] = time.perf_counter(), was_watching
+            poll.update(rows=0, most=0, profile=profile and was_watching)
+            started = time.perf_counter()
             last = collector.poll()
-            polls.append((not was_watching, (time.perf_counter() - started) * 1000, collector.reads.rows,
-                          collector.reads.most_rows))  # fmt: skip
+            polls.append((not was_watching, (time.perf_counter() - started) * 1000, poll["rows"], poll["most"]))
         was_watching = watching.is_set()
         if resting.is_set():
             break
