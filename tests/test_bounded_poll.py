@@ -16,7 +16,7 @@ import sqlglot
 from sqlfluff.core import FluffConfig, Linter
 
 from queuetop import collector as collector_module
-from queuetop.collector import Collector
+from queuetop.collector import Collector, collector_for
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.history import percentiles
 from queuetop.layouts import NATIVE, PRESET_NAMES, load_layout, with_tables
@@ -26,6 +26,8 @@ from queuetop.snapshot import TypeStats
 from queuetop.watermarks import SAMPLE_CAP, SAMPLE_PER_S
 
 from .helpers import BASE
+from .seedshapes import local_now_sql, push
+from .test_shapes import backend_name, job_queue  # noqa: F401 - the seed fixtures
 
 COLUMNS = "{c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_claimed_by}, {c_attempts}, {c_outcome}"
 CHUNK = 400
@@ -217,3 +219,22 @@ def test_the_dashboard_marks_sampled_percentiles_as_it_marks_estimated_depths():
     every_one = TypeStats("email", wait_p95_s=1.5, latency_sample=40)
     assert not wait.cell(every_one).startswith("≈") and wait.style(every_one) == ""
     assert wait.cell(TypeStats("email", latency_is_sample=True)) == "—"  # nothing to mark
+
+
+def test_a_seed_shape_reads_a_burst_of_completions_as_counts_and_a_capped_sample(job_queue):  # noqa: F811
+    s = job_queue
+    with s.open() as db:
+        for _ in range(1500):
+            push(db, s.tables, payload="p")
+    with s.open("monitor") as monitor_db:
+        collector = collector_for(monitor_db, s.layout)
+        collector.poll()
+        with s.open() as db:  # every job claimed and finished, as usp_API_Get_Job and its caller would
+            now = local_now_sql(db)
+            db.execute(f'UPDATE {s.q(s.tables.queue)} SET "Attempts" = 1, "Last_Attempt_Start_Date" = {now}, '
+                       f'"Last_Attempt_End_Date" = {now}')  # fmt: skip
+        time.sleep(1.0)
+        row = collector.poll().totals
+        assert round(row.completions_60s_per_s * 60) == 1500
+        assert collector.reads.most_rows <= SAMPLE_CAP and collector.reads.rows <= SAMPLE_CAP + 20
+        assert row.latency_is_sample and row.latency_sample < 1500
