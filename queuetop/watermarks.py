@@ -7,9 +7,9 @@ sorting latencies, and the dashboard lagged exactly during the load test it was 
 - counts, not rows: per job type and second, how many jobs arrived or finished (`COUNT(*) … GROUP BY` in the
   database), so a poll fetches one row per job type and second of its range, whatever the throughput;
 - late commits by re-counting: a job stamped before the watermark may commit after the poll read past it, so
-  each poll counts the rows of a short overlap before the watermark (one COUNT of an index range) and, only
-  when that differs from what it counted there before, counts the overlap again per second, `Tally` keeping
-  only the growth of each count;
+  each poll counts the rows of a short overlap before the watermark (one COUNT of an index range, in the
+  round trip that counts the new rows) and, only when that differs from what it counted there before, counts
+  the overlap again per second, `Tally` keeping only the growth of each count;
   identities likewise: ids above the highest one seen a few seconds ago are counted again, as a range of the
   primary key, so an identity jump of any size costs nothing (no set of missing ids is ever built);
 - a bounded sample for the percentiles: about SAMPLE_PER_S of the new completions per second since the last
@@ -141,13 +141,15 @@ class CompletionWatch(TimeWatch):
         self._last_poll = now
         wanted = max(SAMPLE_AT_LEAST, min(self.cap, round(self.per_s * elapsed)))
         assert before is not None
-        since, past_mark = self.since(now), False
+        since, past_mark, rows = self.since(now), False, []
         if self.tally:  # did anything commit late in the overlap? one count says; then count it again per second
             check_from = since + timedelta(seconds=1)  # whole seconds only: `since`'s own may be counted in part
             seen = self.tally.total(lambda key: not key[2] and key[1] >= check_from)
-            total = reads.fetch(db, statements.completion_total(check_from, before, settings, low_id))[0][0]
-            past_mark = int(total) == seen
-        rows = reads.fetch(db, statements.completion_counts(before if past_mark else since, settings, low_id))
+            checked = reads.fetch(db, statements.completion_counts_checked(before, check_from, settings, low_id))
+            past_mark = int(next(row[3] for row in checked if row[0] == "overlap")) == seen
+            rows = [row[1:] for row in checked if row[0] == "past"]
+        if not past_mark:
+            rows = reads.fetch(db, statements.completion_counts(since, settings, low_id))
         new = self.take(rows, now, decode, type_of, counted, past_mark)
         fresh = sum(new.values())
         assert self.mark is not None

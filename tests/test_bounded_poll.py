@@ -195,6 +195,7 @@ def bounded_statements():
         if layout.native or layout.completions is not None:
             low = 5 if s.ranged else None
             out.append((name, "completion_counts", s.completion_counts(BASE, None, low)))
+            out.append((name, "completion_counts_checked", s.completion_counts_checked(BASE, BASE, None, low)))
             out.append((name, "completion_sample", s.completion_sample(BASE, BASE, 0.25, 500, None, low)))
     return out
 

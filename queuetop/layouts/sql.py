@@ -354,23 +354,43 @@ class Statements:
         sql, _ = self._render("native_recount", build)
         return sql, (after_id, after_id, self._typed("c_completed", after_completed))
 
-    def completion_total(self, start: Any, upto: Any, settings: dict[str, Any] | None = None,
-                         low_id: int | None = None) -> Statement:  # fmt: skip
-        """How many completions in [start, upto]: one count of an index range, which tells a poll whether a
-        completion committed late in its overlap (then the overlap is counted again per second)."""
-        table, at, _, where_node, _, _ = self._completion_parts()
+    def completion_counts_checked(self, mark: Any, check_from: Any, settings: dict[str, Any] | None = None,
+                                  low_id: int | None = None) -> Statement:  # fmt: skip
+        """`completion_counts` past the watermark `mark` only ('past' rows), and in the same round trip one more
+        row, ('overlap', NULL, NULL, jobs, 0, NULL): how many completions lie in [check_from, mark] — which tells
+        the poll whether one committed late there (then it counts the overlap again per second)."""
+        table, at, _, where_node, dead, prefix = self._completion_parts()
 
         def build(binds: list) -> str:
-            param = self.dialect.param(self.layout.type_of(at))
-            where = f"{self.col(at)} >= {param} AND {self.col(at)} <= {param}"
-            if where_node is not None:
-                where += " AND " + self.condition(where_node, binds)
-            if low_id is not None:
-                where += self._from_low_id()
-            return f"SELECT COUNT(*) FROM {self.table(table)}{self._hint()} WHERE {where}"
+            type_role, at_col = prefix + "type", self.col(at)
+            second = self.dialect.second_sql(at_col)
+            job_type = self.col(type_role) if self.layout.has(type_role) else None
+            at_param = self.dialect.param(self.layout.type_of(at))
 
-        sql, params = self._bound(f"completion_total:{low_id is not None}", build, settings)
-        return sql, (self._typed(at, start), self._typed(at, upto), *params, *(() if low_id is None else (low_id,)))
+            def where(*bounds: tuple[str, str]) -> str:
+                parts = []
+                for op, name in bounds:  # the run-time values travel as binds too, so the text is made once
+                    binds.append(lambda values, name=name: values[name])
+                    parts.append(f"{at_col} {op} {at_param}")
+                if where_node is not None:
+                    parts.append(self.condition(where_node, binds))
+                text = " AND ".join(parts)
+                if low_id is not None:
+                    binds.append(lambda values: values["__low"])
+                    text += self._from_low_id()
+                return text
+
+            dead_count = f"SUM(CASE WHEN {dead} THEN 1 ELSE 0 END)" if dead else "0"
+            group = ", ".join(k for k in (job_type, second) if k)
+            past = (f"SELECT 'past', {job_type or 'NULL'}, {second}, COUNT(*), {dead_count}, MAX({at_col}) FROM "
+                    f"{self.table(table)}{self._hint()} WHERE {where(('>', '__mark'))} GROUP BY {group}")
+            overlap = (f"SELECT 'overlap', NULL, NULL, COUNT(*), 0, NULL FROM {self.table(table)}{self._hint()} "
+                       f"WHERE {where(('>=', '__from'), ('<=', '__mark'))}")
+            return f"{past} UNION ALL {overlap}"
+
+        values = {**(settings or {}), "__mark": self._typed(at, mark), "__from": self._typed(at, check_from),
+                  "__low": low_id}  # fmt: skip
+        return self._bound(f"completion_counts_checked:{low_id is not None}", build, values)
 
     SAMPLE_SCALE = 65536  # a sampled row's id hashes to 0 … SAMPLE_SCALE − 1; it is taken below the threshold
 
