@@ -239,3 +239,23 @@ def test_a_seed_shape_reads_a_burst_of_completions_as_counts_and_a_capped_sample
         assert round(row.completions_60s_per_s * 60) == 1500
         assert collector.reads.most_rows <= SAMPLE_CAP and collector.reads.rows <= SAMPLE_CAP + 20
         assert row.latency_is_sample and row.latency_sample < 1500
+
+
+def test_the_status_line_turns_amber_with_the_age_when_data_is_older_than_two_intervals():
+    from queuetop.monitor import CONNECTED
+    from queuetop.tui.widgets import StatusView, status_lines
+
+    def polled(since_s: float):
+        view = StatusView(target="q.db", dialect="sqlite", state=CONNECTED, error=None, retry_in_s=None,
+                          since_success_s=since_s, poll_ms=12.0, interval_s=1.0, window_s=900, paused=False,
+                          read_only=False)  # fmt: skip
+        second = status_lines(view)[1]
+        span = next(s for s in second.spans if second.plain[s.start:s.end].startswith("polled"))
+        return second.plain[span.start:span.end], str(span.style)
+
+    assert polled(2.5) == ("polled 2.5s ago", "bold yellow")  # a slow poll never passes for a live one
+    text = status_lines(StatusView(target="q.db", dialect="sqlite", state=CONNECTED, error=None, retry_in_s=None,
+                                   since_success_s=1.5, poll_ms=12.0, interval_s=1.0, window_s=900, paused=False,
+                                   read_only=False))[1]  # fmt: skip
+    assert text.plain.startswith("polled 1.5s ago") and not any(str(s.style) for s in text.spans
+                                                                  if s.start == 0)  # fmt: skip
