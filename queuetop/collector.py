@@ -78,7 +78,8 @@ class _Recount(threading.Thread):
     statement, which also counts what had moved past the collector's marks (`after_id`, `after_completed`) at
     the moment it was taken, so the next poll can apply it as of that moment."""
 
-    def __init__(self, db: Database, layout: Layout, begun_at: float, after_id: int, after_completed: datetime):
+    def __init__(self, db: Database, layout: Layout, begun_at: float, after_id: int,
+                 after_completed: datetime) -> None:  # fmt: skip
         super().__init__(name="queuetop-recount", daemon=True)
         self.target, self.layout, self.begun_at = db.target, layout, begun_at
         self.opener = type(db).open
