@@ -1,7 +1,8 @@
 """One poll of the queue → one frozen `Snapshot`.
 
 A poll reads little and holds nothing: each read is one short autocommit statement through an index that
-holds only live rows (pending or claimed), or only what happened since the last poll.
+holds only live rows (pending or claimed), or only what happened since the last poll — and no statement fetches
+more than a fixed number of rows, however fast the queue moves (`Reads` counts them):
 
 - depth and oldest age: per type, one seek into the pending-by-age index for the oldest, and an exact count
   that stops at DEPTH_EXACT_UP_TO. Deeper than that the depth is tracked, not counted: the jobs of a type in
@@ -9,52 +10,50 @@ holds only live rows (pending or claimed), or only what happened since the last 
   so depth = queued − claimed, marked as an estimate (≈) because anything that bypasses those reads (a DELETE
   by hand, a completion committed later than the overlap) would go unseen;
 - claimed and timed out: the claimed-only index (claims in flight are few);
-- dead: tracked the same way, from the completions read with outcome "dead";
-- a full count of every pending and dead row corrects the tracked figures: on the first poll, then every
-  RECOUNT_EVERY_S, spaced out further if it is slow (at most RECOUNT_MAX_SHARE of the time), and at once when
-  a capped count shows a tracked figure has drifted. A type whose oldest pending job is gone has no pending
+- dead: tracked the same way, from the completions counted with outcome "dead";
+- a full count of every pending and dead row corrects the tracked figures: on the first poll (so a one-shot
+  `stats` is exact), then in the background, on a connection and a thread of its own, so it never delays the
+  figures of a poll: every RECOUNT_EVERY_S, spaced out further if it is slow (at most RECOUNT_MAX_SHARE of the
+  time), soon after a capped count shows a tracked figure has drifted, and once when the queue comes to rest
+  (so the depth is exact again a poll or two after a load test stops). Its result is taken by the next poll,
+  with what that poll saw move since the count began. A type whose oldest pending job is gone has no pending
   jobs at all, so a purge shows at the next poll;
-- arrivals: identity deltas. Ids above the highest one seen, in either table, plus the few lower ids that
-  were missing last time (identities commit out of order, so a gap may fill in later);
-- completions, wait and processing times: a watermark on the completed table's CompletedDate. A completion
-  may commit after a later one, so each poll also counts the rows of a short overlap before the watermark
-  and re-reads it (dropping ids already seen) only when that count says something arrived late.
+- arrivals: identity deltas as counts per type and second (`watermarks.IdentityWatch`): ids above the highest
+  one seen a few seconds ago are counted again, since identities commit out of order;
+- completions: counts per type and second past a watermark on CompletedDate, with a re-counted overlap for
+  late commits, and wait and processing percentiles from a bounded, weighted sample of the new completions
+  (`watermarks.CompletionWatch`; `latency_sample` and `latency_is_sample` in the JSON).
 
-So a poll's cost grows with the number of job types and the work done since the last poll, not with the
-size of the history or of the backlog. The first poll looks back one window (60 s) so rates are meaningful at
-once. The full count runs as statements apart from the tracked deltas (the monitor never holds a
-transaction), so a job that moves in the milliseconds between them can leave an estimate off by one until the
-next count; exact figures are never affected.
+So a poll's cost grows with the number of job types and the seconds since the last poll, not with the
+throughput, the size of the history or of the backlog. The first poll looks back one window (60 s) so rates
+are meaningful at once.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from itertools import chain
 from typing import Any
 
-from queuetop.db import Database
-from queuetop.history import EventWindow, LatencyWindow, drain_eta, percentiles, rate_per_s
+from queuetop.db import Database, QueuetopError
+from queuetop.history import EventWindow, LatencyWindow, drain_eta, rate_per_s
 from queuetop.layouts import NATIVE, Layout
+from queuetop.layouts.sql import Statements
 from queuetop.shape_collector import ShapeCollector
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.watermarks import CompletionWatch, Counted, IdentityWatch, Reads, seconds
+
+log = logging.getLogger("queuetop")
 
 WINDOW_S = 60.0
 SHORT_WINDOW_S = 10.0
-COMPLETION_OVERLAP_S = 3.0  # how late a completion may commit and still be counted
-MAX_TRACKED_GAPS = 256  # missing ids re-checked on later polls
-GAP_PATIENCE_S = 30.0  # after this a missing id is taken as rolled back
 DEPTH_EXACT_UP_TO = 200  # pending jobs per type counted exactly on every poll; deeper ones are tracked
 RECOUNT_EVERY_S = 60.0  # a full count of depth and dead this often corrects the tracked figures ...
 RECOUNT_MAX_SHARE = 0.01  # ... spaced out so it takes at most this share of the time (0.5 s → every 50 s)
-EPOCH = datetime(1970, 1, 1)
-
-
-def seconds(moment: datetime) -> float:
-    return (moment - EPOCH).total_seconds()
 
 
 def collector_for(db: Database, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
@@ -74,6 +73,38 @@ class _TypeHistory:
     latency: LatencyWindow
 
 
+class _Recount(threading.Thread):
+    """A full count of pending, claimed and dead jobs per type, on a connection of its own, off the poll: one
+    statement, which also counts what had moved past the collector's marks (`after_id`, `after_completed`) at
+    the moment it was taken, so the next poll can apply it as of that moment."""
+
+    def __init__(self, db: Database, layout: Layout, begun_at: float, after_id: int,
+                 after_completed: datetime) -> None:  # fmt: skip
+        super().__init__(name="queuetop-recount", daemon=True)
+        self.target, self.layout, self.begun_at = db.target, layout, begun_at
+        self.opener = type(db).open
+        self.marks = (after_id, after_completed)
+        self.counts: dict[str, dict[str, tuple[int, int, datetime | None]]] | None = None  # part → type → figures
+        self.spent_s = 0.0
+        self.error: str | None = None
+
+    def run(self) -> None:
+        started = time.perf_counter()
+        try:
+            with self.opener(self.target, purpose="monitor") as db:
+                counts: dict[str, dict[str, tuple[int, int, datetime | None]]] = {
+                    part: {} for part in ("pending", "claimed", "dead", "arrived", "completed")}
+                for part, job_type, jobs, dead, oldest in db.fetchall(
+                        *Statements(db.dialect, self.layout).native_recount(*self.marks)):
+                    before = counts[part].get(job_type, (0, 0, None))
+                    counts[part][job_type] = (before[0] + int(jobs), before[1] + int(dead or 0),
+                                              db.dialect.decode_time(oldest))  # fmt: skip
+            self.counts = counts
+        except QueuetopError as exc:  # the poll carries on with tracked figures; the next count tries again
+            self.error = str(exc)
+        self.spent_s = time.perf_counter() - started
+
+
 class Collector:
     """Polls one queue; keeps the little state that makes the next poll cheap."""
 
@@ -83,46 +114,75 @@ class Collector:
         self.layout = layout
         self.only_types = frozenset(job_types)
         self.window_s = window_s
+        self.statements = Statements(db.dialect, layout)
         self._history: dict[str, _TypeHistory] = {}
+        self._all_latency = LatencyWindow(window_s)  # every shown type's samples together, for the totals
         self._observed_since: float | None = None
-        self._highest_id = 0
-        self._gaps: dict[int, float] = {}  # id -> when first seen missing
-        self._completion_mark: datetime | None = None
-        self._recent_completions: dict[int, datetime] = {}
+        self._identities = IdentityWatch()
+        self._completions = CompletionWatch(window_s)
         self._queued: dict[str, int] = {}  # per type, jobs in the queue table (pending or claimed): tracked
         self._dead: dict[str, int] = {}  # per type, dead jobs: tracked
-        self._next_count_at: float | None = None  # server seconds; None: count everything at the next poll
+        self._claimed_before: dict[str, int] = {}
+        self._moved: dict[str, int] = {}  # per type, arrivals − completions since the running recount began
+        self._moved_dead: dict[str, int] = {}  # per type, dead jobs since then
+        self._counted_at_rest: set[str] = set()  # types that have not moved since their last full count
+        self._just_counted: set[str] = set()  # ... and that count was taken by this poll: its depth is exact
+        self._recount: _Recount | None = None
+        self._next_count_at = 0.0  # server seconds: a full count is due from then on
+        self._earliest_count_at = 0.0  # ... and never before this (at most RECOUNT_MAX_SHARE of the time)
+        self.reads = Reads()  # what the last poll fetched
         self.note: str | None = None
 
     def use(self, db: Database) -> None:
         """Carry on over a new connection (after a reconnect); the watermarks stay valid."""
         self.db = db
+        self.statements = Statements(db.dialect, self.layout)
+
+    def settle(self, timeout_s: float = 30.0) -> None:
+        """Wait for a background full count in flight (tests, benchmarks); the next poll takes its result."""
+        if self._recount is not None:
+            self._recount.join(timeout_s)
 
     # -- polling -----------------------------------------------------------------------------------------
     def poll(self) -> Snapshot:
         """Read the queue once. Raises QueuetopError if the database cannot be read."""
         started = time.perf_counter()
         dialect, db, layout = self.db.dialect, self.db, self.layout
+        self.reads = reads = Reads()
         now = db.now()
-        if self._observed_since is None:
+        moved: set[str] = set()
+        first = self._observed_since is None
+        if first:
             self._bootstrap(now)
         else:
-            self._read_arrivals(now)
-            self._read_completions(now)
-        claimed = {row[0]: (int(row[1]), int(row[2] or 0)) for row in dialect.claimed_by_type(db, layout, now)}
-        if self._next_count_at is None or seconds(now) >= self._next_count_at:
+            self._identities.read(db, self.statements, now, reads, str, self._arrived(moved))
+        self._completions.read(db, self.statements, now, reads, str, self._completed(moved, first), self._sampled)
+        claimed = {row[0]: (int(row[1]), int(row[2] or 0))
+                   for row in reads.count(dialect.claimed_by_type(db, layout, now))}  # fmt: skip
+        moved |= {t for t in set(claimed) | set(self._claimed_before)
+                  if claimed.get(t, (0,))[0] != self._claimed_before.get(t, 0)}  # fmt: skip
+        self._claimed_before = {t: c for t, (c, _) in claimed.items()}
+        self._counted_at_rest -= moved
+        if first:
             pending = self._count_everything(now, claimed)
         else:
-            pending = self._read_pending_heads(claimed)
-        snapshot = self._build(now, pending, claimed, dict(self._dead))
+            self._just_counted = set()
+            self._take_recount(claimed)
+            pending, drifted = self._read_pending_heads(claimed)
+            t = seconds(now)
+            resting = not moved and any(p[2] and t not in self._counted_at_rest for t, p in pending.items())
+            # Drift is put right at once (one count at a time, and never on the poll's time); the rest is spaced.
+            if drifted or (t >= self._earliest_count_at and (resting or t >= self._next_count_at)):
+                self._start_recount(t)
+        types, totals = self._build(now, pending, claimed, dict(self._dead))
         return Snapshot(
             taken_at=now,
             target=db.target.display,
             dialect=dialect.name,
             poll_ms=(time.perf_counter() - started) * 1000,
             window_s=self.window_s,
-            types=snapshot[0],
-            totals=snapshot[1],
+            types=types,
+            totals=totals,
             layout=layout.name,
             figures=dict(layout.provides),
             clock=layout.clock,
@@ -131,110 +191,123 @@ class Collector:
         )
 
     def _bootstrap(self, now: datetime) -> None:
-        dialect, db, layout = self.db.dialect, self.db, self.layout
+        db, reads = self.db, self.reads
         since = now - timedelta(seconds=self.window_s)
         # The highest id first: anything above it is left to the next poll's delta, so none counts twice.
-        self._highest_id = dialect.max_job_id(db, layout)
-        for job_id, job_type, created in dialect.arrivals_since(db, layout, since):
-            if job_id <= self._highest_id:
-                self._history_of(job_type).arrivals.add(seconds(dialect.decode_time(created)))
-        self._completion_mark = since
-        self._read_completions(now)
+        highest = self.db.dialect.max_job_id(db, self.layout)
+        reads.statements += 1
+        self._identities.begin(highest)
+        for job_type, second, jobs, _, _ in reads.fetch(db, self.statements.arrival_counts_since(since, highest)):
+            at = db.dialect.decode_time(second)
+            if at is not None:
+                self._history_of(job_type).arrivals.add(seconds(at) + 0.5, int(jobs))
         self._observed_since = seconds(since)
 
+    def _arrived(self, moved: set[str]) -> Counted:
+        def arrived(job_type: str, at: float, jobs: int, _dead: int) -> None:
+            self._history_of(job_type).arrivals.add(at, jobs)
+            self._queued[job_type] = self._queued.get(job_type, 0) + jobs
+            self._moved[job_type] = self._moved.get(job_type, 0) + jobs
+            moved.add(job_type)
+        return arrived
+
+    def _completed(self, moved: set[str], first: bool) -> Counted:
+        def completed(job_type: str, at: float, jobs: int, dead: int) -> None:
+            self._history_of(job_type).completions.add(at, jobs)
+            if first:  # the first poll's full count already holds these
+                return
+            self._queued[job_type] = self._queued.get(job_type, 0) - jobs
+            self._dead[job_type] = self._dead.get(job_type, 0) + dead
+            self._moved[job_type] = self._moved.get(job_type, 0) - jobs
+            self._moved_dead[job_type] = self._moved_dead.get(job_type, 0) + dead
+            moved.add(job_type)
+        return completed
+
+    def _sampled(self, job_type: str, at: float, wait: float | None, processing: float | None, weight: float) -> None:
+        self._history_of(job_type).latency.add(at, wait, processing, weight)
+        if not self.only_types or job_type in self.only_types:
+            self._all_latency.add(at, wait, processing, weight)
+
     def _count_everything(self, now: datetime, claimed: dict) -> dict[str, tuple[int, datetime | None, bool]]:
-        """Exact depth, oldest and dead for every type: reads every pending and every dead row, so it runs on the
-        first poll and then rarely, resetting the tracked figures."""
-        dialect, db, layout = self.db.dialect, self.db, self.layout
+        """Exact depth, oldest and dead for every type, on the first poll: reads every pending and dead row."""
+        dialect, db, layout, reads = self.db.dialect, self.db, self.layout, self.reads
         started = time.perf_counter()
         pending = {row[0]: (int(row[1]), dialect.decode_time(row[2]), False)
-                   for row in dialect.pending_by_type(db, layout)}  # fmt: skip
-        self._dead = {row[0]: int(row[1]) for row in dialect.dead_by_type(db, layout)}
-        spent = time.perf_counter() - started
-        self._next_count_at = seconds(now) + max(RECOUNT_EVERY_S, spent / RECOUNT_MAX_SHARE)
+                   for row in reads.count(dialect.pending_by_type(db, layout))}  # fmt: skip
+        self._dead = {row[0]: int(row[1]) for row in reads.count(dialect.dead_by_type(db, layout))}
         self._queued = {job_type: pending.get(job_type, (0,))[0] + claimed.get(job_type, (0,))[0]
                         for job_type in set(pending) | set(claimed)}  # fmt: skip
+        self._counted_at_rest = set(self._queued) | set(self._dead)
+        self._scheduled(seconds(now), time.perf_counter() - started)
         return pending
 
-    def _read_pending_heads(self, claimed: dict) -> dict[str, tuple[int, datetime | None, bool]]:
+    def _scheduled(self, begun_at: float, spent_s: float) -> None:
+        self._next_count_at = begun_at + max(RECOUNT_EVERY_S, spent_s / RECOUNT_MAX_SHARE)
+        self._earliest_count_at = begun_at + spent_s / RECOUNT_MAX_SHARE
+
+    def _start_recount(self, t: float) -> None:
+        if self._recount is not None:
+            return
+        self._moved, self._moved_dead = {}, {}
+        assert self._completions.mark is not None
+        self._recount = _Recount(self.db, self.layout, t, self._identities.highest, self._completions.mark)
+        self._recount.start()
+
+    def _take_recount(self, claimed: dict) -> None:
+        """Put right the tracked figures with a finished full count and what moved since it began."""
+        job = self._recount
+        if job is None or job.is_alive():
+            return
+        self._recount = None
+        self._scheduled(job.begun_at, job.spent_s)
+        if job.counts is None:
+            log.warning("the background count of the queue failed: %s", job.error)
+            return
+        counts = job.counts
+
+        def figure(part: str, job_type: str, which: int = 0) -> int:
+            return counts[part].get(job_type, (0, 0, None))[which]
+
+        # What moved since the marks and before the count is in the count already; only the rest is added.
+        types = set().union(*(set(c) for c in counts.values()), self._moved, claimed)
+        self._queued = {t: figure("pending", t) + figure("claimed", t) + self._moved.get(t, 0)
+                        - figure("arrived", t) + figure("completed", t) for t in types}  # fmt: skip
+        self._dead = {t: figure("dead", t) + self._moved_dead.get(t, 0) - figure("completed", t, 1)
+                      for t in set(counts["dead"]) | set(self._moved_dead)}  # fmt: skip
+        # A type that moved since the count began may be off by what moved in between: count it again at rest.
+        self._counted_at_rest = {t for t in types | set(counts["dead"]) if t not in self._moved}
+        self._just_counted = set(self._counted_at_rest)
+
+    def _read_pending_heads(self, claimed: dict) -> tuple[dict[str, tuple[int, datetime | None, bool]], bool]:
         """Depth and oldest per type at a cost bounded by the number of types: exact up to DEPTH_EXACT_UP_TO,
-        tracked (queued − claimed, an estimate) above it."""
+        tracked (queued − claimed, an estimate) above it. Also whether a capped count found more than the tracked
+        figure said (it drifted)."""
         dialect = self.db.dialect
         for job_type, (in_flight, _) in claimed.items():
             self._queued[job_type] = max(self._queued.get(job_type, 0), in_flight)
         tracked = {job_type: queued - claimed.get(job_type, (0,))[0] for job_type, queued in self._queued.items()}
         wanted = sorted(t for t in tracked if not self.only_types or t in self.only_types)
         counted = {t: tracked[t] <= DEPTH_EXACT_UP_TO for t in wanted}
-        rows = dialect.pending_heads(self.db, self.layout, [(t, counted[t]) for t in wanted],
-                                     DEPTH_EXACT_UP_TO + 1) if wanted else []  # fmt: skip
+        rows = self.reads.count(dialect.pending_heads(self.db, self.layout, [(t, counted[t]) for t in wanted],
+                                                      DEPTH_EXACT_UP_TO + 1)) if wanted else []  # fmt: skip
         pending: dict[str, tuple[int, datetime | None, bool]] = {}
+        drifted = False
         for job_type, depth_read, oldest_read in rows:
             oldest, in_flight = dialect.decode_time(oldest_read), claimed.get(job_type, (0,))[0]
             if oldest is None or (counted[job_type] and int(depth_read) <= DEPTH_EXACT_UP_TO):
                 depth, estimate = (0 if oldest is None else int(depth_read)), False  # exact: nothing, or counted
                 self._queued[job_type] = depth + in_flight
-            elif counted[job_type]:  # more than the tracked figure said: it drifted; count everything next poll
+            elif counted[job_type]:  # more than the tracked figure said: it drifted; count everything soon
                 depth, estimate = DEPTH_EXACT_UP_TO + 1, True
                 self._queued[job_type] = depth + in_flight
-                self._next_count_at = None
+                self._counted_at_rest.discard(job_type)
+                drifted = True
             else:
-                depth, estimate = tracked[job_type], True
+                depth, estimate = tracked[job_type], job_type not in self._just_counted
             if depth:
                 pending[job_type] = (depth, oldest, estimate)
         self._queued = {t: queued for t, queued in self._queued.items() if queued > 0 or t in claimed}
-        return pending
-
-    def _read_arrivals(self, now: datetime) -> None:
-        dialect = self.db.dialect
-        rows = dialect.arrivals_after(self.db, self.layout, self._highest_id, sorted(self._gaps))
-        seen: set[int] = set()
-        for job_id, job_type, created in rows:
-            if job_id in seen or (job_id <= self._highest_id and job_id not in self._gaps):
-                continue  # a job may sit in both tables for an instant while it moves
-            seen.add(job_id)
-            self._gaps.pop(job_id, None)
-            self._history_of(job_type).arrivals.add(seconds(dialect.decode_time(created)))
-            self._queued[job_type] = self._queued.get(job_type, 0) + 1
-        above = sorted(i for i in seen if i > self._highest_id)
-        if above:
-            missing = set(range(self._highest_id + 1, above[-1])) - seen
-            if len(missing) + len(self._gaps) <= MAX_TRACKED_GAPS:  # an identity jump is not a gap
-                stamp = seconds(now)
-                self._gaps.update(dict.fromkeys(missing, stamp))
-            self._highest_id = above[-1]
-        expired = seconds(now) - GAP_PATIENCE_S
-        self._gaps = {i: t for i, t in self._gaps.items() if t > expired}
-
-    def _read_completions(self, now: datetime) -> None:
-        dialect = self.db.dialect
-        assert self._completion_mark is not None
-        mark = self._completion_mark
-        overlap_start = mark - timedelta(seconds=COMPLETION_OVERLAP_S)
-        # Re-read the overlap only when a completion stamped in it committed after we last looked: counting
-        # it is one index range scan; fetching it every poll would cost seconds' worth of rows.
-        seen = sum(1 for t in self._recent_completions.values() if overlap_start < t <= mark)
-        late = dialect.count_completed_between(self.db, self.layout, overlap_start, mark) != seen
-        since = overlap_start if late else mark
-        for job_id, job_type, created, claimed, completed, outcome in dialect.completions_since(
-            self.db, self.layout, since
-        ):
-            if job_id in self._recent_completions:
-                continue
-            created, claimed, completed = (dialect.decode_time(v) for v in (created, claimed, completed))
-            self._recent_completions[job_id] = completed
-            mark = max(mark, completed)
-            self._queued[job_type] = self._queued.get(job_type, 0) - 1
-            if outcome == "dead":
-                self._dead[job_type] = self._dead.get(job_type, 0) + 1
-            history = self._history_of(job_type)
-            history.completions.add(seconds(completed))
-            if outcome != "dead":  # a dead job's "processing" is its timeout, not work
-                wait = (claimed - created).total_seconds() if claimed and created else None
-                processing = (completed - claimed).total_seconds() if claimed else None
-                history.latency.add(seconds(completed), wait, processing)
-        self._completion_mark = min(mark, now)
-        forget_before = self._completion_mark - timedelta(seconds=COMPLETION_OVERLAP_S)
-        self._recent_completions = {i: t for i, t in self._recent_completions.items() if t > forget_before}
+        return pending, drifted
 
     def _history_of(self, job_type: str) -> _TypeHistory:
         history = self._history.get(job_type)
@@ -253,6 +326,7 @@ class Collector:
             history.arrivals.prune(t)
             history.completions.prune(t)
             history.latency.prune(t)
+        self._all_latency.prune(t)
         # Types with nothing left anywhere drop out of the history.
         for job_type in [jt for jt, h in self._history.items() if not (len(h.arrivals) or len(h.completions))]:
             if job_type not in pending and job_type not in claimed:
@@ -266,16 +340,17 @@ class Collector:
             in_flight, timed_out = claimed.get(job_type, (0, 0))
             history = self._history.get(job_type)
             rows.append(self._stats(job_type, t, depth, oldest and (now - oldest).total_seconds(), in_flight,
-                                    timed_out, dead.get(job_type, 0), [history] if history else [], estimate))
+                                    timed_out, dead.get(job_type, 0), [history] if history else [],
+                                    history.latency if history else None, estimate))  # fmt: skip
         ages = [row.oldest_age_s for row in rows if row.oldest_age_s is not None]
         totals = self._stats(TOTAL, t, sum(r.depth for r in rows), max(ages) if ages else None,
                              sum(r.claimed for r in rows), sum(r.timed_out for r in rows), sum(r.dead for r in rows),
                              [self._history[r.job_type] for r in rows if r.job_type in self._history],
-                             any(r.depth_is_estimate for r in rows))
+                             self._all_latency, any(r.depth_is_estimate for r in rows))  # fmt: skip
         return tuple(rows), totals
 
     def _stats(self, job_type: str, t: float, depth: int, oldest_age_s: float | None, claimed: int,
-               timed_out: int, dead: int, histories: list[_TypeHistory],
+               timed_out: int, dead: int, histories: list[_TypeHistory], latency: LatencyWindow | None,
                depth_is_estimate: bool = False) -> TypeStats:  # fmt: skip
         observed = self._observed_since if self._observed_since is not None else t
 
@@ -285,9 +360,8 @@ class Collector:
             values = [rate_per_s(getattr(h, kind), t, span, observed) for h in histories]
             return None if any(v is None for v in values) else sum(values)
 
-        # Each window is sorted already: sorting them together only merges the runs.
-        wait_p = percentiles(chain.from_iterable(h.latency.waits() for h in histories))
-        work_p = percentiles(chain.from_iterable(h.latency.processing() for h in histories))
+        wait_p = latency.wait_percentiles() if latency else (None, None, None)
+        work_p = latency.processing_percentiles() if latency else (None, None, None)
         arrivals_60, completions_60 = rate("arrivals", self.window_s), rate("completions", self.window_s)
         drain, eta = drain_eta(depth, arrivals_60, completions_60)
         return TypeStats(
@@ -299,4 +373,5 @@ class Collector:
             drain=drain, drain_eta_s=eta, depth_is_estimate=depth_is_estimate,
             arrivals_total=sum(h.arrivals.total for h in histories),
             completions_total=sum(h.completions.total for h in histories),
+            latency_sample=len(latency) if latency else None, latency_is_sample=bool(latency and latency.sampled),
         )  # fmt: skip

@@ -8,10 +8,11 @@ users' own layouts — is read here, from its layout alone:
   kind, so every age is the server's time minus the server's time. The counts are exact; what they cost depends
   on the shape's indexes (seed 003's (PROCESSED, ID) makes depth a seek; seed 002 has none, so it scans —
   README and bench/ say which index fixes each);
-- arrivals: ids above the highest seen (identity shapes; a small overlap catches ids that commit out of order),
-  or rows created past a time watermark (seed 001, whose ids are GUIDs);
-- completions, wait and processing times: rows whose completion time is past a watermark (with an overlap for
-  late commits, duplicates dropped by id);
+- arrivals: ids above the highest seen (identity shapes; ids of the last few seconds are counted again, since
+  they commit out of order), or rows created past a time watermark (seed 001, whose ids are GUIDs) — counted
+  per job type and second in the database, never fetched one by one (`watermarks.py`);
+- completions: counted the same way past a watermark on their completion time, with an overlap for late
+  commits; wait and processing percentiles from a bounded, weighted sample of the new completions;
 - shapes with no times at all (seeds 002, 003): completions between two polls are the arrivals minus the change
   in depth, over the time that really elapsed; the first poll has no rate (null, never 0).
 
@@ -25,29 +26,22 @@ FULL_PASS_EVERY_S (spaced out to at most 1 % of the time) corrects anything chan
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from itertools import chain
 from typing import Any
 
 from queuetop.db import Database, Timeout
-from queuetop.history import EventWindow, LatencyWindow, drain_eta, percentiles, rate_per_s
+from queuetop.history import EventWindow, LatencyWindow, drain_eta, rate_per_s
 from queuetop.layouts import STATES, Layout
 from queuetop.layouts.sql import Statements
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.watermarks import CompletionWatch, IdentityWatch, Reads, TimeWatch, seconds
 
 WINDOW_S = 60.0
 SHORT_WINDOW_S = 10.0
-OVERLAP_S = 3.0  # how late a completion or arrival may commit and still be counted
-ID_OVERLAP = 256  # ids below the highest seen that are read again: identities commit out of order
-ARRIVALS_PER_POLL = 100_000  # at most this many new rows per poll; the rest are read by the next ones
 FULL_PASS_EVERY_S = 60.0  # a read of the whole table this often (and no more than 1 % of the time) ...
 FULL_PASS_MAX_SHARE = 0.01  # ... corrects what a ranged read cannot see (a row changed by hand below the range)
-EPOCH = datetime(1970, 1, 1)
-
-
-def seconds(moment: datetime) -> float:
-    return (moment - EPOCH).total_seconds()
 
 
 class _History:
@@ -76,14 +70,14 @@ class ShapeCollector:
         if self._guid_types:
             self.only_types = frozenset(t.upper() for t in self.only_types)
         self._history: dict[str, _History] = {}
+        self._all_latency = LatencyWindow(window_s)  # every shown type's samples together, for the totals
         self._observed: dict[str, float] = {}  # per event kind: since when it has been watched
-        self._highest_id: Any = None
-        self._recent_ids: set[Any] = set()  # arrivals with ids in the overlap
-        self._arrival_mark: datetime | None = None
-        self._recent_arrivals: dict[Any, datetime] = {}
-        self._completion_mark: datetime | None = None
-        self._recent_completions: dict[tuple[Any, Any], datetime] = {}
+        self._identities = IdentityWatch()
+        self._arrivals_by_time = TimeWatch(window_s)
+        self._completions = CompletionWatch(window_s)
+        self.reads = Reads()  # what the last poll fetched
         self._low_id: int | None = None  # the lowest id still in a state at the last poll (ranged layouts)
+        self._lows: deque[tuple[float, int]] = deque()  # (poll time, its low id): what completions may read from
         self._next_full_at = 0.0  # monotonic seconds: the next poll reading the whole table
         self._last_depth: dict[str, int] | None = None
         self._arrived_since_last: dict[str, int] = {}
@@ -119,11 +113,12 @@ class ShapeCollector:
     def _poll(self) -> Snapshot:
         started = time.perf_counter()
         layout, decode = self.layout, self.db.dialect.decode_time
+        self.reads = reads = Reads()
         states = [name for name in STATES if name in layout.states]
         ranged = self.statements.ranged
         full = not ranged or self._low_id is None or time.monotonic() >= self._next_full_at
         low = None if full else self._low_id
-        rows = self.db.fetchall(*self.statements.state_counts(states, self.settings, low))
+        rows = reads.fetch(self.db, self.statements.state_counts(states, self.settings, low))
         if full:
             spent = time.perf_counter() - started
             self._next_full_at = time.monotonic() + max(FULL_PASS_EVERY_S, spent / FULL_PASS_MAX_SHARE)
@@ -147,10 +142,14 @@ class ShapeCollector:
         elif layout.arrivals == "created":
             self._read_arrivals_by_time(now, first)
         if layout.completions is not None:
-            self._read_completions(now, first, self._low_id if ranged else None)
+            if first:
+                self._observed["completions"] = seconds(now) - self.window_s
+            self._completions.read(self.db, self.statements, now, reads, self._type, self._completed, self._sampled,
+                                   self.settings, self._completions_low(now) if ranged else None)  # fmt: skip
         if ranged:
-            newest_settled = int(self._highest_id or 0) - ID_OVERLAP + 1  # ids above may still commit late
+            newest_settled = self._identities.settled + 1  # ids above may still commit late
             self._low_id = max(0, min([*live_ids, newest_settled]))
+            self._lows.append((seconds(now), self._low_id))
         depth = {t: c for t, (c, _) in counts["pending"].items()}
         if layout.throughput_from_depth:
             self._completions_from_depth(now, depth)
@@ -162,83 +161,60 @@ class ShapeCollector:
             reads=self.db.dialect.reads,
         )  # fmt: skip
 
+    def _completions_low(self, now: datetime) -> int | None:
+        """The low id of the last poll before the completions' overlap began: every job finished since was still
+        in a state then, so its id is at or above it (the current low id may already have passed it, and a count
+        of a second read again must see all of its rows)."""
+        if self._completions.mark is None:
+            return None
+        since, low = seconds(self._completions.since(now)), None
+        while self._lows and self._lows[0][0] <= since:
+            low = self._lows.popleft()[1]
+        if low is not None:
+            self._lows.appendleft((since, low))
+        return low
+
     def _history_of(self, job_type: str) -> _History:
         history = self._history.get(job_type)
         if history is None:
             history = self._history[job_type] = _History(self.window_s)
         return history
 
-    def _arrived(self, job_type: str, at: float) -> None:
-        self._history_of(job_type).arrivals.add(at)
-        self._arrived_since_last[job_type] = self._arrived_since_last.get(job_type, 0) + 1
+    def _arrived(self, job_type: str, at: float, jobs: int, _dead: int = 0) -> None:
+        self._history_of(job_type).arrivals.add(at, jobs)
+        self._arrived_since_last[job_type] = self._arrived_since_last.get(job_type, 0) + jobs
+
+    def _completed(self, job_type: str, at: float, jobs: int, _dead: int) -> None:
+        self._history_of(job_type).completions.add(at, jobs)
+
+    def _sampled(self, job_type: str, at: float, wait: float | None, processing: float | None, weight: float) -> None:
+        self._history_of(job_type).latency.add(at, wait, processing, weight)
+        if not self.only_types or job_type in self.only_types:
+            self._all_latency.add(at, wait, processing, weight)
 
     def _read_arrivals_by_id(self, now: datetime, first: bool) -> None:
-        db, decode = self.db, self.db.dialect.decode_time
-        t = seconds(now)
-        if first:
-            self._highest_id = db.fetchone(*self.statements.max_id())[0] or 0
-            self._observed["arrivals"] = t
-            # The ids already there in the overlap are not arrivals; one that commits later below the highest is.
-            low = max(0, int(self._highest_id) - ID_OVERLAP)
-            self._recent_ids = {row[0] for row in db.fetchall(*self.statements.arrivals_by_id(low, ID_OVERLAP))}
-            if self.layout.has("created"):  # look back one window, so a one-shot `stats` has a rate
-                since = now - timedelta(seconds=self.window_s)
-                for job_id, job_type, created in db.fetchall(*self.statements.arrivals_by_time(since)):
-                    if job_id <= self._highest_id and created is not None:
-                        self._history_of(self._type(job_type)).arrivals.add(seconds(decode(created)))
-                self._observed["arrivals"] = seconds(since)
+        db, decode, reads = self.db, self.db.dialect.decode_time, self.reads
+        if not first:
+            self._identities.read(db, self.statements, now, reads, self._type, self._arrived)
             return
-        low = max(0, int(self._highest_id) - ID_OVERLAP)
-        rows = db.fetchall(*self.statements.arrivals_by_id(low, ARRIVALS_PER_POLL))
-        for job_id, job_type, created in rows:
-            if job_id in self._recent_ids or job_id <= low:
-                continue
-            self._recent_ids.add(job_id)
-            moment = decode(created) if created is not None else None
-            self._arrived(self._type(job_type), seconds(moment) if moment else t)
-            self._highest_id = max(self._highest_id, job_id)
-        keep_above = int(self._highest_id) - ID_OVERLAP
-        self._recent_ids = {i for i in self._recent_ids if i > keep_above}
+        self._identities.begin(int(reads.fetch(db, self.statements.max_id())[0][0] or 0))
+        self._observed["arrivals"] = seconds(now)
+        if self.layout.has("created"):  # look back one window, so a one-shot `stats` has a rate
+            since = now - timedelta(seconds=self.window_s)
+            statement = self.statements.arrival_counts_since(since, self._identities.highest)
+            for job_type, second, jobs, _, _ in reads.fetch(db, statement):
+                at = decode(second)
+                if at is not None:
+                    self._history_of(self._type(job_type)).arrivals.add(seconds(at) + 0.5, int(jobs))
+            self._observed["arrivals"] = seconds(since)
 
     def _read_arrivals_by_time(self, now: datetime, first: bool) -> None:
-        decode = self.db.dialect.decode_time
-        if first:
-            self._arrival_mark = now - timedelta(seconds=self.window_s)
-            self._observed["arrivals"] = seconds(self._arrival_mark)
-        assert self._arrival_mark is not None
-        since = self._arrival_mark - timedelta(seconds=0 if first else OVERLAP_S)
-        for job_id, job_type, created in self.db.fetchall(*self.statements.arrivals_by_time(since)):
-            created = decode(created)
-            if job_id in self._recent_arrivals or created is None or created > now:
-                continue  # a row may sit in both tables for an instant while it moves
-            self._recent_arrivals[job_id] = created
-            self._arrived(self._type(job_type), seconds(created))
-            self._arrival_mark = max(self._arrival_mark, created)
-        forget = self._arrival_mark - timedelta(seconds=OVERLAP_S)
-        self._recent_arrivals = {i: c for i, c in self._recent_arrivals.items() if c > forget}
-
-    def _read_completions(self, now: datetime, first: bool, low_id: int | None) -> None:
-        spec, decode = self.layout.completions, self.db.dialect.decode_time
-        assert spec is not None
-        if first:
-            self._completion_mark = now - timedelta(seconds=self.window_s)
-            self._observed["completions"] = seconds(self._completion_mark)
-        assert self._completion_mark is not None
-        since = self._completion_mark - timedelta(seconds=0 if first else OVERLAP_S)
-        rows = self.db.fetchall(*self.statements.completions_after(since, self.settings, low_id))
-        for job_id, job_type, at, wait_from, wait_to, work_from, work_to in rows:
-            at = decode(at)
-            key = (job_id, at)
-            if key in self._recent_completions or at is None or at > now:
-                continue
-            self._recent_completions[key] = at
-            self._completion_mark = max(self._completion_mark, at)
-            history = self._history_of(self._type(job_type))
-            history.completions.add(seconds(at))
-            history.latency.add(seconds(at), _span(decode(wait_from), decode(wait_to)),
-                                _span(decode(work_from), decode(work_to)))  # fmt: skip
-        forget = self._completion_mark - timedelta(seconds=OVERLAP_S)
-        self._recent_completions = {k: c for k, c in self._recent_completions.items() if c > forget}
+        watch = self._arrivals_by_time
+        if watch.start(now):
+            assert watch.mark is not None
+            self._observed["arrivals"] = seconds(watch.mark)
+        rows = self.reads.fetch(self.db, self.statements.arrival_counts_since(watch.since(now), None))
+        watch.take(rows, now, self.db.dialect.decode_time, self._type, self._arrived)
 
     def _completions_from_depth(self, now: datetime, depth: dict[str, int]) -> None:
         """No times: what left the queue between two polls is what arrived minus what the depth grew by."""
@@ -263,6 +239,7 @@ class ShapeCollector:
             history.arrivals.prune(t)
             history.completions.prune(t)
             history.latency.prune(t)
+        self._all_latency.prune(t)
         live = set().union(*(set(c) for c in counts.values()))
         for job_type in [jt for jt, h in self._history.items() if h.empty() and jt not in live]:
             del self._history[job_type]
@@ -293,8 +270,9 @@ class ShapeCollector:
 
         oldest = counts["pending"].get(job_type, (0, None))[1]
         depth = state("pending") or 0
-        wait_p = percentiles(chain.from_iterable(h.latency.waits() for h in histories))
-        work_p = percentiles(chain.from_iterable(h.latency.processing() for h in histories))
+        latency = self._all_latency if job_type == TOTAL else histories[0].latency if histories else None
+        wait_p = latency.wait_percentiles() if latency else (None, None, None)
+        work_p = latency.processing_percentiles() if latency else (None, None, None)
         arrivals_60, completions_60 = rate("arrivals", self.window_s), rate("completions", self.window_s)
         drain, eta = drain_eta(depth, arrivals_60, completions_60)
         return TypeStats(
@@ -309,11 +287,8 @@ class ShapeCollector:
             drain=drain, drain_eta_s=eta,
             arrivals_total=sum(h.arrivals.total for h in histories) if provides["arrivals"] else None,
             completions_total=sum(h.completions.total for h in histories) if provides["completions"] else None,
+            latency_sample=len(latency) if latency else None, latency_is_sample=bool(latency and latency.sampled),
         )  # fmt: skip
-
-
-def _span(start: datetime | None, end: datetime | None) -> float | None:
-    return None if start is None or end is None else (end - start).total_seconds()
 
 
 def _sum(counts: dict[str, tuple[int, datetime | None]], names: set[str]) -> tuple[int, datetime | None]:

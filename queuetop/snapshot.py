@@ -44,6 +44,8 @@ class TypeStats:
     # Prometheus. A type that goes quiet and drops out of the snapshot starts again from 0 when it comes back.
     arrivals_total: int | None = None
     completions_total: int | None = None
+    latency_sample: int | None = None  # completions behind the wait/processing percentiles (None: no latencies)
+    latency_is_sample: bool = False  # they are a sample: more completions finished than were read one by one
 
 
 @dataclass(frozen=True)

@@ -33,23 +33,41 @@ def test_percentiles_are_nearest_rank():
     assert percentiles([7.5]) == (7.5, 7.5, 7.5)
 
 
+def values(pairs):
+    return [round(value, 6) for value, _ in pairs]
+
+
 def test_latency_window_is_bounded_in_age_and_size():
     window = LatencyWindow(span_s=60, max_samples=3)
     for t in range(5):
         window.add(t, wait_s=t, processing_s=None)
-    assert window.waits() == [2, 3, 4] and window.processing() == []
+    assert values(window.waits()) == pytest.approx([2, 3, 4], rel=0.01) and window.processing() == []
     window.prune(now=63.5)
-    assert window.waits() == [4]
+    assert values(window.waits()) == pytest.approx([4], rel=0.01) and len(window) == 1
 
 
-def test_latency_window_keeps_its_values_sorted_as_they_come_and_go():
+def test_latency_window_reads_each_value_back_within_one_percent_and_forgets_what_leaves():
     window = LatencyWindow(span_s=10, max_samples=4)
     for t, wait in enumerate([5.0, 1.0, 5.0, 3.0, 2.0]):  # the first 5.0 falls out of the full window
         window.add(t, wait_s=wait, processing_s=10 - wait)
-    assert window.waits() == [1.0, 2.0, 3.0, 5.0] and window.processing() == [5.0, 7.0, 8.0, 9.0]
+    assert values(window.waits()) == pytest.approx([1.0, 2.0, 3.0, 5.0], rel=0.01)
+    assert values(window.processing()) == pytest.approx([5.0, 7.0, 8.0, 9.0], rel=0.01)
     window.prune(now=12.5)  # drops the samples at t = 1 and 2: waits 1.0 and 5.0
-    assert window.waits() == [2.0, 3.0] and window.processing() == [7.0, 8.0]
-    assert percentiles(window.waits()) == (2.0, 3.0, 3.0)
+    assert values(window.waits()) == pytest.approx([2.0, 3.0], rel=0.01)
+    assert window.wait_percentiles() == pytest.approx((2.0, 3.0, 3.0), rel=0.01)
+    window.add(13, wait_s=0.0, processing_s=0.000_001)  # zero and a microsecond: one bucket of their own
+    assert window.waits()[0] == (0.0, 1.0) and window.processing()[0] == (0.000_001, 1.0)
+
+
+def test_weighted_percentiles_count_each_sample_as_the_completions_it_stands_for():
+    window = LatencyWindow(span_s=60)
+    for t in range(10):
+        window.add(t, wait_s=1.0, processing_s=None)  # ten read one by one
+    window.add(10, wait_s=9.0, processing_s=None, weight=90.0)  # one standing for ninety
+    assert window.wait_percentiles((5, 10, 11, 50)) == pytest.approx((1.0, 1.0, 9.0, 9.0), rel=0.01)
+    assert window.sampled and len(window) == 11
+    window.prune(now=70.5)
+    assert not window.sampled
 
 
 @pytest.mark.parametrize(

@@ -233,6 +233,205 @@ class Statements:
         sql, params = self._bound(f"completions_after:{low_id is not None}", build, settings)
         return sql, (since, *params, *(() if low_id is None else (low_id,)))
 
+    # -- bounded monitor reads: counts per job type and second, and a capped sample of completions -----------
+    # Whatever the throughput, a poll fetches one row per job type and second of its range, plus at most a fixed
+    # number of sampled completions for the percentiles. The native schema has no [completions] section: its
+    # completed table is read as (c_completed; wait c_created → c_claimed_at; processing c_claimed_at →
+    # c_completed), and its dead jobs (Outcome 'dead') are counted apart and kept out of the latencies.
+    def _completion_parts(self) -> tuple[str, str, list[str | None], Node | None, str | None, str]:
+        """(table, completed-at role, [wait from, wait to, processing from, processing to], extra condition, the
+        dead-outcome condition or None, the role prefix of the table)."""
+        spec = self.layout.completions
+        if spec is None:
+            assert self.layout.native, "a shape without completions has no completion reads"
+            return ("completed", "c_completed", ["c_created", "c_claimed_at", "c_claimed_at", "c_completed"], None,
+                    f"{self.col('c_outcome')} = 'dead'", "c_")  # fmt: skip
+        pairs: list[str | None] = [*(spec.wait or (None, None)), *(spec.processing or (None, None))]
+        where = spec.where.condition if spec.where is not None else None
+        return spec.table, spec.at, pairs, where, None, "c_" if spec.table == "completed" else ""
+
+    def _typed(self, role: str, value: Any) -> Any:
+        return self.dialect.encode_value(self.layout.type_of(role), value)
+
+    def _integer_id(self, role: str) -> bool:
+        return (self.layout.type_of(role) or "").lower() in ("bigint", "int", "integer", "smallint", "tinyint")
+
+    def arrival_counts(self, after_id: int, settle_id: int) -> Statement:
+        """(job type, second created, rows, rows with id > settle_id, highest id) per job type and second, of the
+        rows with id > after_id, in the queue table and (native) the completed one, where a job may already be:
+        arrivals by identity as counts, never one row per job. No `created` role: the second is NULL."""
+        layout = self.layout
+
+        def arm(prefix: str, which: str) -> str:
+            id_col = self.col(prefix + "id")
+            keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None,
+                    self.dialect.second_sql(self.col(prefix + "created")) if layout.has(prefix + "created") else None]
+            group = ", ".join(k for k in keys if k)
+            param = self.dialect.param(layout.type_of(prefix + "id"))
+            return (f"SELECT {keys[0] or 'NULL'}, {keys[1] or 'NULL'}, COUNT(*), SUM(CASE WHEN {id_col} > {param} "
+                    f"THEN 1 ELSE 0 END), MAX({id_col}) FROM {self.table(which)}{self._hint()} WHERE {id_col} > "
+                    f"{param}{' GROUP BY ' + group if group else ''}")
+
+        def build(binds: list) -> str:
+            arms = [arm("", "queue")]
+            if layout.native:
+                arms.append(arm("c_", "completed"))
+            return " UNION ALL ".join(arms)
+
+        sql, _ = self._render("arrival_counts", build)
+        return sql, (settle_id, after_id) * (sql.count(" UNION ALL ") + 1)
+
+    def completion_counts(self, since: Any, settings: dict[str, Any] | None = None,
+                          low_id: int | None = None) -> Statement:  # fmt: skip
+        """(job type, second completed, completions, dead among them, latest completion) per job type and second
+        of the completions after `since`: throughput as counts. `dead` is 0 where the layout counts dead jobs as
+        a state rather than as an outcome."""
+        table, at, _, where_node, dead, prefix = self._completion_parts()
+
+        def build(binds: list) -> str:
+            type_role = prefix + "type"
+            second = self.dialect.second_sql(self.col(at))
+            keys = [self.col(type_role) if self.layout.has(type_role) else None, second]
+            where = f"{self.col(at)} > {self.dialect.param(self.layout.type_of(at))}"
+            if where_node is not None:
+                where += " AND " + self.condition(where_node, binds)
+            if low_id is not None:
+                where += self._from_low_id()
+            dead_count = f"SUM(CASE WHEN {dead} THEN 1 ELSE 0 END)" if dead else "0"
+            return (f"SELECT {keys[0] or 'NULL'}, {second}, COUNT(*), {dead_count}, MAX({self.col(at)}) "
+                    f"FROM {self.table(table)}{self._hint()} WHERE {where} "
+                    f"GROUP BY {', '.join(k for k in keys if k)}")
+
+        sql, params = self._bound(f"completion_counts:{low_id is not None}", build, settings)
+        return sql, (self._typed(at, since), *params, *(() if low_id is None else (low_id,)))
+
+    def arrival_counts_since(self, since: Any, upto_id: int | None) -> Statement:
+        """(job type, second created, rows, NULL, latest created) per job type and second of the rows created after
+        `since` (and with id <= upto_id, when given), in the queue table and the completed one: the first poll's
+        look back over one window, or (shapes whose ids are not an identity) every poll's arrivals, as counts."""
+        layout = self.layout
+        with_ids = upto_id is not None
+
+        def arm(prefix: str, which: str) -> str:
+            created, id_col = self.col(prefix + "created"), self.col(prefix + "id")
+            keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None,
+                    self.dialect.second_sql(created)]
+            where = f"{created} > {self.dialect.param(layout.type_of(prefix + 'created'))}"
+            if with_ids:
+                where += f" AND {id_col} <= {self.dialect.param(layout.type_of(prefix + 'id'))}"
+            return (f"SELECT {keys[0] or 'NULL'}, {keys[1]}, COUNT(*), {NO_COUNT}, MAX({created}) FROM "
+                    f"{self.table(which)}{self._hint()} WHERE {where} GROUP BY {', '.join(k for k in keys if k)}")
+
+        def build(binds: list) -> str:
+            arms = [arm("", "queue")]
+            if layout.completed_table and layout.has("c_created", "c_id"):
+                arms.append(arm("c_", "completed"))
+            return " UNION ALL ".join(arms)
+
+        sql, _ = self._render(f"arrival_counts_since:{with_ids}", build)
+        params: list[Any] = []
+        for prefix in ("", "c_")[: sql.count(" UNION ALL ") + 1]:
+            params += [self._typed(prefix + "created", since), *((upto_id,) if with_ids else ())]
+        return sql, tuple(params)
+
+    def native_recount(self, after_id: int, after_completed: Any) -> Statement:
+        """The native collector's full count, in one statement (one snapshot of both tables): rows of
+        (part, job type, jobs, dead among them, oldest created) — 'pending' (with the oldest), 'claimed', 'dead',
+        and what already moved past the collector's marks when the count was taken: 'arrived' (ids above
+        `after_id`, in either table) and 'completed' (after `after_completed`), so the tracked figures can take
+        the count as of its own moment."""
+        def arm(part: str, table: str, prefix: str, where: str, dead: str = "0", oldest: str = "NULL") -> str:
+            job_type = self.col(prefix + "type")
+            return (f"SELECT '{part}', {job_type}, COUNT(*), {dead}, {oldest} FROM {self.table(table)}{self._hint()} "
+                    f"WHERE {where} GROUP BY {job_type}")
+
+        def build(binds: list) -> str:
+            c, id_param = self.col, self.dialect.param(self.layout.type_of("id"))
+            dead = f"{c('c_outcome')} = 'dead'"
+            return " UNION ALL ".join([
+                arm("pending", "queue", "", f"{c('claimed_at')} IS NULL", oldest=f"MIN({c('created')})"),
+                arm("claimed", "queue", "", f"{c('claimed_at')} IS NOT NULL"),
+                arm("dead", "completed", "c_", dead),
+                arm("arrived", "queue", "", f"{c('id')} > {id_param}"),
+                arm("arrived", "completed", "c_", f"{c('c_id')} > {id_param}"),
+                arm("completed", "completed", "c_",
+                    f"{c('c_completed')} > {self.dialect.param(self.layout.type_of('c_completed'))}",
+                    dead=f"SUM(CASE WHEN {dead} THEN 1 ELSE 0 END)"),
+            ])  # fmt: skip
+
+        sql, _ = self._render("native_recount", build)
+        return sql, (after_id, after_id, self._typed("c_completed", after_completed))
+
+    def completion_counts_checked(self, mark: Any, check_from: Any, settings: dict[str, Any] | None = None,
+                                  low_id: int | None = None) -> Statement:  # fmt: skip
+        """`completion_counts` past the watermark `mark` only ('past' rows), and in the same round trip one more
+        row, ('overlap', NULL, NULL, jobs, 0, NULL): how many completions lie in [check_from, mark] — which tells
+        the poll whether one committed late there (then it counts the overlap again per second)."""
+        table, at, _, where_node, dead, prefix = self._completion_parts()
+
+        def build(binds: list) -> str:
+            type_role, at_col = prefix + "type", self.col(at)
+            second = self.dialect.second_sql(at_col)
+            job_type = self.col(type_role) if self.layout.has(type_role) else None
+            at_param = self.dialect.param(self.layout.type_of(at))
+
+            def where(*bounds: tuple[str, str]) -> str:
+                parts = []
+                for op, name in bounds:  # the run-time values travel as binds too, so the text is made once
+                    binds.append(lambda values, name=name: values[name])
+                    parts.append(f"{at_col} {op} {at_param}")
+                if where_node is not None:
+                    parts.append(self.condition(where_node, binds))
+                text = " AND ".join(parts)
+                if low_id is not None:
+                    binds.append(lambda values: values["__low"])
+                    text += self._from_low_id()
+                return text
+
+            dead_count = f"SUM(CASE WHEN {dead} THEN 1 ELSE 0 END)" if dead else "0"
+            group = ", ".join(k for k in (job_type, second) if k)
+            past = (f"SELECT 'past', {job_type or 'NULL'}, {second}, COUNT(*), {dead_count}, MAX({at_col}) FROM "
+                    f"{self.table(table)}{self._hint()} WHERE {where(('>', '__mark'))} GROUP BY {group}")
+            overlap = (f"SELECT 'overlap', NULL, NULL, COUNT(*), 0, NULL FROM {self.table(table)}{self._hint()} "
+                       f"WHERE {where(('>=', '__from'), ('<=', '__mark'))}")
+            return f"{past} UNION ALL {overlap}"
+
+        values = {**(settings or {}), "__mark": self._typed(at, mark), "__from": self._typed(at, check_from),
+                  "__low": low_id}  # fmt: skip
+        return self._bound(f"completion_counts_checked:{low_id is not None}", build, values)
+
+    SAMPLE_SCALE = 65536  # a sampled row's id hashes to 0 … SAMPLE_SCALE − 1; it is taken below the threshold
+
+    def completion_sample(self, after: Any, upto: Any, share: float, limit: int,
+                          settings: dict[str, Any] | None = None, low_id: int | None = None) -> Statement:
+        """(job type, completed at, wait from, wait to, processing from, processing to) of at most `limit`
+        completions in (after, upto], dead jobs left out: about `share` of them, picked by a hash of the id that
+        spreads over job types and time alike (ids that are not integers: the first `limit` rows)."""
+        table, at, pairs, where_node, dead, prefix = self._completion_parts()
+        hashed = self._integer_id(prefix + "id")
+
+        def build(binds: list) -> str:
+            type_role = prefix + "type"
+            cols = ", ".join([self.col(type_role) if self.layout.has(type_role) else "NULL", self.col(at),
+                              *(self.col(role) if role else "NULL" for role in pairs)])
+            at_param = self.dialect.param(self.layout.type_of(at))
+            where = f"{self.col(at)} > {at_param} AND {self.col(at)} <= {at_param}"
+            if where_node is not None:
+                where += " AND " + self.condition(where_node, binds)
+            if dead:
+                where += f" AND NOT ({dead})"
+            if low_id is not None:
+                where += self._from_low_id()
+            if hashed:  # a multiplicative hash of the id: consecutive ids land far apart, so no type is favoured
+                where += f" AND (({self.col(prefix + 'id')} % 65521) * 40503) % {self.SAMPLE_SCALE} < ?"
+            return self.dialect.first_rows_sql(f"SELECT {cols} FROM {self.table(table)}{self._hint()} WHERE {where}")
+
+        sql, params = self._bound(f"completion_sample:{low_id is not None}", build, settings)
+        threshold = (max(1, min(self.SAMPLE_SCALE, round(share * self.SAMPLE_SCALE))),) if hashed else ()
+        return sql, self.dialect.first_rows_params(
+            (self._typed(at, after), self._typed(at, upto), *params, *(() if low_id is None else (low_id,)),
+             *threshold), limit)
+
     # -- actions -----------------------------------------------------------------------------------------
     def _type_filter(self, state: State, job_type: str | None) -> str:
         if job_type is None:

@@ -24,7 +24,7 @@ from queuetop.db import QueuetopError
 from queuetop.history_report import ScreenExport
 from queuetop.snapshot import TypeStats
 from queuetop.tui.export import screen_export
-from queuetop.tui.table import ALERT, DIM, WARN, shape_columns
+from queuetop.tui.table import ALERT, DIM, EST, WARN, shape_columns
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 from queuetop.tui.widgets import Chart, ChartSpec, Line, StatusBar, StatusView
 
@@ -71,6 +71,8 @@ def summary_text(job_type: str, row: TypeStats | None, provides: Callable[[str],
         (("wait",), "wait p50/p95/p99 " + _three(row.wait_p50_s, row.wait_p95_s, row.wait_p99_s), ""),
         (("processing",), "processing p50/p95/p99 " + _three(row.processing_p50_s, row.processing_p95_s,
                                                               row.processing_p99_s), ""),
+        *((((), f"≈ from a sample of {row.latency_sample:,} completions", EST),) if row.latency_is_sample
+          and row.latency_sample else ()),
     )  # fmt: skip
     for start, parts in (("  ", states), ("\n", rates), ("\n", latencies)):
         known = [(words, style) for needs, words, style in parts if all(provides(f) for f in needs)]

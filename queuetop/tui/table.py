@@ -83,6 +83,12 @@ DROPPED_FIRST = ("scheduled", "processing", "dead", "wait", "drain", "claimed", 
                  "timed_out", "oldest")  # fmt: skip
 
 
+def _sampled(row: TypeStats, seconds: float | None) -> str:
+    """A percentile from a sample of the completions is marked as estimated depths are: ≈."""
+    text = fmt.duration(seconds)
+    return "≈" + text if row.latency_is_sample and seconds is not None else text
+
+
 def _rank(key: str) -> int:
     return len(DROPPED_FIRST) - DROPPED_FIRST.index(key)
 
@@ -109,10 +115,11 @@ COLUMNS: tuple[Column, ...] = (
            _rank("arrivals")),
     Column("completions", "out/s", 6, lambda r: fmt.rate(r.completions_10s_per_s),
            lambda r: _none_last(r.completions_10s_per_s), needs=("completions",), rank=_rank("completions")),
-    Column("wait", "wait p95", 9, lambda r: fmt.duration(r.wait_p95_s), lambda r: _none_last(r.wait_p95_s),
-           needs=("wait",), rank=_rank("wait")),
-    Column("processing", "proc p95", 9, lambda r: fmt.duration(r.processing_p95_s),
-           lambda r: _none_last(r.processing_p95_s), needs=("processing",), rank=_rank("processing")),
+    Column("wait", "wait p95", 9, lambda r: _sampled(r, r.wait_p95_s), lambda r: _none_last(r.wait_p95_s),
+           lambda r: EST if r.latency_is_sample else "", ("wait",), _rank("wait")),
+    Column("processing", "proc p95", 9, lambda r: _sampled(r, r.processing_p95_s),
+           lambda r: _none_last(r.processing_p95_s), lambda r: EST if r.latency_is_sample else "", ("processing",),
+           _rank("processing")),
     Column("drain", "drain", 7, lambda r: fmt.drain(r.drain, r.drain_eta_s), lambda r: _drain_order(r),
            lambda r: WARN if r.drain == "never" else "", ("depth", "arrivals", "completions"), _rank("drain")),
 )  # fmt: skip

@@ -76,6 +76,11 @@ class Dialect:
         """The database's current time shifted by a `?` parameter made by `shift_param`."""
         raise NotImplementedError
 
+    def second_sql(self, expr: str) -> str:
+        """A time expression truncated to its second, read back by `decode_time`: the key the monitor counts
+        arrivals and completions by, so a poll fetches one row per job type and second, never one per job."""
+        raise NotImplementedError
+
     def shift_param(self, seconds: float) -> Any:
         return seconds
 

@@ -125,6 +125,11 @@ class MSSQLDialect(Dialect):
     def shifted_now_sql(self, clock: str) -> str:
         return f"DATEADD(millisecond, ?, {self.now_sql(clock)})"
 
+    def second_sql(self, expr: str) -> str:
+        # Seconds since 2000 fit an int until 2068; DATEDIFF_BIG would need SQL Server 2016.
+        base = "CAST('2000-01-01' AS datetime2(0))"
+        return f"DATEADD(second, DATEDIFF(second, {base}, {expr}), {base})"
+
     def shift_param(self, seconds: float) -> Any:
         return round(seconds * 1000)
 

@@ -47,6 +47,9 @@ class PostgresDialect(Dialect):
         # writers see as GETDATE().
         return "LOCALTIMESTAMP" if clock == "local" else NOW_UTC
 
+    def second_sql(self, expr: str) -> str:
+        return f"date_trunc('second', {expr})"
+
     def shifted_now_sql(self, clock: str) -> str:
         return f"({self.now_sql(clock)} + CAST(? AS double precision) * INTERVAL '1 second')"
 

@@ -40,6 +40,9 @@ class SQLiteDialect(Dialect):
         return "strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')" if clock == "local" else \
             "strftime('%Y-%m-%d %H:%M:%f', 'now')"
 
+    def second_sql(self, expr: str) -> str:
+        return f"substr({expr}, 1, 19)"  # 'YYYY-MM-DD HH:MM:SS' of the stored text: no date arithmetic per row
+
     def shifted_now_sql(self, clock: str) -> str:
         local = ", 'localtime'" if clock == "local" else ""
         return f"strftime('%Y-%m-%d %H:%M:%f', 'now'{local}, ?)"
