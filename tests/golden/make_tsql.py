@@ -228,7 +228,8 @@ def samples(layout: Layout) -> dict[str, Any]:
         "job_type": "x" if layout.has_job_type else None, "job_types": ["a", "b"] if layout.has_job_type else [],
         "limit": 20, "batch": 10, "after_id": 10, "since": NOW, "job_id": 7, "token": TOKEN, "ids": [1, 2],
         "worker": "w", "lease_s": 30, "outcome": "succeeded", "delay_s": 10, "max_attempts": 3,
-        "recent_s": 60, "seen_s": 3600,
+        "recent_s": 60, "seen_s": 3600, "settle_id": 5, "upto_id": 10, "after_completed": NOW, "mark": NOW,
+        "check_from": NOW, "after": NOW, "upto": NOW, "share": 0.25,
     }  # fmt: skip
 
 

@@ -245,11 +245,26 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- native: worker_timed_out_claims no worker recorded
 /* queuetop */ SELECT TOP (?) [WorkQueueID], [ProcessingMark], [Attempts] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME() AND [RetrievedBy] IS NULL ORDER BY [WorkQueueID];
 
+-- native: arrival_counts
+/* queuetop */ SELECT [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), SUM(CASE WHEN [WorkQueueID] > CAST(? AS bigint) THEN 1 ELSE 0 END), MAX([WorkQueueID]) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [WorkQueueID] > CAST(? AS bigint) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0))) UNION ALL SELECT [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), SUM(CASE WHEN [WorkQueueID] > CAST(? AS bigint) THEN 1 ELSE 0 END), MAX([WorkQueueID]) FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [WorkQueueID] > CAST(? AS bigint) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0)));
+
+-- native: arrival_counts_since
+/* queuetop */ SELECT [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), CAST(NULL AS bigint), MAX([CreatedDate]) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime2(3)) AND [WorkQueueID] <= CAST(? AS bigint) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0))) UNION ALL SELECT [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), CAST(NULL AS bigint), MAX([CreatedDate]) FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime2(3)) AND [WorkQueueID] <= CAST(? AS bigint) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0)));
+
 -- native: arrivals_by_time
 /* queuetop */ SELECT [WorkQueueID], [JobType], [CreatedDate] FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime2(3)) UNION ALL SELECT [WorkQueueID], [JobType], [CreatedDate] FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime2(3));
 
 -- native: clock
 /* queuetop */ SELECT SYSUTCDATETIME();
+
+-- native: completion_counts
+/* queuetop */ SELECT [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CompletedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), SUM(CASE WHEN [Outcome] = 'dead' THEN 1 ELSE 0 END), MAX([CompletedDate]) FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] > CAST(? AS datetime2(3)) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CompletedDate]), CAST('2000-01-01' AS datetime2(0)));
+
+-- native: completion_counts_checked
+/* queuetop */ SELECT 'past', [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CompletedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), SUM(CASE WHEN [Outcome] = 'dead' THEN 1 ELSE 0 END), MAX([CompletedDate]) FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] > CAST(? AS datetime2(3)) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CompletedDate]), CAST('2000-01-01' AS datetime2(0))) UNION ALL SELECT 'overlap', NULL, NULL, COUNT(*), 0, NULL FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] >= CAST(? AS datetime2(3)) AND [CompletedDate] <= CAST(? AS datetime2(3));
+
+-- native: completion_sample
+/* queuetop */ SELECT TOP (?) [JobType], [CompletedDate], [CreatedDate], [RetrievedDate], [RetrievedDate], [CompletedDate] FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] > CAST(? AS datetime2(3)) AND [CompletedDate] <= CAST(? AS datetime2(3)) AND NOT ([Outcome] = 'dead') AND (([WorkQueueID] % 65521) * 40503) % 65536 < ?;
 
 -- native: count_state pending
 /* queuetop */ SELECT COUNT(*) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE ([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()) AND [JobType] = CAST(? AS nvarchar(128));
@@ -281,6 +296,9 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- native: make_available
 /* queuetop */ UPDATE [queuetop].[WorkQueue] SET [AvailableDate] = SYSUTCDATETIME() WHERE ([RetrievedDate] IS NULL AND [AvailableDate] > SYSUTCDATETIME()) AND [JobType] = CAST(? AS nvarchar(128));
 
+-- native: native_recount
+/* queuetop */ SELECT 'pending', [JobType], COUNT(*), 0, MIN([CreatedDate]) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NULL GROUP BY [JobType] UNION ALL SELECT 'claimed', [JobType], COUNT(*), 0, NULL FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL GROUP BY [JobType] UNION ALL SELECT 'dead', [JobType], COUNT(*), 0, NULL FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [Outcome] = 'dead' GROUP BY [JobType] UNION ALL SELECT 'arrived', [JobType], COUNT(*), 0, NULL FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [WorkQueueID] > CAST(? AS bigint) GROUP BY [JobType] UNION ALL SELECT 'arrived', [JobType], COUNT(*), 0, NULL FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [WorkQueueID] > CAST(? AS bigint) GROUP BY [JobType] UNION ALL SELECT 'completed', [JobType], COUNT(*), SUM(CASE WHEN [Outcome] = 'dead' THEN 1 ELSE 0 END), NULL FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] > CAST(? AS datetime2(3)) GROUP BY [JobType];
+
 -- native: requeue dead retry insert
 /* queuetop */ INSERT INTO [queuetop].[WorkQueue] ([JobType], [CreatedDate]) SELECT [JobType], [CreatedDate] FROM [queuetop].[WorkCompleted] WHERE [WorkQueueID] IN (CAST(? AS bigint), CAST(? AS bigint)) AND [Outcome] = 'dead';
 
@@ -296,6 +314,12 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- native: worker_claims
 /* queuetop */ SELECT [RetrievedBy], SUM(CASE WHEN (([RetrievedDate] IS NOT NULL AND [TimeoutDate] >= SYSUTCDATETIME())) OR (([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME())) THEN 1 ELSE 0 END), SUM(CASE WHEN ([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME()) THEN 1 ELSE 0 END), SUM(CASE WHEN [RetrievedDate] >= DATEADD(millisecond, ?, SYSUTCDATETIME()) THEN 1 ELSE 0 END), MAX([RetrievedDate]) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE (([RetrievedDate] IS NOT NULL AND [TimeoutDate] >= SYSUTCDATETIME())) OR (([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME())) OR [RetrievedDate] >= DATEADD(millisecond, ?, SYSUTCDATETIME()) GROUP BY [RetrievedBy];
 
+-- queuesample: arrival_counts
+/* queuetop */ SELECT [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), SUM(CASE WHEN [WorkQueueID] > CAST(? AS bigint) THEN 1 ELSE 0 END), MAX([WorkQueueID]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [WorkQueueID] > CAST(? AS bigint) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0)));
+
+-- queuesample: arrival_counts_since
+/* queuetop */ SELECT [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), CAST(NULL AS bigint), MAX([CreatedDate]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime) AND [WorkQueueID] <= CAST(? AS bigint) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0)));
+
 -- queuesample: arrivals_by_id
 /* queuetop */ SELECT TOP (?) [WorkQueueID], [JobType], [CreatedDate] FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [WorkQueueID] > CAST(? AS bigint) ORDER BY [WorkQueueID];
 
@@ -307,6 +331,15 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 
 -- queuesample: clock
 /* queuetop */ SELECT GETDATE();
+
+-- queuesample: completion_counts
+/* queuetop */ SELECT [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [RetrievedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), 0, MAX([RetrievedDate]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] > CAST(? AS datetime) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [RetrievedDate]), CAST('2000-01-01' AS datetime2(0)));
+
+-- queuesample: completion_counts_checked
+/* queuetop */ SELECT 'past', [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [RetrievedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), 0, MAX([RetrievedDate]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] > CAST(? AS datetime) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [RetrievedDate]), CAST('2000-01-01' AS datetime2(0))) UNION ALL SELECT 'overlap', NULL, NULL, COUNT(*), 0, NULL FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] >= CAST(? AS datetime) AND [RetrievedDate] <= CAST(? AS datetime);
+
+-- queuesample: completion_sample
+/* queuetop */ SELECT TOP (?) [JobType], [RetrievedDate], [CreatedDate], [RetrievedDate], NULL, NULL FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] > CAST(? AS datetime) AND [RetrievedDate] <= CAST(? AS datetime) AND (([WorkQueueID] % 65521) * 40503) % 65536 < ?;
 
 -- queuesample: completions_after
 /* queuetop */ SELECT [WorkQueueID], [JobType], [RetrievedDate], [CreatedDate], [RetrievedDate], NULL, NULL FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] > CAST(? AS datetime);
@@ -344,6 +377,12 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- queuesample: worker_claims
 /* queuetop */ SELECT [RetrievedBy], CAST(NULL AS bigint), CAST(NULL AS bigint), SUM(CASE WHEN [RetrievedDate] >= DATEADD(millisecond, ?, GETDATE()) THEN 1 ELSE 0 END), MAX([RetrievedDate]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] >= DATEADD(millisecond, ?, GETDATE()) GROUP BY [RetrievedBy];
 
+-- requests: arrival_counts
+/* queuetop */ SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [InsertedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), SUM(CASE WHEN [id] > CAST(? AS uniqueidentifier) THEN 1 ELSE 0 END), MAX([id]) FROM [dbo].[RequestsQueue] WITH (NOLOCK) WHERE [id] > CAST(? AS uniqueidentifier) GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [InsertedDate]), CAST('2000-01-01' AS datetime2(0)));
+
+-- requests: arrival_counts_since
+/* queuetop */ SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [InsertedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), CAST(NULL AS bigint), MAX([InsertedDate]) FROM [dbo].[RequestsQueue] WITH (NOLOCK) WHERE [InsertedDate] > CAST(? AS datetime) AND [id] <= CAST(? AS uniqueidentifier) GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [InsertedDate]), CAST('2000-01-01' AS datetime2(0))) UNION ALL SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [InsertedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), CAST(NULL AS bigint), MAX([InsertedDate]) FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE [InsertedDate] > CAST(? AS datetime) AND [id] <= CAST(? AS uniqueidentifier) GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [InsertedDate]), CAST('2000-01-01' AS datetime2(0)));
+
 -- requests: arrivals_by_time
 /* queuetop */ SELECT [id], NULL, [InsertedDate] FROM [dbo].[RequestsQueue] WITH (NOLOCK) WHERE [InsertedDate] > CAST(? AS datetime) UNION ALL SELECT [id], NULL, [InsertedDate] FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE [InsertedDate] > CAST(? AS datetime);
 
@@ -352,6 +391,15 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 
 -- requests: clock
 /* queuetop */ SELECT GETDATE();
+
+-- requests: completion_counts
+/* queuetop */ SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CompletedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), 0, MAX([CompletedDate]) FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE [CompletedDate] > CAST(? AS datetime) GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CompletedDate]), CAST('2000-01-01' AS datetime2(0)));
+
+-- requests: completion_counts_checked
+/* queuetop */ SELECT 'past', NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CompletedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), 0, MAX([CompletedDate]) FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE [CompletedDate] > CAST(? AS datetime) GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CompletedDate]), CAST('2000-01-01' AS datetime2(0))) UNION ALL SELECT 'overlap', NULL, NULL, COUNT(*), 0, NULL FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE [CompletedDate] >= CAST(? AS datetime) AND [CompletedDate] <= CAST(? AS datetime);
+
+-- requests: completion_sample
+/* queuetop */ SELECT TOP (?) NULL, [CompletedDate], [InsertedDate], [RemovedDate], [RemovedDate], [CompletedDate] FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE [CompletedDate] > CAST(? AS datetime) AND [CompletedDate] <= CAST(? AS datetime);
 
 -- requests: completions_after
 /* queuetop */ SELECT [id], NULL, [CompletedDate], [InsertedDate], [RemovedDate], [RemovedDate], [CompletedDate] FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE [CompletedDate] > CAST(? AS datetime);
@@ -407,6 +455,9 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- requests: state_counts
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, GETDATE() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, MIN(CASE WHEN 1 = 1 THEN [InsertedDate] END), SUM(CASE WHEN 1 = 1 THEN 1 ELSE 0 END), CAST(NULL AS bigint), CAST(NULL AS bigint) FROM [dbo].[RequestsQueue] WITH (NOLOCK) WHERE (1 = 1) UNION ALL SELECT 'completed', NULL, NULL, CAST(NULL AS bigint), SUM(CASE WHEN ([CompletedDate] IS NULL AND [RemovedDate] >= DATEADD(millisecond, ?, GETDATE())) THEN 1 ELSE 0 END), SUM(CASE WHEN ([CompletedDate] IS NULL AND [RemovedDate] < DATEADD(millisecond, ?, GETDATE())) THEN 1 ELSE 0 END) FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE ((([CompletedDate] IS NULL AND [RemovedDate] >= DATEADD(millisecond, ?, GETDATE()))) OR (([CompletedDate] IS NULL AND [RemovedDate] < DATEADD(millisecond, ?, GETDATE()))));
 
+-- work_queue: arrival_counts
+/* queuetop */ SELECT NULL, NULL, COUNT(*), SUM(CASE WHEN [work_queue_id] > CAST(? AS int) THEN 1 ELSE 0 END), MAX([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [work_queue_id] > CAST(? AS int);
+
 -- work_queue: arrivals_by_id
 /* queuetop */ SELECT TOP (?) [work_queue_id], NULL, NULL FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [work_queue_id] > CAST(? AS int) ORDER BY [work_queue_id];
 
@@ -452,6 +503,9 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- work_queue: state_counts from the live end
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [processed_flag] = 0 THEN 1 ELSE 0 END), MIN([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE ([processed_flag] = 0) AND [work_queue_id] >= CAST(? AS int);
 
+-- processed: arrival_counts
+/* queuetop */ SELECT NULL, NULL, COUNT(*), SUM(CASE WHEN [ID] > CAST(? AS bigint) THEN 1 ELSE 0 END), MAX([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE [ID] > CAST(? AS bigint);
+
 -- processed: arrivals_by_id
 /* queuetop */ SELECT TOP (?) [ID], NULL, NULL FROM [dbo].[work_items] WITH (NOLOCK) WHERE [ID] > CAST(? AS bigint) ORDER BY [ID];
 
@@ -485,6 +539,12 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- processed: state_counts from the live end
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [PROCESSED] = 0 THEN 1 ELSE 0 END), MIN([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE ([PROCESSED] = 0) AND [ID] >= CAST(? AS bigint);
 
+-- job_queue: arrival_counts
+/* queuetop */ SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Available_Date]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), SUM(CASE WHEN [ID] > CAST(? AS bigint) THEN 1 ELSE 0 END), MAX([ID]) FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [ID] > CAST(? AS bigint) GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Available_Date]), CAST('2000-01-01' AS datetime2(0)));
+
+-- job_queue: arrival_counts_since
+/* queuetop */ SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Available_Date]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), CAST(NULL AS bigint), MAX([Available_Date]) FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Available_Date] > CAST(? AS datetime) AND [ID] <= CAST(? AS bigint) GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Available_Date]), CAST('2000-01-01' AS datetime2(0)));
+
 -- job_queue: arrivals_by_id
 /* queuetop */ SELECT TOP (?) [ID], NULL, [Available_Date] FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [ID] > CAST(? AS bigint) ORDER BY [ID];
 
@@ -502,6 +562,15 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 
 -- job_queue: clock
 /* queuetop */ SELECT GETDATE();
+
+-- job_queue: completion_counts
+/* queuetop */ SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Last_Attempt_End_Date]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), 0, MAX([Last_Attempt_End_Date]) FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Last_Attempt_End_Date] > CAST(? AS datetime) AND [Last_Attempt_End_Date] >= [Last_Attempt_Start_Date] GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Last_Attempt_End_Date]), CAST('2000-01-01' AS datetime2(0)));
+
+-- job_queue: completion_counts_checked
+/* queuetop */ SELECT 'past', NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Last_Attempt_End_Date]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), 0, MAX([Last_Attempt_End_Date]) FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Last_Attempt_End_Date] > CAST(? AS datetime) AND [Last_Attempt_End_Date] >= [Last_Attempt_Start_Date] GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Last_Attempt_End_Date]), CAST('2000-01-01' AS datetime2(0))) UNION ALL SELECT 'overlap', NULL, NULL, COUNT(*), 0, NULL FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Last_Attempt_End_Date] >= CAST(? AS datetime) AND [Last_Attempt_End_Date] <= CAST(? AS datetime) AND [Last_Attempt_End_Date] >= [Last_Attempt_Start_Date];
+
+-- job_queue: completion_sample
+/* queuetop */ SELECT TOP (?) NULL, [Last_Attempt_End_Date], [Available_Date], [Last_Attempt_Start_Date], [Last_Attempt_Start_Date], [Last_Attempt_End_Date] FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Last_Attempt_End_Date] > CAST(? AS datetime) AND [Last_Attempt_End_Date] <= CAST(? AS datetime) AND [Last_Attempt_End_Date] >= [Last_Attempt_Start_Date] AND (([ID] % 65521) * 40503) % 65536 < ?;
 
 -- job_queue: completions_after
 /* queuetop */ SELECT [ID], NULL, [Last_Attempt_End_Date], [Available_Date], [Last_Attempt_Start_Date], [Last_Attempt_Start_Date], [Last_Attempt_End_Date] FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Last_Attempt_End_Date] > CAST(? AS datetime) AND [Last_Attempt_End_Date] >= [Last_Attempt_Start_Date];
