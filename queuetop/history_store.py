@@ -47,11 +47,11 @@ from itertools import accumulate
 from operator import attrgetter
 from pathlib import Path
 
-from queuetop.collector import EPOCH, seconds
 from queuetop.db import Target, UsageError
 from queuetop.history import drain_eta
 from queuetop.layouts import Layout
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.watermarks import EPOCH, seconds
 
 log = logging.getLogger("queuetop")
 

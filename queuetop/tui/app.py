@@ -30,7 +30,6 @@ from textual.worker import Worker, WorkerState
 
 from queuetop import format as fmt
 from queuetop.actions import EnqueueRequest, EnqueueResult, ReleaseResult, TypeDetail, describe_release
-from queuetop.collector import seconds
 from queuetop.db import QueuetopError, Target
 from queuetop.db.target import default_database_path
 from queuetop.history_store import snapshot_from
@@ -53,6 +52,7 @@ from queuetop.tui.modals import (
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 from queuetop.tui.widgets import Chart, StatusView
 from queuetop.tui.workers import WorkersScreen
+from queuetop.watermarks import seconds
 from queuetop.workers import ScheduledResult, WorkerStats, WorkersView, can_release_worker, no_scheduled_state
 
 log = logging.getLogger("queuetop")
