@@ -231,20 +231,8 @@ def shape_done_count(layout: Layout, backlog: int) -> int:
 
 
 def run_shape_driver(layout: Layout, form: str | None, clients: int, seconds: float) -> float:
-    config = LoadConfig(types=bench_types(layout),
-                        producers=0, pools=(ConsumerPool(clients),), rate=None, default_work=WorkTime("fixed", 0),
-                        lease_s=LEASE_S)  # fmt: skip
-    run = LoadRun(pg_target(), config, layout, claim_form=form).start()
-    try:
-        time.sleep(WARMUP_S)
-        before, started = _processed(run), time.monotonic()
-        time.sleep(seconds)
-        after, ended = _processed(run), time.monotonic()
-    finally:
-        run.shutdown()
-    if run.error is not None:
-        raise SystemExit(f"the driver failed: {run.error}")
-    return (after - before) / (ended - started)
+    """Completions per second of the load driver's consumers through the seed's own dequeue, after a warm-up."""
+    return run_driver(layout, clients, seconds, types=bench_types(layout), form=form)
 
 
 def prepare(layout: Layout, backlog: int) -> None:
@@ -257,11 +245,12 @@ def prepare(layout: Layout, backlog: int) -> None:
         db.execute(f"ANALYZE {db.dialect.qualify(layout.schema, layout.queue_table)}")
 
 
-def run_driver(layout: Layout, clients: int, seconds: float) -> float:
+def run_driver(layout: Layout, clients: int, seconds: float, types: tuple[tuple[str, float], ...] = ((JOB_TYPE, 1.0),),
+               form: str | None = None) -> float:
     """Completions per second of the load driver's consumers, after a warm-up."""
-    config = LoadConfig(types=((JOB_TYPE, 1.0),), producers=0, pools=(ConsumerPool(clients),), rate=None,
-                        default_work=WorkTime("fixed", 0))  # fmt: skip
-    run = LoadRun(pg_target(), config, layout).start()
+    config = LoadConfig(types=types, producers=0, pools=(ConsumerPool(clients),), rate=None,
+                        default_work=WorkTime("fixed", 0), lease_s=LEASE_S)  # fmt: skip
+    run = LoadRun(pg_target(), config, layout, claim_form=form).start()
     try:
         time.sleep(WARMUP_S)
         before, started = _processed(run), time.monotonic()

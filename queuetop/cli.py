@@ -901,6 +901,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         print(history_json(records, meta, level_name, width))
     else:
         print(history_markdown(records, meta, level_name, width), end="")
+    return 0
 
 
 # -- config, check, serve --------------------------------------------------------------------------------

@@ -47,14 +47,9 @@ def test_demo_shows_its_job_types_and_stops_its_load_on_quit(tmp_path, monkeypat
         assert all(row[1] is None for row in queue_rows(db, NATIVE).values()), "the load left a claim behind"
 
 
-@pytest.mark.parametrize(("preset", "extra", "says"), [
-    ("queuesample", (), "stays taken and unfinished"),
-    ("requests", (), "move lost requests back"),
-    ("work_queue", ("--claim-form", "update_top"), "stays taken and unfinished"),
-    ("processed", ("--table", "jobs"), "stays taken and unfinished"),
-    ("job_queue", (), "press r to release them"),
-])  # fmt: skip
-def test_demo_of_each_shape_runs_its_seeds_dequeue_live(tmp_path, monkeypatch, capsys, preset, extra, says):
+def watch_until(monkeypatch, figure: str) -> dict[str, object]:
+    """Run the app under Pilot in place of a terminal until the totals show `figure` (at most 10 s), then quit;
+    what it showed lands in the returned dict."""
     seen: dict[str, object] = {}
 
     def run_under_pilot(app: QueuetopApp, *args: object, **kwargs: object) -> int:
@@ -62,7 +57,7 @@ def test_demo_of_each_shape_runs_its_seeds_dequeue_live(tmp_path, monkeypatch, c
             async with app.run_test(size=(140, 40)) as pilot:
                 for _ in range(100):
                     await pilot.pause(0.1)
-                    if app.latest is not None and app.latest.totals.arrivals_60s_per_s:
+                    if app.latest is not None and getattr(app.latest.totals, figure):
                         break
                 seen["snapshot"] = app.latest
                 seen["greeting"] = app.greeting
@@ -72,6 +67,18 @@ def test_demo_of_each_shape_runs_its_seeds_dequeue_live(tmp_path, monkeypatch, c
         return app.return_code or 0
 
     monkeypatch.setattr(QueuetopApp, "run", run_under_pilot)
+    return seen
+
+
+@pytest.mark.parametrize(("preset", "extra", "says"), [
+    ("queuesample", (), "stays taken and unfinished"),
+    ("requests", (), "move lost requests back"),
+    ("work_queue", ("--claim-form", "update_top"), "stays taken and unfinished"),
+    ("processed", ("--table", "jobs"), "stays taken and unfinished"),
+    ("job_queue", (), "press r to release them"),
+])  # fmt: skip
+def test_demo_of_each_shape_runs_its_seeds_dequeue_live(tmp_path, monkeypatch, capsys, preset, extra, says):
+    seen = watch_until(monkeypatch, "arrivals_60s_per_s")
     path = str(tmp_path / "demo.db")
     assert main(["demo", "--db", path, "--layout", preset, *extra]) == 0
     out = capsys.readouterr().out
@@ -86,22 +93,7 @@ def test_watch_with_load_drives_a_seed_table_that_already_exists(tmp_path, monke
     from tests.test_shapes import make_seeded
 
     seeded = make_seeded("job_queue", "sqlite", tmp_path)
-    seen: dict[str, object] = {}
-
-    def run_under_pilot(app: QueuetopApp, *args: object, **kwargs: object) -> int:
-        async def drive() -> None:
-            async with app.run_test(size=(140, 40)) as pilot:
-                for _ in range(100):
-                    await pilot.pause(0.1)
-                    if app.latest is not None and app.latest.totals.completions_60s_per_s:
-                        break
-                seen["snapshot"] = app.latest
-                await pilot.press("q")
-
-        asyncio.run(drive())
-        return app.return_code or 0
-
-    monkeypatch.setattr(QueuetopApp, "run", run_under_pilot)
+    seen = watch_until(monkeypatch, "completions_60s_per_s")
     assert main(["watch", "--db", seeded.db_text, "--layout", "job_queue", "--with-load", "--batch", "3",
                  "--lease", "2", "--crash", "0.05", "--rate", "50"]) == 0  # fmt: skip
     snapshot = seen["snapshot"]
