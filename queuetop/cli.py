@@ -821,10 +821,11 @@ def demo_greeting(layout: Layout, lease_s: float, sweep_s: float) -> str:
     """What the demo says when it opens: what its load does, and what is left for the user to do."""
     what = "the native queue" if layout.native else f"layout {layout.name}, through its seed's own dequeue"
     text = f"Demo: a live load on {what}. One claim in a hundred is abandoned, as by a worker that died: "
-    if layout.native or (layout.claim is not None and layout.claim.leased):
+    taken_back = "timeout" if layout.native else layout.claim.taken_back if layout.claim else "never"
+    if taken_back == "timeout":
         return text + (f"its lease is {lease_s:g} s and the sweeper comes every {sweep_s:g} s, so timed-out "
                        "claims wait for you: press r to release them.")
-    if layout.release is not None:
+    if taken_back == "release":
         return text + (f"it shows as lost after --lost-after; press r to move lost requests back (the sweeper "
                        f"does every {sweep_s:g} s).")
     return text + "this shape never takes such a job again: it stays taken and unfinished, as the seed leaves it."

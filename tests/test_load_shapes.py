@@ -241,3 +241,11 @@ def test_load_types_for_a_guid_job_type():
     assert load_types(None, layout) == load_types("3", layout)
     with pytest.raises(UsageError):
         load_types("email", layout)
+
+
+def test_each_seed_says_how_an_abandoned_claim_comes_back():
+    from queuetop.layouts import load_layout
+
+    came_back = {name: load_layout(name).claim.taken_back for name in SHAPES}
+    assert came_back == {"queuesample": "never", "requests": "release", "work_queue": "never",
+                         "processed": "never", "job_queue": "timeout"}

@@ -130,6 +130,14 @@ class Claim:
         return any(value == "now + $lease" for value in self.sets.values())
 
     @property
+    def taken_back(self) -> str:
+        """How a claim its worker abandoned comes back: "timeout" (taken again once its lease ran out, seed 004),
+        "release" (lost until a release moves it back, seed 001), or "never" (taking is final: 000, 002, 003)."""
+        if self.leased:
+            return "timeout"
+        return "release" if self.failure == "lost" else "never"
+
+    @property
     def table(self) -> str:
         """Where a claim leaves its mark: "completed" for a shape that moves the row there (seed 001)."""
         return "completed" if "move" in self.forms else "queue"

@@ -169,7 +169,8 @@ class LoadRun:
         self.until_done = until_done
         self.claim_form = None if layout.native else check_claim_form(layout, claim_form)
         # a shape's $max_attempts is the run's --max-attempts (the seeds' 3 by default)
-        self.settings = {**({} if layout.native else {"max_attempts": config.max_attempts}), **(settings or {})}
+        self.settings = {**({} if layout.native else {**layout.settings, "max_attempts": config.max_attempts}),
+                         **(settings or {})}  # fmt: skip
         self.ledger = Ledger()
         self._latencies: list[deque[float]] = []  # one per consumer: appended without a lock
         self._guid_ids: set[Any] = set()
@@ -368,11 +369,14 @@ class LoadRun:
     def _ledger_lease_s(self) -> float | None:
         """How long a claim stays live in the ledger at most: its lease, seed 001's $lost_after (a release takes
         a request back only after that), or None (a final claim is never taken back)."""
-        if self.layout.native or (self.layout.claim is not None and self.layout.claim.leased):
+        taken_back = "timeout" if self.layout.native else self._claim_taken_back
+        if taken_back == "timeout":
             return self.config.lease_s
-        if self.layout.claim is not None and self.layout.claim.failure == "lost":
-            return float(self.settings.get("lost_after", self.layout.settings["lost_after"]))
-        return None
+        return float(self.settings["lost_after"]) if taken_back == "release" else None
+
+    @property
+    def _claim_taken_back(self) -> str | None:
+        return self.layout.claim.taken_back if self.layout.claim is not None else None
 
     # -- producers ---------------------------------------------------------------------------------------
     def _produce(self, db: Database, index: int) -> None:
@@ -576,9 +580,8 @@ class LoadRun:
             return None
         if self.config.release_every_s is not None:
             return self.config.release_every_s
-        if self.layout.claim is not None and self.layout.claim.failure == "lost" and (self.config.crash
-                                                                                        or self.config.fail):
-            return max(0.1, float(self.settings.get("lost_after", self.layout.settings["lost_after"])) / 2)
+        if self._claim_taken_back == "release" and (self.config.crash or self.config.fail):
+            return max(0.1, float(self.settings["lost_after"]) / 2)
         return None
 
     # -- the sweeper and the control loop ------------------------------------------------------------------

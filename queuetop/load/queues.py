@@ -74,7 +74,7 @@ class ShapeLoadQueue:
         claim = self.worker.claim_spec
         self.can_fail = claim.failure is not None
         self.can_give_back = self.worker.can_give_back
-        self.final_claims = not claim.leased and layout.release is None  # a crashed claim is never taken back
+        self.final_claims = claim.taken_back == "never"  # a crashed claim is never taken back
         self.nothing_to_release = None if layout.release is not None else nothing_to_release(layout)
         info_type = layout.type_of("info") or ""
         self._info = '<load job="queuetop"/>' if info_type == "xml" else "queuetop load"

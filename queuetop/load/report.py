@@ -43,8 +43,8 @@ CLAIMS_LIMIT = 10_000_000
 DUPLICATES_SHOWN = 5
 CLAIMABLE = ("pending", "scheduled", "timed_out")  # a shape's states whose rows its dequeue takes (again)
 STRANDED_FATE = {  # what becomes of a stranded claim, by the shape's claim
-    "final": "taken by a worker that died: this shape never takes them again",
-    "lost": "removed, never completed (the seed's 'lost' requests): `queuetop release` moves them back",
+    "never": "taken by a worker that died: this shape never takes them again",
+    "release": "removed, never completed (the seed's 'lost' requests): `queuetop release` moves them back",
     "timeout": "held by a worker that died or failed: taken again after their timeout, dead after the last attempt",
 }
 
@@ -350,17 +350,10 @@ def build_shape_report(db: Database, layout: Layout, facts: RunFacts) -> LoadRep
         crashed_recovered=0, duplicates=len(duplicates), lost=figures["lost"],
         wait_s=Percentiles.of(waits), processing_s=Percentiles.of(work), types=(), driver=facts.counters,
         config=facts.config.describe(), errors=tuple(facts.errors), stuck_threads=facts.stuck_threads,
-        stranded=figures["stranded"], stranded_fate=STRANDED_FATE[_fate(layout)],
+        stranded=figures["stranded"], stranded_fate=STRANDED_FATE[layout.claim.taken_back if layout.claim else "never"],
         found_twice=sum(1 for n in seen.values() if n > 1), duplicate_examples=tuple(duplicates[:DUPLICATES_SHOWN]),
         **_claim_figures(facts),
     )  # fmt: skip
-
-
-def _fate(layout: Layout) -> str:
-    claim = layout.claim
-    if claim is not None and claim.leased:
-        return "timeout"
-    return "lost" if claim is not None and claim.failure == "lost" else "final"
 
 
 def _enqueued_ids(facts: RunFacts) -> list[Any]:
