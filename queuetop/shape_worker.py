@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from queuetop.db import Database, LeaseLost, UsageError
@@ -24,14 +23,13 @@ _WORKER_NAMESPACE = uuid.UUID("5d6c3a0e-2f43-4c1b-9a3e-7b1f0e0c9d21")  # a worke
 
 @dataclass(frozen=True)
 class Taken:
-    """A job a worker took through the seed's own dequeue (the attributes a native `queue.Job` has too)."""
+    """A job a worker took through the seed's own dequeue (named as a native `queue.Job`'s attributes)."""
 
     id: Any
     job_type: str | None
     token: str | None  # the claim's mark, where the shape stamps one
     attempts: int  # this attempt's number (1 where the shape counts none)
     carried: tuple[Any, ...] = ()  # `move`: the row's values, for the completed table
-    timeout: datetime | None = None  # never read for shapes: their leases are the database's
 
 
 def claim_forms(layout: Layout) -> tuple[str, ...]:
@@ -85,6 +83,7 @@ class ShapeWorker:
         self.settings = dict(settings or {})
         self.statements = Statements(db.dialect, layout)
         self._next_type = 0
+        self._worker_values: dict[str, str] = {}
 
     # -- what this shape can do ------------------------------------------------------------------------------
     @property
@@ -106,7 +105,8 @@ class ShapeWorker:
         starting after the one this worker took last."""
         values: dict[str, Any] = {
             **self.settings,
-            "__worker": worker_value(self.layout, worker),
+            "__worker": self._worker_values.get(worker) or self._worker_values.setdefault(
+                worker, worker_value(self.layout, worker)),  # once per worker name: a claim is the hot path
             "__lease": float(lease_s if lease_s is not None else self.claim_spec.lease_s or 0),
             "__batch": int(batch),
         }
