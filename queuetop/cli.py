@@ -1089,6 +1089,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False
+    # Before anything is announced: a SIGTERM that comes right after "serving" must still stop cleanly.
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # systemd and docker stop a service with SIGTERM
     exporter = Exporter(pollers, host, port)
     try:
         exporter.start()
@@ -1096,8 +1099,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot listen on {args.listen}: {exc.strerror}", "choose another --listen port") from None
     print(f"queuetop: serving {exporter.url} for {', '.join(labels)}, polling every "
           f"{', '.join(f'{p.interval_s:g}' for p in pollers)} s; Ctrl-C stops", file=sys.stderr)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # systemd and docker stop a service with SIGTERM
     try:
         stop.wait()
     except KeyboardInterrupt:
