@@ -220,10 +220,14 @@ exit code: 0 nothing failed (warnings and unknowns allowed), 1 a check failed (-
   queuetop watch --read-only --db "DRIVER={{PostgreSQL Unicode}};SERVER=db1;DATABASE=jobs;UID=ops"
   queuetop watch --with-load --consumers 8  drive a load test and watch it in one window
   queuetop watch --history-keep raw:2h,10s:48h,1m:30d   keep more history
+  queuetop -t prod -t staging               one dashboard over two targets of the config file (Tab: next one)
+  queuetop watch --all                      every target of the config file, one section each
 
 keys: ? lists them all in the app. Errors are logged to {LOG_PATH}
 {HISTORY_HELP}""")
     add_watch_arguments(watch)
+    watch.add_argument("--all", dest="all_targets", action="store_true",
+                       help="every target of the config file, one section each (as several -t NAME)")
     watch.add_argument("--with-load", action="store_true", help="also run a load test (options below) while watching")
     add_load_arguments(watch)
     watch.set_defaults(run=cmd_watch)
@@ -333,7 +337,7 @@ def _common_options(parser: argparse.ArgumentParser, suppress: bool, short_targe
 
     parser.add_argument(*(("-t", "--target") if short_target else ("--target",)), dest="targets", action="append",
                         default=default([]), metavar="NAME",
-                        help="a target named in the config file (repeatable for check, serve and config)")
+                        help="a target named in the config file (repeatable for watch, check, serve and config)")
     parser.add_argument("--config", metavar="FILE", default=default(None),
                         help=f"the config file (default: ${CONFIG_ENV_VAR}, else {default_config_path()})")
     parser.add_argument("--db", metavar="TARGET", default=default(None),
@@ -730,6 +734,8 @@ def _check_interval(args: argparse.Namespace) -> None:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    if len(args.per_target) > 1:
+        return _watch_many(args)
     _check_interval(args)
     settings = settings_from(args)
     target = parse_target(args.db)
@@ -746,6 +752,37 @@ def cmd_watch(args: argparse.Namespace) -> int:
             open_target(args).close()  # the load's workers need the schema before the dashboard makes it
         background = start_background_load(target, config, layout, args.claim_form, settings)
     return _dashboard(args, target, background, auto_init=auto_init, layout=layout, settings=settings, note=note)
+
+
+def _watch_many(args: argparse.Namespace) -> int:
+    """`queuetop -t prod -t staging`, `queuetop watch --all`: one dashboard, one section and poll loop per target."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from queuetop.tui import WatchedTarget, run_multi_dashboard
+
+    runs = args.per_target
+    if args.with_load:
+        raise UsageError(f"--with-load drives one target, and {_naming(args)} name {len(runs)}",
+                         "run the load on one target: queuetop -t NAME watch --with-load")  # fmt: skip
+    for run in runs:
+        _check_interval(run)
+
+    def watched(run: argparse.Namespace) -> WatchedTarget:
+        target = parse_target(run.db)
+        auto_init = _is_embedded_default(run, target) and _layout_name(run) in (None, "native")
+        layout, note = _watch_layout(run, target, auto_init)  # a dead target: the layout given, or native
+        name = run.effective.target or "default"
+        if run.types and not layout.has_job_type:
+            raise UsageError(f"target {name}: layout {layout.name} has no job type column, so --type cannot choose",
+                             "drop --type")  # fmt: skip
+        history_path, retention = _history(run, target, layout)
+        return WatchedTarget(name, target, layout, interval=run.interval, read_only=bool(run.read_only),
+                             auto_init=auto_init, settings=settings_from(run), note=note, slos=run.effective.slos,
+                             history_path=history_path, retention=retention)  # fmt: skip
+
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:  # a slow target must not hold up the others' start
+        targets = list(pool.map(watched, runs))
+    return run_multi_dashboard(targets, job_types=args.types, log_path=LOG_PATH, bell=args.bell)
 
 
 def _watch_layout(args: argparse.Namespace, target: Target, auto_init: bool) -> tuple[Layout, str | None]:
@@ -907,6 +944,11 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 # -- config, check, serve --------------------------------------------------------------------------------
 WRITING = {"init", "enqueue", "load"}
+MANY_TARGETS = ("watch", "check", "serve", "config")
+
+
+def _naming(args: argparse.Namespace) -> str:
+    return "--all" if getattr(args, "all_targets", False) else "the -t options"
 
 
 def configure(args: argparse.Namespace) -> list[argparse.Namespace]:
@@ -918,9 +960,12 @@ def configure(args: argparse.Namespace) -> list[argparse.Namespace]:
     path, named = find_config(args.config)
     file = load_config(path, named)
     names = targets_to_use(args.targets, getattr(args, "all_targets", False), file)
-    if len(names) > 1 and args.command not in ("check", "serve", "config"):
+    if len(names) > 1 and args.command not in MANY_TARGETS:
         raise UsageError(f"`queuetop {args.command}` works on one target, not {len(names)}",
-                         "give one -t NAME (check, serve and config take several)")
+                         "give one -t NAME (watch, check, serve and config take several)")  # fmt: skip
+    if len(names) > 1 and args.db is not None:
+        raise UsageError(f"--db names one database and {_naming(args)} name {len(names)} targets",
+                         "give the targets alone (their databases are in the config file), or --db alone")  # fmt: skip
     cli = {"db": args.db, "layout": args.layout, "table": args.table, "completed_table": args.completed_table,
            "interval": getattr(args, "interval", None), "read_only": getattr(args, "read_only", None),
            "lost_after": args.lost_after}  # fmt: skip

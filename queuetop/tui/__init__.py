@@ -2,14 +2,16 @@
 
 `run_dashboard` is what `queuetop`, `queuetop watch` and `queuetop demo` call: it wires a Monitor (polls, on
 its own connection) and Actions (enqueue, release, drill-down, on theirs) to the app, and sends the log of
-unexpected errors to a file while the screen is in use.
+unexpected errors to a file while the screen is in use. `run_multi_dashboard` does the same for several named
+targets at once (`queuetop -t prod -t staging`): a Monitor, Actions and history file per target.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from queuetop.db import Target
@@ -61,6 +63,58 @@ def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 
     return app.return_code or 0
 
 
+@dataclass(frozen=True)
+class WatchedTarget:
+    """One target of a multi-target dashboard, as the command line and the config file resolved it."""
+
+    name: str
+    target: Target
+    layout: Layout = NATIVE
+    interval: float = 1.0
+    read_only: bool = False
+    auto_init: bool = False
+    settings: dict | None = None
+    note: str | None = None
+    slos: Slos | None = None
+    history_path: Path | None = None
+    retention: Retention | None = None
+
+
+def run_multi_dashboard(targets: Sequence[WatchedTarget], *, job_types: Sequence[str] = (),
+                        log_path: Path | None = None, bell: bool = True) -> int:  # fmt: skip
+    """One dashboard over several targets until the user quits; the exit status. Each target gets its own
+    Monitor (its poll thread's connection), Actions and history file; all are closed at the end."""
+    from queuetop.actions import Actions
+    from queuetop.history_store import open_history
+    from queuetop.monitor import Monitor
+    from queuetop.series import Series
+    from queuetop.tui.multi import MultiApp, PaneSpec
+
+    with ExitStack() as stack:
+        specs = []
+        for watched in targets:
+            writer = reader = None
+            if watched.history_path is not None:
+                writer, reader = open_history(watched.history_path, watched.target, watched.layout,
+                                              watched.retention)  # fmt: skip
+                stack.callback(reader.close)
+                stack.callback(writer.close)
+            series = Series(store=reader)
+            series.load()
+            monitor = Monitor(watched.target, watched.layout, job_types=job_types, auto_init=watched.auto_init,
+                              settings=watched.settings, note=watched.note)  # fmt: skip
+            stack.callback(monitor.close)
+            actions = Actions(watched.target, watched.layout, settings=watched.settings)
+            stack.callback(actions.close)
+            specs.append(PaneSpec(watched.name, monitor, actions, interval=watched.interval,  # type: ignore[arg-type]
+                                  read_only=watched.read_only, series=series, recorder=writer,
+                                  slos=watched.slos))  # fmt: skip
+        app = MultiApp(specs, log_path=log_path, bell=bell)
+        with logging_to(log_path):
+            app.run()
+    return app.return_code or 0
+
+
 @contextmanager
 def logging_to(path: Path | None) -> Iterator[None]:
     """Send queuetop's log to `path` (folder created) and nowhere else: stderr would scribble on the screen."""
@@ -86,4 +140,4 @@ def logging_to(path: Path | None) -> Iterator[None]:
         logger.propagate = saved[1]
 
 
-__all__ = ["run_dashboard"]
+__all__ = ["WatchedTarget", "run_dashboard", "run_multi_dashboard"]

@@ -424,6 +424,51 @@ async def _time_cursor(pilot: Pilot) -> None:
     await _settle(pilot)
 
 
+# -- several targets at once --------------------------------------------------------------------------------
+STAGING = Target("odbc", "DRIVER={ODBC Driver 18 for SQL Server};SERVER=db-staging.internal;DATABASE=app;UID=ops;"
+                         "PWD=***")  # fmt: skip
+DR = Target("odbc", "DRIVER={PostgreSQL Unicode};SERVER=db-dr.internal;PORT=5432;DATABASE=jobs;UID=ops;PWD=***")
+STAGING_SHAPE = replace(JOB_QUEUE_SHAPE, target=STAGING)
+DR_UNREACHABLE = replace(UNREACHABLE, error='cannot reach the database server (5.0 s): connection to server at '
+                                           '"db-dr.internal", port 5432 failed: Connection refused (check SERVER and '
+                                           'PORT in the connection string and that the server is running)')  # fmt: skip
+
+
+def _multi_app() -> QueuetopApp:
+    from queuetop.tui.multi import MultiApp, PaneSpec
+
+    return MultiApp([PaneSpec("prod", FixedSource(LIVE), FixedActions(), read_only=True, series=history()),
+                     PaneSpec("staging", FixedSource(LIVE, STAGING), FixedActions(JOB_QUEUE_SHAPE.layout),
+                              interval=2.0, series=shaped_history(STAGING_SHAPE)),
+                     PaneSpec("dr", FixedSource(DR_UNREACHABLE, DR), FixedActions())],
+                    clock=FrozenClock(), poll_on_start=False)  # fmt: skip
+
+
+async def _multi(pilot: Pilot) -> None:
+    """prod live; staging polled 95 s ago, then lost (stale data on screen); dr never reached."""
+    from queuetop.tui.multi import MultiApp
+
+    app = pilot.app
+    assert isinstance(app, MultiApp)
+    clock = app._clock
+    assert isinstance(clock, FrozenClock)
+    lost = PollOutcome(RECONNECTING, error="lost the connection to the database: TCP Provider: Error code 0x2746 "
+                                           "(check that the server is up)", retry_in_s=15.0, failures=6)  # fmt: skip
+    app.apply_to(app.panes["staging"], PollOutcome(CONNECTED, shaped_snapshot_at(0.0, STAGING_SHAPE)))
+    clock.now += 5.0
+    app.apply_to(app.panes["staging"], lost)
+    app.apply_to(app.panes["dr"], DR_UNREACHABLE)
+    clock.now += 90.0  # the outages go on: the last failed attempts are the ones shown
+    app.apply_to(app.panes["staging"], lost)
+    app.apply_to(app.panes["dr"], DR_UNREACHABLE)
+    app.apply_to(app.panes["prod"], LIVE)
+    await pilot.pause()
+    app.main.query_one("#table-0", QueueTable).select_type("report.render")
+    await _settle(pilot)
+    app.clear_notifications()  # each outage's notification would cover the sections
+    await _settle(pilot)
+
+
 SCENES: dict[str, Scene] = {
     scene.name: scene
     for scene in (
@@ -456,6 +501,9 @@ SCENES: dict[str, Scene] = {
         Scene("workers-release", "r on the probably dead worker: its timed-out claims, counted", _main_app,
               _showing_then(LIVE, "W", "r")),
         Scene("time-cursor", "the time cursor 2 minutes back: past figures, marked as past", _main_app, _time_cursor),
+        Scene("multi", "three targets at 80×24: one live, one lost with its stale data, one never reached",
+              _multi_app, _multi, size=(80, 24)),
+        Scene("multi-wide", "three targets at 200×60", _multi_app, _multi, size=(200, 60)),
     )
 }  # fmt: skip
 SCREENSHOTS = ("main", "drill-down", "enqueue", "release", "job-queue", "work-queue", "narrow")

@@ -16,6 +16,7 @@ from queuetop.history_store import history_path, open_history
 from queuetop.monitor import Monitor
 from queuetop.series import Series
 from queuetop.tui.app import QueuetopApp
+from queuetop.tui.multi import MultiApp, PaneSpec
 
 SIZE = (120, 40)
 
@@ -81,3 +82,42 @@ def status(app: QueuetopApp) -> str:
     screen = app.dashboard_screen()
     assert screen is not None
     return "\n".join(text(screen.query_one(f"#{part}", Static)) for part in ("link", "freshness", "load"))
+
+
+class RecordingMultiApp(MultiApp):
+    """The real multi-target app, remembering every notification and counting each target's polls."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.notes: list[str] = []
+        self.polls: dict[str, int] = dict.fromkeys(self.panes, 0)
+
+    def notify(self, message: str, **kwargs: Any) -> None:  # type: ignore[override]
+        self.notes.append(message)
+        super().notify(message, **kwargs)
+
+    def on_target_polled(self, message: Any) -> None:
+        self.polls[message.target] += 1  # MultiApp.on_target_polled runs as well
+
+
+MultiFactory = Callable[..., RecordingMultiApp]
+
+
+@pytest.fixture
+def make_multi() -> Iterator[MultiFactory]:
+    """Build the multi-target app on real databases: `(name, target, layout, read_only)` per target, each with
+    its own Monitor (quick back-off) and Actions, as `run_multi_dashboard` wires them."""
+    opened: list[Any] = []
+
+    def make(*targets: tuple[str, Target, Any, bool], interval: float = 0.1, **kwargs: Any) -> RecordingMultiApp:
+        specs = []
+        for name, where, layout, read_only in targets:
+            monitor = Monitor(where, layout, backoff=(0.2, 0.4))
+            actions = Actions(where, layout)
+            opened.extend((monitor, actions))
+            specs.append(PaneSpec(name, monitor, actions, interval=interval, read_only=read_only))
+        return RecordingMultiApp(specs, **kwargs)
+
+    yield make
+    for opened_thing in opened:
+        opened_thing.close()

@@ -1,0 +1,146 @@
+"""One dashboard over several targets, driven by Pilot against real databases: two live SQLite files, a live
+file beside a PostgreSQL server that is not there, and a read-only target's refusals."""
+
+from __future__ import annotations
+
+import socket
+
+from textual.widgets import Input, Static
+
+from queuetop.db import parse_target
+from queuetop.layouts import NATIVE
+from queuetop.monitor import RECONNECTING
+from queuetop.queue import Queue
+from queuetop.tui.modals import EnqueueModal
+from queuetop.tui.multi import MultiApp, MultiScreen
+from queuetop.tui.table import QueueTable
+from tests.conftest import Backend, make_backend
+from tests.test_cli import snapshot_of_tables
+from tests.tui.conftest import SIZE, MultiFactory, status, text, wait_for
+
+
+def enqueue(backend: Backend, job_type: str, count: int) -> None:
+    with backend.open() as db:
+        Queue(db, backend.layout).enqueue_many(job_type, count)
+
+
+def depth(app: MultiApp, name: str, job_type: str) -> int | None:
+    latest = app.panes[name].latest
+    row = latest.type_named(job_type) if latest else None
+    return row.depth if row else None
+
+
+def shown_types(app: MultiApp, name: str) -> list[str]:
+    screen = app.main
+    assert isinstance(screen, MultiScreen)
+    return screen.table_of(name).shown_types
+
+
+def section(app: MultiApp, part: str, name: str) -> str:
+    screen = app.main
+    assert isinstance(screen, MultiScreen)
+    return text(screen.query_one(f"#{part}-{screen.names.index(name)}", Static))
+
+
+def closed_port() -> int:
+    """A port on the loopback with nothing listening (bound, then let go): a connect is refused at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_two_live_targets_both_update_in_their_own_sections(tmp_path, make_multi: MultiFactory) -> None:
+    a, b = make_backend("sqlite", tmp_path / "a"), make_backend("sqlite", tmp_path / "b")
+    enqueue(a, "email", 2)
+    enqueue(b, "report", 5)
+    app = make_multi(("alpha", a.target, a.layout, False), ("beta", b.target, b.layout, False))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: depth(app, "alpha", "email") == 2 and depth(app, "beta", "report") == 5,
+                       "a first poll of each target")  # fmt: skip
+        assert shown_types(app, "alpha") == ["email"] and shown_types(app, "beta") == ["report"]
+        enqueue(a, "email", 3)
+        enqueue(b, "report", 1)
+        await wait_for(pilot, lambda: depth(app, "alpha", "email") == 5 and depth(app, "beta", "report") == 6,
+                       "both targets' new depths")  # fmt: skip
+        assert "2 targets: alpha ok, beta ok" in status(app)
+        assert "● ok" in section(app, "head", "alpha") and "● ok" in section(app, "head", "beta")
+
+
+async def test_a_dead_target_shows_its_error_and_retries_while_the_live_one_keeps_updating(
+        tmp_path, make_multi: MultiFactory) -> None:  # fmt: skip
+    live = make_backend("sqlite", tmp_path)
+    enqueue(live, "email", 1)
+    dead = parse_target(f"DRIVER={{PostgreSQL Unicode}};SERVER=127.0.0.1;PORT={closed_port()};"
+                        "DATABASE=queuetop_test;UID=postgres")  # fmt: skip
+    app = make_multi(("local", live.target, live.layout, False), ("pg", dead, NATIVE, False))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.panes["pg"]
+        await wait_for(pilot, lambda: pane.link is not None and pane.link.state == RECONNECTING, "the failed connect")
+        await wait_for(pilot, lambda: pane.link is not None and pane.link.failures >= 3, "two retries with back-off")
+        for more in (2, 3):  # the live target goes on polling through the dead one's retries
+            enqueue(live, "email", 1)
+            await wait_for(pilot, lambda more=more: depth(app, "local", "email") == more, f"depth {more} on local")
+        assert app.polls["local"] > app.polls["pg"] >= 3
+        await pilot.pause(0.3)  # a tick: the headers are redrawn each second
+        assert "unreachable (retrying" in section(app, "head", "pg")
+        error = section(app, "error", "pg")
+        assert "down for" in error and "no data yet" in error and "cannot reach" in error.lower(), error
+        assert "local ok" in status(app) and "pg unreachable (retrying in" in status(app)
+        assert any(note.startswith("pg: cannot read the database") for note in app.notes), app.notes
+        assert pane.latest is None and "● ok" in section(app, "head", "local")
+
+
+async def test_keys_act_on_the_selected_target_and_a_read_only_one_refuses(tmp_path, make_multi: MultiFactory
+                                                                           ) -> None:  # fmt: skip
+    ro, rw = make_backend("sqlite", tmp_path / "ro"), make_backend("sqlite", tmp_path / "rw")
+    enqueue(ro, "email", 4)
+    enqueue(rw, "email", 1)
+    app = make_multi(("prod", ro.target, ro.layout, True), ("scratch", rw.target, rw.layout, False))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: depth(app, "prod", "email") == 4 and depth(app, "scratch", "email") == 1,
+                       "a first poll of each target")  # fmt: skip
+        before = snapshot_of_tables(ro.target.value)
+        assert app.selected.name == "prod"
+        for key, verb in (("e", "enqueue"), ("r", "release")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert not isinstance(app.screen, EnqueueModal)
+            assert any(n.startswith(f"Target prod is read-only: {verb} is disabled") for n in app.notes), app.notes
+        await pilot.pause(0.3)  # polls go on: nothing changed in the read-only database or on its table
+        assert snapshot_of_tables(ro.target.value) == before and depth(app, "prod", "email") == 4
+        assert "READ-ONLY" in section(app, "head", "prod") and "READ-ONLY" not in section(app, "head", "scratch")
+
+        await pilot.press("tab")  # the next target's table: the keys act on its selected row
+        await wait_for(pilot, lambda: app.selected.name == "scratch", "scratch selected")
+        assert "▸ scratch:" in status(app) and section(app, "head", "scratch").startswith("▶ scratch")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EnqueueModal), "the enqueue dialog")
+        assert app.screen.query_one("#job_type", Input).value == "email"  # from scratch's selected row
+        box = app.screen.query_one("#count", Input)
+        box.focus()
+        box.value = "6"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: depth(app, "scratch", "email") == 7, "the 6 jobs on scratch")
+        assert snapshot_of_tables(ro.target.value) == before and depth(app, "prod", "email") == 4
+
+        await pilot.press("enter")  # the drill-down opens on the selected target's job type
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "DetailScreen", "the drill-down")
+        assert app.actions is app.panes["scratch"].actions and "scratch:" in status(app)
+
+
+async def test_a_target_that_comes_back_is_announced_by_name(tmp_path, make_multi: MultiFactory) -> None:
+    a, b = make_backend("sqlite", tmp_path / "a"), make_backend("sqlite", tmp_path / "b")
+    gone = tmp_path / "b" / "queue.db"
+    app = make_multi(("a", a.target, a.layout, False), ("b", b.target, b.layout, False))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.panes["b"].connected and app.panes["a"].connected, "both connected")
+        gone.rename(gone.with_suffix(".away"))
+        await wait_for(pilot, lambda: not app.panes["b"].connected, "b lost")
+        assert app.panes["a"].connected
+        await pilot.pause(0.3)
+        assert "STALE: data from" in section(app, "error", "b") and "is gone" in section(app, "error", "b")
+        gone.with_suffix(".away").rename(gone)
+        await wait_for(pilot, lambda: app.panes["b"].connected, "b back")
+        assert "b: connected to the database again." in app.notes
+        assert not app.main.query_one("#error-1", Static).display
+        assert isinstance(app.main.query_one("#table-1", QueueTable), QueueTable)
