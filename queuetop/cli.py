@@ -762,7 +762,7 @@ def _watch_many(args: argparse.Namespace) -> int:
 
     runs = args.per_target
     if args.with_load:
-        raise UsageError(f"--with-load drives one target, and {_naming(args)} name {len(runs)}",
+        raise UsageError(f"--with-load drives one target, and {_naming(args)} {len(runs)}",
                          "run the load on one target: queuetop -t NAME watch --with-load")  # fmt: skip
     for run in runs:
         _check_interval(run)
@@ -948,7 +948,8 @@ MANY_TARGETS = ("watch", "check", "serve", "config")
 
 
 def _naming(args: argparse.Namespace) -> str:
-    return "--all" if getattr(args, "all_targets", False) else "the -t options"
+    """What named several targets, as the subject of a sentence."""
+    return "--all names" if getattr(args, "all_targets", False) else "the -t options name"
 
 
 def configure(args: argparse.Namespace) -> list[argparse.Namespace]:
@@ -964,7 +965,7 @@ def configure(args: argparse.Namespace) -> list[argparse.Namespace]:
         raise UsageError(f"`queuetop {args.command}` works on one target, not {len(names)}",
                          "give one -t NAME (watch, check, serve and config take several)")  # fmt: skip
     if len(names) > 1 and args.db is not None:
-        raise UsageError(f"--db names one database and {_naming(args)} name {len(names)} targets",
+        raise UsageError(f"--db names one database and {_naming(args)} {len(names)} targets",
                          "give the targets alone (their databases are in the config file), or --db alone")  # fmt: skip
     cli = {"db": args.db, "layout": args.layout, "table": args.table, "completed_table": args.completed_table,
            "interval": getattr(args, "interval", None), "read_only": getattr(args, "read_only", None),

@@ -571,8 +571,10 @@ class MultiScreen(MainScreen):
         rate_chart.show(ChartSpec(f"{pane.name}: jobs/s", rates, window, cursor))
 
     def export_view(self) -> ScreenExport:
-        """`x` on this screen: the selected target's table (as on a single-target dashboard, without charts)."""
+        """`x` on this screen: the selected target's table, and its charts when they are on screen."""
         app = self.multi
         snapshot = app.shown
         assert snapshot is not None
-        return screen_export(app, snapshot, [*self._rows, snapshot.totals], self.columns, [])
+        charts = [self.query_one(f"#{name}", Chart) for name in ("depth-chart", "rate-chart")]
+        shown = charts if self.query_one("#multi-charts").display else []
+        return screen_export(app, snapshot, [*self._rows, snapshot.totals], self.columns, shown)
