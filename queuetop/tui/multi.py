@@ -520,7 +520,8 @@ class MultiScreen(MainScreen):
                 self.columns, self._rows = columns, rows
         self._fit()
         self._show_charts()
-        if self.focused is None:  # the selected table was hidden until now (no data): focus one that shows
+        focused = self.focused
+        if focused is None or not focused.display:  # no data to show in the focused section: focus one with data
             for i in range(len(self.names)):
                 table = self.query_one(f"#table-{i}", QueueTable)
                 if table.display:

@@ -90,6 +90,30 @@ async def test_a_dead_target_shows_its_error_and_retries_while_the_live_one_keep
         assert pane.latest is None and "● ok" in section(app, "head", "local")
 
 
+async def test_a_target_whose_server_never_answers_does_not_hold_up_the_others(tmp_path, make_multi: MultiFactory
+                                                                             ) -> None:  # fmt: skip
+    """A server that takes the connection and never says a word: its connect waits for the login timeout (5 s),
+    and meanwhile the other target polls on, in its own thread."""
+    live = make_backend("sqlite", tmp_path)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel completes the handshake; nothing ever reads or answers
+        port = silent.getsockname()[1]
+        slow = parse_target(f"DRIVER={{PostgreSQL Unicode}};SERVER=127.0.0.1;PORT={port};DATABASE=queuetop_test;"
+                            "UID=postgres")  # fmt: skip
+        app = make_multi(("slow", slow, NATIVE, False), ("local", live.target, live.layout, False))
+        async with app.run_test(size=SIZE) as pilot:
+            pane = app.panes["slow"]
+            for count in (1, 2, 3):
+                enqueue(live, "email", 1)
+                await wait_for(pilot, lambda count=count: depth(app, "local", "email") == count,
+                               f"depth {count} on local", timeout=4)  # fmt: skip
+            assert pane.polling and pane.link is None, "the slow target's first connect is still waiting"
+            assert "slow connecting…" in status(app) and app.selected.name == "local"  # its table took the focus
+            await wait_for(pilot, lambda: pane.link is not None, "the login timeout", timeout=15)
+            assert pane.link is not None and "timeout expired" in (pane.link.error or "")
+
+
 async def test_keys_act_on_the_selected_target_and_a_read_only_one_refuses(tmp_path, make_multi: MultiFactory
                                                                            ) -> None:  # fmt: skip
     ro, rw = make_backend("sqlite", tmp_path / "ro"), make_backend("sqlite", tmp_path / "rw")
@@ -112,7 +136,7 @@ async def test_keys_act_on_the_selected_target_and_a_read_only_one_refuses(tmp_p
 
         await pilot.press("tab")  # the next target's table: the keys act on its selected row
         await wait_for(pilot, lambda: app.selected.name == "scratch", "scratch selected")
-        assert "▸ scratch:" in status(app) and section(app, "head", "scratch").startswith("▶ scratch")
+        assert "▸ scratch:" in status(app) and section(app, "head", "scratch").startswith("▸ scratch")
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, EnqueueModal), "the enqueue dialog")
         assert app.screen.query_one("#job_type", Input).value == "email"  # from scratch's selected row
