@@ -124,7 +124,10 @@ async def test_keys_act_on_the_selected_target_and_a_read_only_one_refuses(tmp_p
         await wait_for(pilot, lambda: depth(app, "prod", "email") == 4 and depth(app, "scratch", "email") == 1,
                        "a first poll of each target")  # fmt: skip
         before = snapshot_of_tables(ro.target.value)
-        assert app.selected.name == "prod"
+        screen = app.main
+        assert isinstance(screen, MultiScreen)
+        screen.table_of("prod").focus()  # (whichever target answered first has the focus at start)
+        await wait_for(pilot, lambda: app.selected.name == "prod", "prod selected")
         for key, verb in (("e", "enqueue"), ("r", "release")):
             await pilot.press(key)
             await pilot.pause()
