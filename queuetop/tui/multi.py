@@ -427,8 +427,8 @@ class MultiScreen(MainScreen):
     def selected_type(self) -> str | None:
         return self.table_of(self.multi.selected.name).selected_type
 
-    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        widget = event.widget
+    def watch_focused(self, widget: object) -> None:
+        """The section whose table has the focus is the selected target, however the focus got there."""
         if isinstance(widget, QueueTable) and widget.id and widget.id.startswith("table-"):
             self.multi.select_target(self.names[int(widget.id.removeprefix("table-"))])
 

@@ -463,7 +463,9 @@ async def _multi(pilot: Pilot) -> None:
     app.apply_to(app.panes["dr"], DR_UNREACHABLE)
     app.apply_to(app.panes["prod"], LIVE)
     await pilot.pause()
-    app.main.query_one("#table-0", QueueTable).select_type("report.render")
+    table = app.main.query_one("#table-0", QueueTable)
+    table.focus()  # prod selected, whichever section took the focus first
+    table.select_type("report.render")
     await _settle(pilot)
     app.clear_notifications()  # each outage's notification would cover the sections
     await _settle(pilot)

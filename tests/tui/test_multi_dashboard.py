@@ -126,8 +126,12 @@ async def test_keys_act_on_the_selected_target_and_a_read_only_one_refuses(tmp_p
         before = snapshot_of_tables(ro.target.value)
         screen = app.main
         assert isinstance(screen, MultiScreen)
-        screen.table_of("prod").focus()  # (whichever target answered first has the focus at start)
-        await wait_for(pilot, lambda: app.selected.name == "prod", "prod selected")
+
+        def prod_selected() -> bool:  # whichever target answered first has the focus at start
+            screen.table_of("prod").focus()
+            return app.selected.name == "prod"
+
+        await wait_for(pilot, prod_selected, "prod selected")
         for key, verb in (("e", "enqueue"), ("r", "release")):
             await pilot.press(key)
             await pilot.pause()
