@@ -11,7 +11,7 @@ from datetime import datetime
 
 import pytest
 
-from queuetop.db import Database, DatabaseError
+from queuetop.db import DatabaseError
 from queuetop.db.odbc import with_driver_defaults
 
 PG = "DRIVER={PostgreSQL Unicode};SERVER=db;DATABASE=q"
