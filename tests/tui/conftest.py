@@ -55,6 +55,7 @@ def make_app() -> Iterator[AppFactory]:
             writer, reader = open_history(history_path(where, backend.layout), where, backend.layout)
             opened.extend((writer, reader))
             series = Series(store=reader)
+            opened.append(series)  # its history reader's thread, closed after the test
             series.load()
             kwargs.update(series=series, recorder=writer)
         return RecordingApp(monitor, actions, interval=interval, **kwargs)
