@@ -740,12 +740,13 @@ class HistoryStore:
                         entry[1] += polls
         # The raw polls after the last bucket kept (the newest buckets are written once a minute), or all of them.
         where, params = chosen
-        # A real division: a chart's bucket is rarely a whole number of milliseconds (3600 s / 111 columns), and
-        # integer milliseconds put the polls in buckets far from the chart's (which left its newest minute empty).
+        # In seconds, divided as floats, exactly as Python's floor(t / width) does (the memory's buckets, the chart's):
+        # a chart's bucket is rarely a whole number of milliseconds (3600 s / 111 columns), and dividing integer
+        # milliseconds put the polls in buckets far from the chart's (which left its newest minute empty).
         rows = self._db.execute(
-            f"SELECT CAST((t_ms + ?) / ? AS INTEGER), SUM({figure.column}), COUNT({figure.column}) FROM polls "
-            f"WHERE {where} AND t_ms >= ? GROUP BY 1",
-            (self.epoch_ms, width_s * 1000.0, *params, self._ms(raw_from))).fetchall()  # fmt: skip
+            f"SELECT CAST((t_ms + ?) / 1000.0 / ? AS INTEGER), SUM({figure.column}), COUNT({figure.column}) "
+            f"FROM polls WHERE {where} AND t_ms >= ? GROUP BY 1",
+            (self.epoch_ms, width_s, *params, self._ms(raw_from))).fetchall()  # fmt: skip
         for b, total, weight in rows:
             if weight:
                 entry = sums.setdefault(b, [0, 0])
