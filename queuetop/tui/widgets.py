@@ -218,11 +218,11 @@ def legend_text(spec: ChartSpec, plotted: set[str], marked: bool = False) -> Tex
     marks along the bottom mean."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(spec.title + " ", style="bold")
+    if marked:  # before the lines, whose labels may be cut off
+        text.append(f" {BREACH_LEGEND} ", style=f"bold {BREACH_COLOR}")
     for line in spec.lines:
         text.append(" ━ ", style=RICH_COLOR.get(line.color, line.color) if line.label in plotted else "dim")
         text.append(line.label, style="" if line.label in plotted else "dim")
-    if marked:
-        text.append(f"  {BREACH_LEGEND}", style=f"bold {BREACH_COLOR}")
     if not plotted:
         text.append("  (no data yet)", style="dim")
     return text
@@ -230,6 +230,19 @@ def legend_text(spec: ChartSpec, plotted: set[str], marked: bool = False) -> Tex
 
 Points = tuple[tuple[Line, tuple[float, ...], tuple[float, ...]], ...]
 Marks = tuple[float, ...]  # x of each bucket with an SLO breach
+
+
+def mark_runs(marks: Marks, bucket_s: float) -> tuple[tuple[float, float], ...]:
+    """The marked buckets as runs of adjacent ones, (x of the first, x half a bucket past the last): each drawn as
+    one unbroken row of markers, where a marker per bucket leaves gaps between the columns they fall in."""
+    runs: list[list[float]] = []
+    for x in sorted(marks):
+        if runs and x - runs[-1][1] < bucket_s * 0.5:
+            runs[-1][1] = x + bucket_s
+        else:
+            runs.append([x, x + bucket_s])
+    return tuple((start, min(end - bucket_s * 0.5, 0.0)) if end - start > bucket_s else (start, start)
+                 for start, end in runs)  # fmt: skip
 
 
 class Plot(HandlesThreadResults, PlotextPlot):
@@ -275,13 +288,14 @@ class Plot(HandlesThreadResults, PlotextPlot):
         self.call_after_refresh(self._start)
 
     def _start(self) -> None:
-        spec, points, marks, size = self.chart.spec, self.chart.points, self.chart.marks, self.size
+        spec, points, size = self.chart.spec, self.chart.points, self.size
+        runs = mark_runs(self.chart.marks, self.chart.bucket_s or 0.0)
         theme = self._get_plotext_theme_name(self.app.theme)
-        in_thread(self, lambda: self._build(spec, points, size.width, size.height, theme, marks), self._built,
+        in_thread(self, lambda: self._build(spec, points, size.width, size.height, theme, runs), self._built,
                   lambda error: self._built(Text(str(error))), group=f"plot-{self.id or id(self)}")  # fmt: skip
 
     def _build(self, spec: ChartSpec | None, points: Points, width: int, height: int, theme: str,
-               marks: Marks = ()) -> Text:  # fmt: skip
+               marks: tuple[tuple[float, float], ...] = ()) -> Text:  # fmt: skip
         """In the worker thread: the plotext calls, and nothing else touches this Plot object meanwhile."""
         plt = self.plt
         plt.clear_figure()
@@ -290,8 +304,8 @@ class Plot(HandlesThreadResults, PlotextPlot):
             for line, xs, ys in points:
                 plt.plot(xs, ys, color=line.color, marker="braille")
                 top = max(top, *ys)
-            if marks:  # along the bottom, over the lines: a breach must not hide behind a line at zero
-                plt.scatter(list(marks), [0.0] * len(marks), marker=BREACH_MARKER, color=BREACH_COLOR)
+            for start, end in marks:  # along the bottom, over the lines: a breach must not hide behind a line at 0
+                plt.plot([start, end], [0.0, 0.0], marker=BREACH_MARKER, color=BREACH_COLOR)
             if spec.cursor_x is not None:
                 plt.vline(spec.cursor_x, "white")
             plt.xlim(-spec.window_s, 0)

@@ -18,7 +18,7 @@ from queuetop.queue import Queue
 from queuetop.slo import Limit, Slo, Slos
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 from queuetop.tui.table import QueueTable
-from queuetop.tui.widgets import BREACH_LEGEND, Chart
+from queuetop.tui.widgets import BREACH_LEGEND, Chart, mark_runs
 from tests.conftest import Backend
 from tests.tui.conftest import SIZE, AppFactory, RecordingApp, wait_for
 from tests.tui.test_slo_dashboard import cell_styles
@@ -197,3 +197,9 @@ async def test_the_hour_window_shows_its_newest_bucket_although_the_roll_ups_lag
         # it by 10 or more.
         exact = sum(newest) / len(newest)
         assert exact - 0.05 <= ys[-1] <= exact + 5.05
+
+
+def test_adjacent_marked_buckets_are_drawn_as_one_unbroken_run() -> None:
+    assert mark_runs((), 6.0) == ()
+    assert mark_runs((-60.0,), 6.0) == ((-60.0, -60.0),)  # one bucket: one marker
+    assert mark_runs((-54.0, -60.0, -48.0, -18.0, -12.0), 6.0) == ((-60.0, -45.0), (-18.0, -9.0))
