@@ -364,8 +364,10 @@ class Series:
         every = max(RANK_EVERY_S, window_s / 100) if from_file else RANK_EVERY_S  # a wide window ranks less often
         if from_file:  # from the file's roll-ups, on the reader's thread; the last ranking known meanwhile
             loaded = self._file_charts(("rank", n, names), window_s, 0, math.floor(self.latest / every))
-            found = loaded.ranked.get((n, names)) if loaded is not None else None
-            return list(found) if found is not None else []
+            found = list(loaded.ranked.get((n, names), ())) if loaded is not None else []
+            if len(found) < n:  # the file's roll-ups lag a minute behind (a type just seen): the memory's deepest too
+                found += [name for name in self.top_types(self.keep_s, n, names) if name not in found][:n - len(found)]
+            return found
         key = (window_s, n, names, math.floor(self.latest / every))
         if self._ranked is not None and self._ranked[0] == key:
             return self._ranked[1]

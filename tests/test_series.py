@@ -199,3 +199,15 @@ def test_the_file_is_asked_once_per_bucket_whatever_the_redraws(tmp_path: Path) 
         assert len(asked) == 4 and len(asked[-1].wants) == 3
     finally:
         series.close()
+
+
+def test_a_wide_window_ranks_with_the_memory_until_the_file_answers(tmp_path: Path) -> None:
+    series, answers = wide_window_series(tmp_path, file_until=2999.0)
+    try:
+        assert series.top_types(3600.0, 3) == ["email"]  # from memory: the file's ranking is being read
+        answered(series, answers)
+        assert series.top_types(3600.0, 3) == ["email"]
+        assert answers == [] and [request.wants for request in series._sent.values()] == [
+            frozenset({("rank", 3, None)})]
+    finally:
+        series.close()
