@@ -54,6 +54,7 @@ def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 
         finally:
             monitor.close()
             actions.close()
+            series.close()  # its history reader's thread
             if writer is not None:
                 writer.close()
             if reader is not None:

@@ -45,8 +45,9 @@ def make_app() -> Iterator[AppFactory]:
     opened: list[Any] = []
 
     def make(backend: Any, *, target: Target | None = None, interval: float = 0.1, history: bool = False,
-             **kwargs: Any) -> RecordingApp:  # fmt: skip
-        """`history`: keep and read a history file, as `run_dashboard` does (in $QUEUETOP_HISTORY_DIR)."""
+             keep_s: float | None = None, **kwargs: Any) -> RecordingApp:  # fmt: skip
+        """`history`: keep and read a history file, as `run_dashboard` does (in $QUEUETOP_HISTORY_DIR); `keep_s`:
+        the seconds the charts keep in memory (the wider windows come from the file)."""
         where = target or backend.target
         monitor = Monitor(where, backend.layout, backoff=(0.2, 0.4))
         actions = Actions(where, backend.layout)
@@ -54,7 +55,8 @@ def make_app() -> Iterator[AppFactory]:
         if history:
             writer, reader = open_history(history_path(where, backend.layout), where, backend.layout)
             opened.extend((writer, reader))
-            series = Series(store=reader)
+            series = Series(store=reader) if keep_s is None else Series(store=reader, keep_s=keep_s)
+            opened.append(series)  # its history reader's thread, closed after the test
             series.load()
             kwargs.update(series=series, recorder=writer)
         return RecordingApp(monitor, actions, interval=interval, **kwargs)
