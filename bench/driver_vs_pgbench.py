@@ -34,7 +34,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import nullcontext
 from datetime import datetime
 from typing import Any
 
@@ -50,6 +49,7 @@ from common import (
 )
 
 from queuetop.db import Database
+from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import PRESET_NAMES, Layout, load_layout, with_tables
 from queuetop.layouts.sql import Statements
 from queuetop.load.command import load_types
@@ -66,28 +66,9 @@ WORKER = "pgbench"
 PGBENCH_TOKEN = "lpad(to_hex(CAST(:k AS bigint)), 32, '0')"
 
 
-class RecordingConnection:
-    """Stands in for a Database so a dialect method's SQL can be read instead of run."""
-
-    def __init__(self, dialect: Any) -> None:
-        self.dialect = dialect
-        self.statements: list[tuple[str, tuple[Any, ...]]] = []
-
-    def fetchall(self, sql: str, params: Any = ()) -> list:
-        self.statements.append((sql, tuple(params)))
-        return []
-
-    def execute(self, sql: str, params: Any = ()) -> int:
-        self.statements.append((sql, tuple(params)))
-        return 1
-
-    def transaction(self) -> nullcontext:
-        return nullcontext()
-
-
 def pgbench_script(dialect: Any, layout: Layout) -> str:
     """The dialect's claim and complete statements, as a pgbench script."""
-    recorder = RecordingConnection(dialect)
+    recorder = StatementRecorder(dialect)
     dialect.claim(recorder, layout, worker=WORKER, token=TOKEN_MARK, job_types=[JOB_TYPE], batch=1, lease_s=30.0)
     dialect.move_to_completed(recorder, layout, job_id=ID_MARK, token=TOKEN_MARK, outcome="succeeded")
     (claim_sql, claim_params), (complete_sql, complete_params) = recorder.statements
@@ -135,36 +116,6 @@ class Carried:
         return f":c_{self.column}"
 
 
-class RecordingShapeConnection(RecordingConnection):
-    """Records a ShapeWorker's statements with its transactions, and answers its reads with `Carried` values."""
-
-    def __init__(self, dialect: Any, layout: Layout) -> None:
-        super().__init__(dialect)
-        columns = layout.columns
-        statements = Statements(dialect, layout)
-        self.row = (Carried(columns["id"]), None, None, None,
-                    *(Carried(columns[role]) for role in statements.moved_roles()))  # fmt: skip
-
-    def fetchall(self, sql: str, params: Any = ()) -> list:
-        self.statements.append((sql, tuple(params)))
-        return [self.row]
-
-    def fetchone(self, sql: str, params: Any = ()) -> Any:
-        return self.fetchall(sql, params)[0]
-
-    def transaction(self) -> Any:
-        recorder = self
-
-        class Transaction:
-            def __enter__(self) -> None:
-                recorder.statements.append(("BEGIN", ()))
-
-            def __exit__(self, *exc: object) -> None:
-                recorder.statements.append(("COMMIT", ()))
-
-        return Transaction()
-
-
 def bench_types(layout: Layout) -> tuple[tuple[str, float], ...]:
     """One job type, as the shape stores it (a GUID on seed 000), or none where it has no type column."""
     return load_types("1", layout) if layout.has_job_type else ((layout.queue_table, 1.0),)
@@ -178,7 +129,11 @@ def shape_layout(name: str) -> Layout:
 
 def shape_script(dialect: Any, layout: Layout, form: str | None) -> str:
     """The statements one claim and completion of a ShapeWorker send, as a pgbench script."""
-    recorder = RecordingShapeConnection(dialect, layout)
+    # its reads answer one claimed row whose values stand for the pgbench variables `\gset` stores them in
+    columns = layout.columns
+    row = (Carried(columns["id"]), None, None, None,
+           *(Carried(columns[role]) for role in Statements(dialect, layout).moved_roles()))  # fmt: skip
+    recorder = StatementRecorder(dialect, rows=[row], one=row, transactions=True)
     worker = ShapeWorker(recorder, layout, form, {})  # type: ignore[arg-type]
     worker.new_token = lambda: TOKEN_MARK  # type: ignore[method-assign]
     [job] = worker.claim(WORKER, [t for t, _ in bench_types(layout)], 1, LEASE_S)

@@ -32,6 +32,7 @@ from queuetop.db import Database, QueuetopError
 from queuetop.db.diagnostics import AccessKind, Diagnostics, Plan, TableSize, diagnostics_for
 from queuetop.db.diagnostics.mssql import MSSQLDiagnostics
 from queuetop.db.diagnostics.sqlite import SQLiteDiagnostics
+from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import STATES, Layout
 from queuetop.layouts.predicate import Bool, parse_predicate
 from queuetop.layouts.sql import Statements
@@ -101,47 +102,16 @@ class Probe:
     expected: frozenset[str] = frozenset()  # native: the indexes made for it (any one of them will do)
 
 
-class _Recorder:
-    """Stands in for a Database so a dialect's or the Queue's statements are read instead of run."""
-
-    def __init__(self, db: Database) -> None:
-        self.dialect = db.dialect
-        self.target = db.target
-        self._now = db.now()
-        self.statements: list[tuple[str, tuple[Any, ...]]] = []
-
-    def now(self) -> datetime:
-        return self._now
-
-    def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list:
-        self.statements.append((sql, tuple(params)))
-        return []
-
-    def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple:
-        self.statements.append((sql, tuple(params)))
-        return (0,) * 8
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        self.statements.append((sql, tuple(params)))
-        return 0
-
-    def transaction(self) -> Any:
-        from contextlib import nullcontext
-
-        return nullcontext()
-
-    def take(self, call: Callable[[Any], object]) -> tuple[str, tuple[Any, ...]]:
-        """The first statement `call` sends."""
-        self.statements = []
-        call(self)
-        return self.statements[0]
+def recorder_for(db: Database) -> StatementRecorder:
+    """Reads the statements code would send to `db`, at `db`'s time, instead of running them."""
+    return StatementRecorder(db.dialect, target=db.target, now=db.now(), changed=0)
 
 
 def native_probes(db: Database, layout: Layout) -> list[Probe]:
     """The statements the native collector, the drill-down and `Queue.claim` send, as they send them."""
     from queuetop.queue import Queue
 
-    d, rec = db.dialect, _Recorder(db)
+    d, rec = db.dialect, recorder_for(db)
     now, job_type = db.now(), "doctor"
     pending, age, dequeue = "IX_WorkQueue_Pending", "IX_WorkQueue_PendingAge", "IX_WorkQueue_Dequeue"
     claimed, completed, dead = "IX_WorkQueue_Claimed", "IX_WorkCompleted_Completed", "IX_WorkCompleted_Dead"
@@ -197,7 +167,7 @@ def shape_probes(db: Database, layout: Layout, settings: dict[str, Any] | None =
         def claim(recorder: Any) -> None:
             ShapeWorker(recorder, layout, None, settings).claim(DOCTOR_WORKER, [job_type] if job_type else [])
 
-        probes.append(Probe(DEQUEUE_PROBE, *_Recorder(db).take(claim), limited=True, dequeue=True))
+        probes.append(Probe(DEQUEUE_PROBE, *recorder_for(db).take(claim), limited=True, dequeue=True))
     return probes
 
 

@@ -13,8 +13,8 @@ What a roll-up keeps, per figure:
 - percentiles (wait and processing p50/p95/p99): the highest value any poll of the bucket reported. A mean of
   percentiles is no percentile either; the maximum keeps a spike visible in a week-long chart;
 - `polls`: how many polls the entry stands for; `breaches`: the OR of the polls' breach flags (a bit mask per
-  job type: `write(snapshot, breaches={job_type: flags})`, set by whoever knows the targets — SLO checks; the
-  dashboard passes none yet).
+  job type: `write(snapshot, breaches={job_type: flags})`, set by whoever knows the targets — the dashboard's SLO
+  checks; the totals' row holds every type's flags — and drawn as marks on the charts).
 
 Figures are stored as integers in fixed units (the column names say which: `depth_x10` is tenths of a job,
 `wait_p95_s_x1000` milliseconds), so a row costs a few bytes per figure and sums are exact. Times are the
@@ -22,6 +22,7 @@ snapshot's server time (`Snapshot.taken_at`, in the layout's clock), in ms since
 
 `HistoryStore` is one connection, for the one thread that uses it. `HistoryWriter` is a thread of its own with
 a queue in front: the poll thread hands it a snapshot (a queue put) and never waits for the disk.
+`HistoryReader` is another, with its own connection: the dashboard's charts of the wide windows are read there.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import threading
 import time
 import zlib
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -46,6 +47,7 @@ from enum import Enum
 from itertools import accumulate
 from operator import attrgetter
 from pathlib import Path
+from typing import Any, TypeVar
 
 from queuetop.db import Target, UsageError
 from queuetop.history import drain_eta
@@ -54,6 +56,7 @@ from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 from queuetop.watermarks import EPOCH, seconds
 
 log = logging.getLogger("queuetop")
+T = TypeVar("T")
 
 DIR_ENV_VAR = "QUEUETOP_HISTORY_DIR"
 FORMAT_VERSION = "1"
@@ -307,6 +310,7 @@ Entry = tuple[int, Values, int | None]  # (polls, values, breaches) of one bucke
 
 
 NONE = -(2**63)  # an unknown figure inside a chunk
+BREACHES = -1  # `HistoryStore._column`'s index for a chunk's breach flags (the figures are 0 …)
 
 
 def _deltas(column: Sequence[int | None]) -> list[int]:
@@ -374,6 +378,15 @@ def decode_column(blob: bytes, index: int) -> list[tuple[int, int, int | None]]:
     n = numbers[0]
     values = _sums(numbers[1 + (3 + index) * n:1 + (4 + index) * n])
     return list(zip(numbers[1:1 + n], numbers[1 + n:1 + 2 * n], values, strict=True))
+
+
+def decode_breaches(blob: bytes) -> list[tuple[int, int | None]]:
+    """A chunk's breach flags: (slot, flags) per bucket (None: no breach in it)."""
+    numbers = _numbers(blob)
+    n = numbers[0]
+    return [(slot, None if flags == NONE else flags) for slot, flags in zip(numbers[1:1 + n],
+                                                                             numbers[1 + 2 * n:1 + 3 * n],
+                                                                             strict=True)]  # fmt: skip
 
 
 def decode_chunk(blob: bytes) -> dict[int, Entry]:
@@ -727,16 +740,48 @@ class HistoryStore:
                         entry[1] += polls
         # The raw polls after the last bucket kept (the newest buckets are written once a minute), or all of them.
         where, params = chosen
+        # In seconds, divided as floats, exactly as Python's floor(t / width) does (the memory's buckets, the chart's):
+        # a chart's bucket is rarely a whole number of milliseconds (3600 s / 111 columns), and dividing integer
+        # milliseconds put the polls in buckets far from the chart's (which left its newest minute empty).
         rows = self._db.execute(
-            f"SELECT (t_ms + ?) / ?, SUM({figure.column}), COUNT({figure.column}) FROM polls "
-            f"WHERE {where} AND t_ms >= ? GROUP BY 1",
-            (self.epoch_ms, round(width_s * 1000), *params, self._ms(raw_from))).fetchall()  # fmt: skip
+            f"SELECT CAST((t_ms + ?) / 1000.0 / ? AS INTEGER), SUM({figure.column}), COUNT({figure.column}) "
+            f"FROM polls WHERE {where} AND t_ms >= ? GROUP BY 1",
+            (self.epoch_ms, width_s, *params, self._ms(raw_from))).fetchall()  # fmt: skip
         for b, total, weight in rows:
             if weight:
                 entry = sums.setdefault(b, [0, 0])
                 entry[0] += total
                 entry[1] += weight
         return [(b * width_s, total / weight / figure.scale) for b, (total, weight) in sorted(sums.items())]
+
+    def bucket_breaches(self, job_type: str, since: float, width_s: float, level: int) -> list[tuple[float, int]]:
+        """(bucket start, flags) of the buckets of `width_s` from `since` in which the job type breached an SLO:
+        the OR of the breach flags kept at `level` (the roll-ups') and of the raw polls after its last bucket."""
+        chosen = self._type_filter([job_type])
+        if chosen is None:
+            return []
+        type_id = chosen[1][0]
+        flags: dict[int, int] = {}
+        raw_from = since
+        if level > 0:
+            level_width = self.retention.levels[level].width_s
+            rows = self._db.execute("SELECT chunk, data FROM buckets WHERE level = ? AND type_id = ? AND chunk >= ?",
+                                    (level, type_id, math.floor(since / level_width) // CHUNK_BUCKETS))
+            for chunk, data in rows.fetchall():
+                for slot, _, mask in self._column(level, type_id, chunk, data, BREACHES):
+                    t = (chunk * CHUNK_BUCKETS + slot) * level_width
+                    if t < since:
+                        continue
+                    raw_from = max(raw_from, t + level_width)
+                    if mask:
+                        b = math.floor(t / width_s + 1e-9)
+                        flags[b] = flags.get(b, 0) | mask
+        rows = self._db.execute("SELECT t_ms, breaches FROM polls WHERE type_id = ? AND t_ms >= ? AND breaches != 0",
+                                (type_id, self._ms(raw_from))).fetchall()  # fmt: skip
+        for t_ms, mask in rows:
+            b = math.floor(self._t(t_ms) / width_s)
+            flags[b] = flags.get(b, 0) | mask
+        return [(b * width_s, mask) for b, mask in sorted(flags.items())]
 
     def _column(self, level: int, type_id: int, chunk: int, data: bytes,
                 index: int) -> list[tuple[int, int, int | None]]:  # fmt: skip
@@ -748,7 +793,8 @@ class HistoryStore:
             return cached[1]
         if len(self._columns) > 8192:
             self._columns.clear()
-        decoded = decode_column(data, index)
+        decoded = [(slot, 0, mask) for slot, mask in decode_breaches(data)] if index == BREACHES else \
+            decode_column(data, index)  # fmt: skip
         self._columns[key] = (data, decoded)
         return decoded
 
@@ -852,6 +898,59 @@ class HistoryWriter:
                     return
         finally:
             store.close()
+
+
+class HistoryReader:
+    """A thread with its own connection to a history file, for the dashboard's reads of the wide chart windows: the
+    UI thread hands it a job and never waits; `done(result)` is called on this thread (it posts a message). Jobs
+    waiting under the same key replace one another: only the newest of each is run, so a slow disk costs a late
+    chart, never a queue of stale reads."""
+
+    def __init__(self, path: Path, retention: Retention | None = None) -> None:
+        self.path = path
+        self.retention = retention
+        self._pending: dict[Hashable, tuple[Callable[[HistoryStore], Any], Callable[[Any], None]]] = {}
+        self._wake = threading.Condition()
+        self._closed = False
+        self._failed: str | None = None
+        self._thread = threading.Thread(target=self._run, name="queuetop-history-reader", daemon=True)
+        self._thread.start()
+
+    def submit(self, key: Hashable, job: Callable[[HistoryStore], T], done: Callable[[T], None]) -> None:
+        with self._wake:
+            self._pending.pop(key, None)  # the newer job goes last: jobs run in the order they were last asked
+            self._pending[key] = (job, done)
+            self._wake.notify()
+
+    def close(self, timeout: float = 5.0) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        store: HistoryStore | None = None
+        try:
+            while True:
+                with self._wake:
+                    while not self._pending and not self._closed:
+                        self._wake.wait()
+                    if self._closed:
+                        return
+                    key = next(iter(self._pending))
+                    job, done = self._pending.pop(key)
+                try:
+                    if store is None:
+                        store = HistoryStore(self.path, create=False, retention=self.retention)
+                    result = job(store)
+                    done(result)
+                except (sqlite3.Error, UsageError) as exc:  # the chart stays as it was; say it once
+                    if self._failed != str(exc):
+                        log.warning("history file %s: cannot read the charts' past: %s", self.path, exc)
+                    self._failed = str(exc)
+        finally:
+            if store is not None:
+                store.close()
 
 
 def open_history(path: Path, target: Target, layout: Layout,

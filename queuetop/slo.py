@@ -39,7 +39,7 @@ from enum import Enum
 from typing import Any
 
 from queuetop import format as fmt
-from queuetop.snapshot import Snapshot, TypeStats
+from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 
 DEAD_RATE_WINDOW_S = 60.0
 
@@ -337,9 +337,18 @@ def worst(breaches: Iterable[Breach]) -> Breach | None:
 
 def breach_masks(breaches: Iterable[Breach]) -> dict[str, int]:
     """Job type -> the SLOs it breaches, one bit per Slo in declaration order: how the history file keeps them
-    (OR-ed over each bucket), so a breach can be found again after a restart."""
+    (OR-ed over each bucket), so a breach can be found again after a restart; and the totals (TOTAL) -> every SLO
+    any type breaches, which the charts of the whole queue mark."""
     bits = {slo: 1 << i for i, slo in enumerate(Slo)}
     masks: dict[str, int] = {}
     for breach in breaches:
         masks[breach.job_type] = masks.get(breach.job_type, 0) | bits[breach.slo]
+        masks[TOTAL] = masks.get(TOTAL, 0) | bits[breach.slo]
     return masks
+
+
+def breached_cells(masks: Mapping[str, int | None]) -> frozenset[tuple[str, str]]:
+    """(job type, dashboard column key) of the breaches in `masks` (as `breach_masks` makes them, or as the
+    history file kept them): the cells the table colours, for a moment of the past."""
+    return frozenset((job_type, slo.spec.column) for job_type, mask in masks.items() if mask and job_type != TOTAL
+                     for i, slo in enumerate(Slo) if mask >> i & 1)  # fmt: skip

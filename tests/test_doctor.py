@@ -173,12 +173,14 @@ def test_doctor_json_and_exit_codes(tmp_path, capsys):
 
 def test_growth_is_read_between_two_reads(backend: Backend):
     with backend.open() as db:
-        queue = Queue(db, backend.layout)
 
         def enqueue_meanwhile(_seconds: float) -> None:
-            queue.enqueue_many("email", 50)
+            # Another session writes, as a queue's producers do; PostgreSQL flushes a session's statistics at most
+            # once a second, and an idle one's only every 10 s, so the writer leaves (which flushes them).
+            with backend.open() as writer:
+                Queue(writer, backend.layout).enqueue_many("email", 50)
             if db.dialect.name == "postgresql":
-                time.sleep(1.2)  # its statistics are flushed at most once a second
+                time.sleep(1.2)
 
         from queuetop.doctor import Doctor
 

@@ -285,3 +285,34 @@ def test_breach_flags_are_kept_per_poll_and_or_ed_over_a_bucket(tmp_path: Path) 
     assert raw[(0.0, "email")] == 1 and raw[(1.0, "email")] is None and raw[(3.0, "report")] == 2
     bucket = {r.job_type: r.breaches for r in store.records(level=1)}
     assert bucket == {TOTAL: None, "email": 5, "report": 2}
+
+
+def test_a_chart_bucket_of_no_whole_milliseconds_gets_the_raw_polls_in_it(tmp_path: Path) -> None:
+    """An hour over 111 columns: buckets of 32.43… s. The raw polls were once grouped by whole milliseconds, which
+    put them in buckets far from the chart's: the newest minute of an hour's chart was empty."""
+    store = HistoryStore(tmp_path / "h.sqlite3")
+    times = [float(s) for s in range(0, 400)]
+    fill(store, times)
+    width = 3600 / 111
+    raw = {r.t: r.value("depth") for r in store.records(job_types=["report"])}
+    means = dict(store.bucket_means("report", "depth", t0(), width, 0))
+    assert means  # (they were all elsewhere)
+    for start, mean in means.items():
+        b = round(start / width)
+        inside = [depth for t, depth in raw.items() if math.floor(t / width) == b]
+        assert inside and mean == pytest.approx(sum(inside) / len(inside))
+    assert math.floor((t0() + 399) / width) * width == pytest.approx(max(means))  # the newest bucket is there
+
+
+def test_breach_flags_come_back_or_ed_per_chart_bucket_from_roll_ups_and_raw_polls(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "h.sqlite3")
+    rng = random.Random(5)
+    flags = {30.0: {"email": 1}, 31.0: {"email": 4}, 95.0: {"email": 2}, 250.0: {"report": 8}, 299.0: {"email": 16}}
+    for t in range(0, 300):
+        store.write(poll(float(t), rng), flags.get(float(t)))
+    # Written once a minute: the roll-ups hold up to about 4 minutes, the raw polls the rest (299 is raw only).
+    found = dict(store.bucket_breaches("email", t0(), 60.0, 1))
+    assert found == {t0(): 1 | 4, t0() + 60: 2, t0() + 240: 16}
+    assert dict(store.bucket_breaches("report", t0(), 60.0, 1)) == {t0() + 240: 8}
+    assert dict(store.bucket_breaches("email", t0() + 60, 60.0, 0)) == {t0() + 60: 2, t0() + 240: 16}  # raw only
+    assert store.bucket_breaches("nobody", t0(), 60.0, 1) == []

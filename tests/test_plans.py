@@ -8,18 +8,8 @@ import uuid
 
 import pytest
 
+from queuetop.db.recording import StatementRecorder
 from queuetop.queue import Queue
-
-
-class Recorder:
-    """Stands in for the connection to capture the statement a dialect method would send."""
-
-    def __init__(self) -> None:
-        self.statements: list[tuple[str, tuple]] = []
-
-    def fetchall(self, sql, params=()):
-        self.statements.append((sql, tuple(params)))
-        return []
 
 
 def plan(db, sql: str, params: tuple) -> str:
@@ -38,7 +28,7 @@ def backlog(pg_backend):
 
 @pytest.mark.postgres
 def test_oldest_pending_seeks_the_pending_age_index(backlog):
-    db, layout, recorder = backlog.db, backlog.layout, Recorder()
+    db, layout, recorder = backlog.db, backlog.layout, StatementRecorder(backlog.db.dialect)
     db.dialect.oldest_pending(recorder, layout, "email", 20)
     shown = plan(db, *recorder.statements[0])
     assert "IX_WorkQueue_PendingAge" in shown and "Seq Scan" not in shown, shown
@@ -46,7 +36,7 @@ def test_oldest_pending_seeks_the_pending_age_index(backlog):
 
 @pytest.mark.postgres
 def test_a_claim_for_several_types_is_one_seek_per_type(backlog):
-    db, layout, recorder = backlog.db, backlog.layout, Recorder()
+    db, layout, recorder = backlog.db, backlog.layout, StatementRecorder(backlog.db.dialect)
     db.dialect.claim(recorder, layout, worker="w", token=str(uuid.uuid4()), job_types=["email", "report"], batch=5,
                      lease_s=30)
     shown = plan(db, *recorder.statements[0])

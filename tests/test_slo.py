@@ -10,8 +10,8 @@ import pytest
 
 from queuetop.config import slo_from_option
 from queuetop.errors import UsageError
-from queuetop.slo import Limit, Slo, Slos, SloWatch, Verdict, breach_masks, evaluate
-from queuetop.snapshot import Snapshot, TypeStats
+from queuetop.slo import Limit, Slo, Slos, SloWatch, Verdict, breach_masks, breached_cells, evaluate
+from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 
 from .helpers import BASE
 
@@ -118,9 +118,13 @@ def test_breaches_become_one_bit_per_slo_per_type_for_the_history_file():
     watch = SloWatch(slos((Slo.MAX_DEPTH, 10, None), (Slo.MAX_TIMED_OUT, 0, None)), target="prod")
     watched = watch.observe(snap(TypeStats("a", depth=11, timed_out=2), TypeStats("b", depth=20), at=0))
     bit = {slo: 1 << list(Slo).index(slo) for slo in Slo}
-    assert breach_masks(watched.breaches) == {"a": bit[Slo.MAX_DEPTH] | bit[Slo.MAX_TIMED_OUT],
-                                              "b": bit[Slo.MAX_DEPTH]}
+    masks = breach_masks(watched.breaches)
+    assert masks == {"a": bit[Slo.MAX_DEPTH] | bit[Slo.MAX_TIMED_OUT], "b": bit[Slo.MAX_DEPTH],
+                     TOTAL: bit[Slo.MAX_DEPTH] | bit[Slo.MAX_TIMED_OUT]}  # the totals: any type's
     assert breach_masks(()) == {}
+    # Back from the bits to the cells the table colours (the time cursor on a breached moment).
+    assert breached_cells(masks) == {("a", "depth"), ("a", "timed_out"), ("b", "depth")}
+    assert breached_cells({"a": None, TOTAL: 1}) == frozenset()
 
 
 @pytest.mark.parametrize(("text", "expected"), [

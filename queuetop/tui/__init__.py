@@ -56,6 +56,7 @@ def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 
         finally:
             monitor.close()
             actions.close()
+            series.close()  # its history reader's thread
             if writer is not None:
                 writer.close()
             if reader is not None:
@@ -101,6 +102,7 @@ def run_multi_dashboard(targets: Sequence[WatchedTarget], *, job_types: Sequence
                 stack.callback(writer.close)
             series = Series(store=reader)
             series.load()
+            stack.callback(series.close)  # its history reader's thread, before the file is closed
             monitor = Monitor(watched.target, watched.layout, job_types=job_types, auto_init=watched.auto_init,
                               settings=watched.settings, note=watched.note)  # fmt: skip
             stack.callback(monitor.close)

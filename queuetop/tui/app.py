@@ -35,8 +35,8 @@ from queuetop.db.target import default_database_path
 from queuetop.history_store import snapshot_from
 from queuetop.layouts import NATIVE, Layout
 from queuetop.monitor import NO_SCHEMA, PollOutcome
-from queuetop.series import Series
-from queuetop.slo import Breach, Slos, SloWatch, Watched, breach_masks, worst
+from queuetop.series import FileCharts, Series
+from queuetop.slo import Breach, Slos, SloWatch, Watched, breach_masks, breached_cells, worst
 from queuetop.snapshot import Snapshot
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen, Section, binding_rows
@@ -101,8 +101,8 @@ class Breached(Message):
 
 class Recorder(Protocol):
     """Where each poll's snapshot is kept (the history file's writer thread); `record` must never block.
-    `breaches` (job type → bit mask of the targets it misses) is kept per poll and OR-ed over each bucket: the
-    hook for SLO checks to mark breaches on the charts; the dashboard passes none yet."""
+    `breaches` (job type → bit mask of the SLOs it misses, `slo.breach_masks`) is kept per poll and OR-ed over each
+    bucket: the charts mark them, also after a restart."""
 
     def record(self, snapshot: Snapshot, breaches: Mapping[str, int] | None = None) -> None: ...
 
@@ -113,6 +113,14 @@ class Polled(Message):
     def __init__(self, outcome: PollOutcome) -> None:
         super().__init__()
         self.outcome = outcome
+
+
+class HistoryLoaded(Message):
+    """The history file's answer for the charts of a wide window, read on the history reader's thread."""
+
+    def __init__(self, charts: FileCharts) -> None:
+        super().__init__()
+        self.charts = charts
 
 
 DashboardScreen = MainScreen | DetailScreen | WorkersScreen
@@ -163,11 +171,13 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self.background = background
         self.log_path = log_path
         self.series = series if series is not None else Series()
+        self.series.deliver = lambda charts: self.post_message(HistoryLoaded(charts))  # from the reader's thread
         self.recorder = recorder
         self.export_dir = export_dir
         self.window_s = DEFAULT_WINDOW_S
         self.cursor_t: float | None = None  # the time cursor (server seconds); None: live
         self.past: Snapshot | None = None  # the figures at the cursor
+        self._past_breached: frozenset[tuple[str, str]] = frozenset()  # the cells in breach at the cursor
         self.paused = False
         self.latest: Snapshot | None = None
         self.link: PollOutcome | None = None
@@ -271,8 +281,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         if outcome.snapshot is not None:
             self.latest = outcome.snapshot
             self._last_success = self._link_at
-            self.series.add(outcome.snapshot)
             self._judge(outcome.snapshot)
+            self.series.add(outcome.snapshot, breach_masks(self.breaches))
         self._announce(before, outcome)
         self._read_load_line()
         self.refresh_screen()
@@ -290,8 +300,15 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         if self.bell_on_breach:
             self.bell()  # once per poll that brings new breaches, however many: a page, not an alarm clock
 
+    def on_history_loaded(self, message: HistoryLoaded) -> None:
+        if self.series.take(message.charts):
+            self.refresh_screen()
+
     @property
     def breached_cells(self) -> frozenset[tuple[str, str]]:
+        """The cells in breach in the table shown: at the time cursor, as the history file kept them."""
+        if self.past is not None:
+            return self._past_breached
         return frozenset((b.job_type, b.slo.spec.column) for b in self.breaches)
 
     def _announce(self, before: PollOutcome | None, now: PollOutcome) -> None:
@@ -621,6 +638,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             self.notify("No history kept from that moment yet.", severity="warning")
             return
         self.cursor_t, self.past = max(t, records[0].t), past  # not before the oldest moment kept
+        self._past_breached = breached_cells({record.job_type: record.breaches for record in records})
         width = store.retention.levels[level].width_s
         self._past_level = "" if width == 0 else f", {fmt.duration(width)} bucket mean"
         self.refresh_screen()

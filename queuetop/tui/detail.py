@@ -197,10 +197,10 @@ class DetailScreen(HandlesThreadResults, Screen):
         summary.set_class(app.past is not None, "past")
         window, cursor = app.window_s, app.cursor_x()
         self.query_one("#type-depth", Chart).show(ChartSpec(
-            "depth", (Line("depth", self.job_type, "depth", "cyan"),), window, cursor))
+            "depth", (Line("depth", self.job_type, "depth", "cyan"),), window, cursor, marks_of=self.job_type))
         rates = tuple(Line(figure, self.job_type, figure, color) for figure, color in (("arrivals", "magenta"),
                       ("completions", "green")) if snapshot is None or snapshot.provides(figure))  # fmt: skip
-        self.query_one("#type-rates", Chart).show(ChartSpec("jobs/s", rates, window, cursor))
+        self.query_one("#type-rates", Chart).show(ChartSpec("jobs/s", rates, window, cursor, marks_of=self.job_type))
         if app.connected:
             self._load()
 

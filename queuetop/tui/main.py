@@ -131,10 +131,10 @@ class MainScreen(Screen):
         depth_lines = (Line("all" if not self.needle else "all types", TOTAL, "depth", "cyan"),
                        *chart_lines([(name, name) for name in top], "depth", TYPE_COLORS))  # fmt: skip
         cursor = app.cursor_x()
-        self.query_one("#depth-chart", Chart).show(ChartSpec("depth", depth_lines, window, cursor))
+        self.query_one("#depth-chart", Chart).show(ChartSpec("depth", depth_lines, window, cursor, marks_of=TOTAL))
         rates = tuple(Line(figure, TOTAL, figure, color) for figure, color in (("arrivals", "magenta"),
                       ("completions", "green")) if snapshot.provides(figure))  # fmt: skip
-        self.query_one("#rate-chart", Chart).show(ChartSpec("jobs/s", rates, window, cursor))
+        self.query_one("#rate-chart", Chart).show(ChartSpec("jobs/s", rates, window, cursor, marks_of=TOTAL))
         self._rows = rows
 
     def export_view(self) -> ScreenExport:

@@ -32,7 +32,7 @@ from textual.worker import Worker, WorkerState
 from queuetop import format as fmt
 from queuetop.history_report import ScreenExport
 from queuetop.monitor import BUSY, NO_SCHEMA, RECONNECTING, TIMED_OUT, PollOutcome
-from queuetop.series import Series
+from queuetop.series import FileCharts, Series
 from queuetop.slo import Breach, Slos, SloWatch, breach_masks, worst
 from queuetop.snapshot import TOTAL, Snapshot
 from queuetop.tui.app import Breached, DashboardActions, QueuetopApp, Recorder, Source
@@ -79,6 +79,7 @@ class Pane:
         self.poll_started = 0.0
         self.next_poll: Timer | None = None
         self.past: Snapshot | None = None
+        self.past_breached: frozenset[tuple[str, str]] = frozenset()  # the cells in breach at the time cursor
         self.cursor_t: float | None = None
         self.past_level = ""
 
@@ -104,6 +105,15 @@ class _OfSelected:
 
     def __set__(self, app: Any, value: Any) -> None:
         setattr(app.selected, self.name, value)
+
+
+class TargetHistoryLoaded(Message):
+    """The history file's answer for one target's charts of a wide window (from its series' reader thread)."""
+
+    def __init__(self, target: str, charts: FileCharts) -> None:
+        super().__init__()
+        self.target = target
+        self.charts = charts
 
 
 class TargetPolled(Message):
@@ -157,6 +167,7 @@ class MultiApp(QueuetopApp):
     _poll_started = _OfSelected("poll_started")
     _next_poll = _OfSelected("next_poll")
     _past_level = _OfSelected("past_level")
+    _past_breached = _OfSelected("past_breached")
 
     def __init__(self, panes: Sequence[PaneSpec], **kwargs: Any) -> None:
         if len({spec.name for spec in panes}) != len(panes) or not panes:
@@ -170,6 +181,9 @@ class MultiApp(QueuetopApp):
         for spec in panes:  # the base class cleared the first pane's SLO watch (it was given no SLOs)
             pane = self.panes[spec.name]
             pane.slo_watch = SloWatch(spec.slos, target=spec.source.target.display) if spec.slos else None
+            # Each series' wide-window reads come back named after their target (the base class wired only the
+            # first one's, to the selected target's series).
+            pane.series.deliver = lambda charts, name=spec.name: self.post_message(TargetHistoryLoaded(name, charts))
         self.main = MultiScreen(list(self.panes))
 
     # -- choosing the target the keys act on -----------------------------------------------------------------
@@ -237,6 +251,11 @@ class MultiApp(QueuetopApp):
             self.call_after_refresh(recorder.record, snapshot, breach_masks(pane.breaches) or None)
         self._schedule_pane(pane, message.outcome)
 
+    def on_target_history_loaded(self, message: TargetHistoryLoaded) -> None:
+        pane = self.panes.get(message.target)
+        if pane is not None and pane.series.take(message.charts):
+            self.refresh_screen()
+
     def _schedule(self, outcome: PollOutcome | None) -> None:
         """(The base class's call, after `+` or `-`: the selected target's next poll.)"""
         self._schedule_pane(self.selected, outcome)
@@ -296,12 +315,12 @@ class MultiApp(QueuetopApp):
         if outcome.snapshot is not None:
             pane.latest = outcome.snapshot
             pane.last_success = now
-            pane.series.add(outcome.snapshot)
             if pane.slo_watch is not None:
                 watched = pane.slo_watch.observe(outcome.snapshot)
                 pane.breaches = watched.breaches
                 if watched.new:
                     self.post_message(Breached(watched))
+            pane.series.add(outcome.snapshot, breach_masks(pane.breaches))
         self._announce_target(pane, before, outcome)
         self.refresh_screen()
 
@@ -342,6 +361,9 @@ class MultiApp(QueuetopApp):
         return [sections[0], (name, [*rows, tab]), *sections[2:]]
 
     def breaches_of(self, pane: Pane) -> frozenset[tuple[str, str]]:
+        """The cells in breach in a target's table: at the time cursor, as its history file kept them."""
+        if pane.past is not None:
+            return pane.past_breached
         return frozenset((b.job_type, b.slo.spec.column) for b in pane.breaches)
 
 
@@ -558,7 +580,7 @@ class MultiScreen(MainScreen):
         for chart in (depth_chart, rate_chart):
             if chart.series is not pane.series:  # another target selected: its own history
                 chart.series = pane.series
-                chart.points = ()
+                chart.points, chart.marks = (), ()
         snapshot = pane.shown
         among = list(self._rows and [row.job_type for row in self._rows])
         top = [] if snapshot is None or repeats(self._rows, snapshot.totals) else pane.series.top_types(
@@ -566,10 +588,10 @@ class MultiScreen(MainScreen):
         depth_lines = (Line("all", TOTAL, "depth", "cyan"),
                        *chart_lines([(name, name) for name in top], "depth", TYPE_COLORS))  # fmt: skip
         cursor = app.cursor_x()
-        depth_chart.show(ChartSpec(f"{pane.name}: depth", depth_lines, window, cursor))
+        depth_chart.show(ChartSpec(f"{pane.name}: depth", depth_lines, window, cursor, marks_of=TOTAL))
         rates = tuple(Line(figure, TOTAL, figure, color) for figure, color in (("arrivals", "magenta"),
                       ("completions", "green")) if snapshot is None or snapshot.provides(figure))  # fmt: skip
-        rate_chart.show(ChartSpec(f"{pane.name}: jobs/s", rates, window, cursor))
+        rate_chart.show(ChartSpec(f"{pane.name}: jobs/s", rates, window, cursor, marks_of=TOTAL))
 
     def export_view(self) -> ScreenExport:
         """`x` on this screen: the selected target's table, and its charts when they are on screen."""

@@ -32,6 +32,7 @@ from queuetop.layouts import NATIVE, Layout, load_layout
 from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING, PollOutcome
 from queuetop.queue import ReleaseResult
 from queuetop.series import Series
+from queuetop.slo import Breach, Slo, breach_masks
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 from queuetop.tui.app import QueuetopApp
 from queuetop.tui.detail import DetailScreen
@@ -141,10 +142,15 @@ def snapshot_at(t: float, profiles: tuple[Profile, ...] = PROFILES) -> Snapshot:
                     figures=dict(NATIVE.provides))  # fmt: skip
 
 
-def history(profiles: tuple[Profile, ...] = PROFILES, seconds: int = HISTORY_S) -> Series:
+def history(profiles: tuple[Profile, ...] = PROFILES, seconds: int = HISTORY_S,
+            breached: tuple[float, float] | None = None) -> Series:  # fmt: skip
+    """The scene's five minutes of chart history; `breached` (from, to, in seconds before the end): report.render
+    was over its depth SLO then, as the dashboard's SLO checks would have recorded it."""
     series = Series()
+    masks = breach_masks([Breach(TARGET.display, "report.render", Slo.MAX_DEPTH, 500, 900, MOMENT, MOMENT)])
     for t in range(seconds, -1, -1):
-        series.add(snapshot_at(float(t), profiles))
+        inside = breached is not None and breached[1] >= t >= breached[0]
+        series.add(snapshot_at(float(t), profiles), masks if inside else None)
     return series
 
 
@@ -506,6 +512,8 @@ SCENES: dict[str, Scene] = {
         Scene("multi", "three targets at 80×24: one live, one lost with its stale data, one never reached",
               _multi_app, _multi, size=(80, 24)),
         Scene("multi-wide", "three targets at 200×60", _multi_app, _multi, size=(200, 60)),
+        Scene("slo-marks", "SLO breaches marked on the charts: report.render's depth, 3 to 2 minutes ago",
+              lambda: scene_app(LIVE, series=history(breached=(120.0, 180.0))), _showing(LIVE)),
     )
 }  # fmt: skip
 SCREENSHOTS = ("main", "drill-down", "enqueue", "release", "job-queue", "work-queue", "narrow")

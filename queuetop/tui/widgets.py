@@ -173,6 +173,12 @@ class ChartSpec:
     lines: tuple[Line, ...]
     window_s: float
     cursor_x: float | None = None  # the time cursor, in seconds before now: a vertical line
+    marks_of: str | None = None  # the job type whose SLO breaches are marked (TOTAL: any type's); None: no marks
+
+
+BREACH_COLOR = "red"  # the colour of a breached cell in the table
+BREACH_MARKER = "▲"  # one per bucket with a breach, along the bottom of the plot
+BREACH_LEGEND = f"{BREACH_MARKER} SLO breach"
 
 
 TICK_STEP_S = {60.0: 15.0, 300.0: 60.0, 900.0: 300.0, 3600.0: 900.0, 21600.0: 3600.0, 86400.0: 21600.0,
@@ -207,9 +213,13 @@ def short_number(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".") if value % 1 else f"{value:.0f}"
 
 
-def legend_text(spec: ChartSpec, plotted: set[str]) -> Text:
+def legend_text(spec: ChartSpec, plotted: set[str], marked: bool = False) -> Text:
+    """The title, each line in its colour (dim while it has no point) and, when the window holds any, what the
+    marks along the bottom mean."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(spec.title + " ", style="bold")
+    if marked:  # before the lines, whose labels may be cut off
+        text.append(f" {BREACH_LEGEND} ", style=f"bold {BREACH_COLOR}")
     for line in spec.lines:
         text.append(" ━ ", style=RICH_COLOR.get(line.color, line.color) if line.label in plotted else "dim")
         text.append(line.label, style="" if line.label in plotted else "dim")
@@ -219,6 +229,20 @@ def legend_text(spec: ChartSpec, plotted: set[str]) -> Text:
 
 
 Points = tuple[tuple[Line, tuple[float, ...], tuple[float, ...]], ...]
+Marks = tuple[float, ...]  # x of each bucket with an SLO breach
+
+
+def mark_runs(marks: Marks, bucket_s: float) -> tuple[tuple[float, float], ...]:
+    """The marked buckets as runs of adjacent ones, (x of the first, x half a bucket past the last): each drawn as
+    one unbroken row of markers, where a marker per bucket leaves gaps between the columns they fall in."""
+    runs: list[list[float]] = []
+    for x in sorted(marks):
+        if runs and x - runs[-1][1] < bucket_s * 0.5:
+            runs[-1][1] = x + bucket_s
+        else:
+            runs.append([x, x + bucket_s])
+    return tuple((start, min(end - bucket_s * 0.5, 0.0)) if end - start > bucket_s else (start, start)
+                 for start, end in runs)  # fmt: skip
 
 
 class Plot(HandlesThreadResults, PlotextPlot):
@@ -265,11 +289,13 @@ class Plot(HandlesThreadResults, PlotextPlot):
 
     def _start(self) -> None:
         spec, points, size = self.chart.spec, self.chart.points, self.size
+        runs = mark_runs(self.chart.marks, self.chart.bucket_s or 0.0)
         theme = self._get_plotext_theme_name(self.app.theme)
-        in_thread(self, lambda: self._build(spec, points, size.width, size.height, theme), self._built,
+        in_thread(self, lambda: self._build(spec, points, size.width, size.height, theme, runs), self._built,
                   lambda error: self._built(Text(str(error))), group=f"plot-{self.id or id(self)}")  # fmt: skip
 
-    def _build(self, spec: ChartSpec | None, points: Points, width: int, height: int, theme: str) -> Text:
+    def _build(self, spec: ChartSpec | None, points: Points, width: int, height: int, theme: str,
+               marks: tuple[tuple[float, float], ...] = ()) -> Text:  # fmt: skip
         """In the worker thread: the plotext calls, and nothing else touches this Plot object meanwhile."""
         plt = self.plt
         plt.clear_figure()
@@ -278,6 +304,8 @@ class Plot(HandlesThreadResults, PlotextPlot):
             for line, xs, ys in points:
                 plt.plot(xs, ys, color=line.color, marker="braille")
                 top = max(top, *ys)
+            for start, end in marks:  # along the bottom, over the lines: a breach must not hide behind a line at 0
+                plt.plot([start, end], [0.0, 0.0], marker=BREACH_MARKER, color=BREACH_COLOR)
             if spec.cursor_x is not None:
                 plt.vline(spec.cursor_x, "white")
             plt.xlim(-spec.window_s, 0)
@@ -321,6 +349,7 @@ class Chart(Vertical):
         self.series = series
         self.spec: ChartSpec | None = None
         self.points: Points = ()
+        self.marks: Marks = ()  # the buckets drawn with a breach mark
         self._legend: Text | None = None
         self._cursor_x: float | None = None
         self.bucket_s: float | None = None  # the width of the buckets drawn (the window over the plot's columns)
@@ -345,12 +374,14 @@ class Chart(Vertical):
             xs, ys = self.series.points(line.job_type, line.field, spec.window_s, buckets)
             if xs:
                 points.append((line, tuple(xs), tuple(ys)))
-        legend = legend_text(spec, {line.label for line, _, _ in points})
+        marks = tuple(self.series.marks(spec.marks_of, spec.window_s, buckets)) if spec.marks_of else ()
+        legend = legend_text(spec, {line.label for line, _, _ in points}, bool(marks))
         if legend != self._legend:
             self._legend = legend
             self.query_one(".legend", Static).update(legend, layout=False)
-        if force or tuple(points) != self.points or spec.cursor_x != self._cursor_x:
+        if force or tuple(points) != self.points or marks != self.marks or spec.cursor_x != self._cursor_x:
             self.points = tuple(points)
+            self.marks = marks
             self._cursor_x = spec.cursor_x
             plot.draw()
 

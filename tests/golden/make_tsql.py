@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.db.dialects.base import Dialect
+from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import NATIVE, PRESET_NAMES, STATES, Layout, load_layout, with_tables
 from queuetop.layouts.sql import Statement, Statements
 
@@ -34,31 +34,6 @@ Entry = tuple[str, str, str, tuple[Any, ...]]  # (layout, operation, sql as sent
 
 
 # -- the native schema: the SQL Server dialect's own methods ----------------------------------------------------
-class RecordingConnection:
-    """Takes statements instead of running them (nothing here claims they work: the suite does that on a real
-    server when QUEUETOP_TEST_MSSQL is set)."""
-
-    def __init__(self, dialect: Dialect) -> None:
-        self.dialect = dialect
-        self.statements: list[tuple[str, tuple]] = []
-
-    def execute(self, sql: str, params: Any = ()) -> int:
-        self.statements.append((sql, tuple(params)))
-        return 1
-
-    def fetchall(self, sql: str, params: Any = ()) -> list:
-        self.statements.append((sql, tuple(params)))
-        return []
-
-    def fetchone(self, sql: str, params: Any = ()) -> tuple:
-        self.statements.append((sql, tuple(params)))
-        return (0, 0)  # falsy: configure_reads leaves the dialect as it is (no read-committed snapshot)
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        yield
-
-
 def dialect_calls(d: Dialect, db: Any, n: Layout) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
     """How to call each SQL-issuing dialect method: (what the variant is, the call)."""
     return {
@@ -120,7 +95,8 @@ def native_statements(d: MSSQLDialect | None = None) -> list[Entry]:
         out.append(("native", f"init: create {obj.kind} {obj.name}", obj.create_sql, ()))
     for name, variants in dialect_calls(d, None, NATIVE).items():
         for variant, _ in variants:
-            db = RecordingConnection(d)
+            # fetchone's (0, 0): configure_reads leaves the dialect as it is (no read-committed snapshot)
+            db = StatementRecorder(d, one=(0, 0))
             call = dict(dialect_calls(d, db, NATIVE)[name])[variant]
             call()
             for i, (sql, params) in enumerate(db.statements):

@@ -46,8 +46,9 @@ def make_app() -> Iterator[AppFactory]:
     opened: list[Any] = []
 
     def make(backend: Any, *, target: Target | None = None, interval: float = 0.1, history: bool = False,
-             **kwargs: Any) -> RecordingApp:  # fmt: skip
-        """`history`: keep and read a history file, as `run_dashboard` does (in $QUEUETOP_HISTORY_DIR)."""
+             keep_s: float | None = None, **kwargs: Any) -> RecordingApp:  # fmt: skip
+        """`history`: keep and read a history file, as `run_dashboard` does (in $QUEUETOP_HISTORY_DIR); `keep_s`:
+        the seconds the charts keep in memory (the wider windows come from the file)."""
         where = target or backend.target
         monitor = Monitor(where, backend.layout, backoff=(0.2, 0.4))
         actions = Actions(where, backend.layout)
@@ -55,7 +56,8 @@ def make_app() -> Iterator[AppFactory]:
         if history:
             writer, reader = open_history(history_path(where, backend.layout), where, backend.layout)
             opened.extend((writer, reader))
-            series = Series(store=reader)
+            series = Series(store=reader) if keep_s is None else Series(store=reader, keep_s=keep_s)
+            opened.append(series)  # its history reader's thread, closed after the test
             series.load()
             kwargs.update(series=series, recorder=writer)
         return RecordingApp(monitor, actions, interval=interval, **kwargs)
@@ -109,13 +111,22 @@ def make_multi() -> Iterator[MultiFactory]:
     its own Monitor (quick back-off) and Actions, as `run_multi_dashboard` wires them."""
     opened: list[Any] = []
 
-    def make(*targets: tuple[str, Target, Any, bool], interval: float = 0.1, **kwargs: Any) -> RecordingMultiApp:
+    def make(*targets: tuple[str, Target, Any, bool], interval: float = 0.1, history: bool = False,
+             **kwargs: Any) -> RecordingMultiApp:  # fmt: skip
+        """`history`: each target keeps and reads its own history file, as `run_multi_dashboard` wires them."""
         specs = []
         for name, where, layout, read_only in targets:
             monitor = Monitor(where, layout, backoff=(0.2, 0.4))
             actions = Actions(where, layout)
             opened.extend((monitor, actions))
-            specs.append(PaneSpec(name, monitor, actions, interval=interval, read_only=read_only))
+            series, writer = None, None
+            if history:
+                writer, reader = open_history(history_path(where, layout), where, layout)
+                series = Series(store=reader)
+                series.load()
+                opened.extend((writer, reader, series))
+            specs.append(PaneSpec(name, monitor, actions, interval=interval, read_only=read_only, series=series,
+                                  recorder=writer))  # fmt: skip
         return RecordingMultiApp(specs, **kwargs)
 
     yield make

@@ -8,12 +8,14 @@ import socket
 from textual.widgets import Input, Static
 
 from queuetop.db import parse_target
+from queuetop.history_store import HistoryStore, history_path
 from queuetop.layouts import NATIVE
 from queuetop.monitor import RECONNECTING
 from queuetop.queue import Queue
 from queuetop.tui.modals import EnqueueModal
 from queuetop.tui.multi import MultiApp, MultiScreen
 from queuetop.tui.table import QueueTable
+from queuetop.tui.widgets import Chart
 from tests.conftest import Backend, make_backend
 from tests.test_cli import snapshot_of_tables
 from tests.tui.conftest import SIZE, MultiFactory, status, text, wait_for
@@ -175,3 +177,41 @@ async def test_a_target_that_comes_back_is_announced_by_name(tmp_path, make_mult
         assert "b: connected to the database again." in app.notes
         assert not app.main.query_one("#error-1", Static).display
         assert isinstance(app.main.query_one("#table-1", QueueTable), QueueTable)
+
+
+def kept_types(path) -> list[str]:
+    """The job types a history file holds, read on a connection of its own."""
+    if not path.exists():
+        return []
+    store = HistoryStore(path, create=False)
+    try:
+        return store.job_types()
+    finally:
+        store.close()
+
+
+async def test_each_target_keeps_its_own_history_and_the_charts_follow_the_selection(
+        tmp_path, make_multi: MultiFactory) -> None:  # fmt: skip
+    a, b = make_backend("sqlite", tmp_path / "a"), make_backend("sqlite", tmp_path / "b")
+    enqueue(a, "email", 2)
+    enqueue(b, "report", 3)
+    app = make_multi(("alpha", a.target, a.layout, False), ("beta", b.target, b.layout, False), history=True)
+    files = {name: history_path(backend.target, backend.layout) for name, backend in (("alpha", a), ("beta", b))}
+    assert files["alpha"] != files["beta"]
+    async with app.run_test(size=(120, 50)) as pilot:
+        await wait_for(pilot, lambda: all(len(p.series.top_types(60, 5)) for p in app.panes.values()),
+                       "a few polls of each target")  # fmt: skip
+        await wait_for(pilot, lambda: "email" in kept_types(files["alpha"]) and "report" in kept_types(files["beta"]),
+                       "each target's polls in its history file", timeout=20)  # fmt: skip
+        assert "report" not in kept_types(files["alpha"]) and "email" not in kept_types(files["beta"])
+        screen = app.main
+        assert isinstance(screen, MultiScreen)
+        charts = screen.query_one("#depth-chart", Chart), screen.query_one("#rate-chart", Chart)
+
+        def charts_of(name: str) -> bool:
+            screen.table_of(name).focus()
+            return app.selected.name == name and all(chart.series is app.panes[name].series for chart in charts)
+
+        await wait_for(pilot, lambda: charts_of("beta"), "beta's charts")
+        assert "beta: depth" in str(charts[0].spec.title if charts[0].spec else "")
+        await wait_for(pilot, lambda: charts_of("alpha"), "alpha's charts again")
