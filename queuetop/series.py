@@ -122,6 +122,16 @@ class FileCharts:
         return (tuple(rest) if kind != "marks" else rest[0]) in found
 
 
+@dataclass(frozen=True)
+class PastFigures:
+    """The history file's figures at one moment (the time cursor's), read on the history reader's thread: the
+    moment asked for, the level they come from (0: raw polls) and one record per job type and the totals."""
+
+    asked_t: float
+    level: int
+    records: tuple[Record, ...]
+
+
 def read_file_charts(store: HistoryStore, request: FileRequest) -> FileCharts:
     """On the history reader's thread: everything `request` wants, from the file."""
     points: dict[tuple[str, str], tuple[tuple[int, float], ...]] = {}
@@ -298,13 +308,31 @@ class Series:
         deliver, store = self.deliver, self.store
         if deliver is None or store is None:
             return  # nobody to hand the answer to: only the memory's buckets are drawn
-        if self._reader is None:
-            self._reader = HistoryReader(store.path, store.retention)
         if len(self._sent) > 64:  # resized many times: forget the sizes not drawn any more
             for mapping in (self._wants, self._sent, self._loaded):
                 mapping.clear()
             self._sent[request.key] = request
-        self._reader.submit(request.key, lambda reader_store: read_file_charts(reader_store, request), deliver)
+        self._reader_of(store).submit(request.key, lambda reader_store: read_file_charts(reader_store, request),
+                                      deliver)  # fmt: skip
+
+    def read_past(self, t: float, deliver: Callable[[PastFigures], None]) -> bool:
+        """Ask the history reader's thread for the figures at moment `t`; `deliver` is called there with them. A
+        newer ask replaces one not yet read. False when there is no history file."""
+        store = self.store
+        if store is None:
+            return False
+
+        def read(reader_store: HistoryStore) -> PastFigures:
+            level, records = reader_store.at(t)
+            return PastFigures(t, level, tuple(records))
+
+        self._reader_of(store).submit("past", read, deliver)
+        return True
+
+    def _reader_of(self, store: HistoryStore) -> HistoryReader:
+        if self._reader is None:
+            self._reader = HistoryReader(store.path, store.retention)
+        return self._reader
 
     def take(self, charts: FileCharts) -> bool:
         """Take in the file's answer (on the thread that draws); False if a newer one is already here."""

@@ -35,7 +35,7 @@ from queuetop.db.target import default_database_path
 from queuetop.history_store import snapshot_from
 from queuetop.layouts import NATIVE, Layout
 from queuetop.monitor import NO_SCHEMA, PollOutcome
-from queuetop.series import FileCharts, Series
+from queuetop.series import FileCharts, PastFigures, Series
 from queuetop.slo import Breach, Slos, SloWatch, Watched, breach_masks, breached_cells, worst
 from queuetop.snapshot import Snapshot
 from queuetop.tui.detail import DetailScreen
@@ -123,6 +123,15 @@ class HistoryLoaded(Message):
         self.charts = charts
 
 
+class PastLoaded(Message):
+    """The figures at the time cursor, read from the history file on the history reader's thread."""
+
+    def __init__(self, figures: PastFigures, series: Series) -> None:
+        super().__init__()
+        self.figures = figures
+        self.series = series
+
+
 DashboardScreen = MainScreen | DetailScreen | WorkersScreen
 
 
@@ -178,6 +187,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self.cursor_t: float | None = None  # the time cursor (server seconds); None: live
         self.past: Snapshot | None = None  # the figures at the cursor
         self._past_breached: frozenset[tuple[str, str]] = frozenset()  # the cells in breach at the cursor
+        self._past_asked: float | None = None  # the moment asked of the history reader, not answered yet
         self.paused = False
         self.latest: Snapshot | None = None
         self.link: PollOutcome | None = None
@@ -616,7 +626,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         latest = self.series.latest
         if latest is None:
             return
-        start = self.cursor_t if self.cursor_t is not None else latest
+        # from where the last step asked to be, while the reader thread has not answered it yet
+        start = next((t for t in (self._past_asked, self.cursor_t) if t is not None), latest)
         self.scrub_to(start + step * self.window_s / SCRUB_STEPS)
 
     def scrub_to(self, t: float) -> None:
@@ -632,14 +643,23 @@ class QueuetopApp(HandlesThreadResults, App[int]):
                         severity="warning")  # fmt: skip
             return
         t = max(t, latest - self.window_s)
-        level, records = store.at(t)
+        self._past_asked = t
+        series = self.series  # the answer is for this series' target, even if another is selected meanwhile
+        series.read_past(t, lambda figures: self.post_message(PastLoaded(figures, series)))
+
+    def on_past_loaded(self, message: PastLoaded) -> None:
+        figures, store = message.figures, message.series.store
+        if message.series is not self.series or figures.asked_t != self._past_asked or store is None:
+            return  # asked for another target, or superseded (a newer step, `n`)
+        self._past_asked = None
+        records = list(figures.records)
         past = snapshot_from(records, like=self.latest, target=self.target_display, clock=store.clock)
         if past is None:
             self.notify("No history kept from that moment yet.", severity="warning")
             return
-        self.cursor_t, self.past = max(t, records[0].t), past  # not before the oldest moment kept
+        self.cursor_t, self.past = max(figures.asked_t, records[0].t), past  # not before the oldest moment kept
         self._past_breached = breached_cells({record.job_type: record.breaches for record in records})
-        width = store.retention.levels[level].width_s
+        width = store.retention.levels[figures.level].width_s
         self._past_level = "" if width == 0 else f", {fmt.duration(width)} bucket mean"
         self.refresh_screen()
 
@@ -649,6 +669,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
 
     def action_live(self) -> None:
         """Back to the live figures."""
+        self._past_asked = None  # an answer still on its way is dropped
         if self.cursor_t is None and self.past is None:
             return
         self.cursor_t, self.past = None, None

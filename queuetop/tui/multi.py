@@ -82,6 +82,7 @@ class Pane:
         self.past_breached: frozenset[tuple[str, str]] = frozenset()  # the cells in breach at the time cursor
         self.cursor_t: float | None = None
         self.past_level = ""
+        self.past_asked: float | None = None  # the time cursor's moment asked of the history reader
 
     @property
     def shown(self) -> Snapshot | None:
@@ -168,6 +169,7 @@ class MultiApp(QueuetopApp):
     _next_poll = _OfSelected("next_poll")
     _past_level = _OfSelected("past_level")
     _past_breached = _OfSelected("past_breached")
+    _past_asked = _OfSelected("past_asked")
 
     def __init__(self, panes: Sequence[PaneSpec], **kwargs: Any) -> None:
         if len({spec.name for spec in panes}) != len(panes) or not panes:

@@ -121,13 +121,13 @@ async def test_the_time_cursor_on_a_breach_colours_the_cells_breached_then(sqlit
         assert not table.breached  # live: recovered
         breached = breached_times(app)
         app.scrub_to(breached[len(breached) // 2])  # as a click on the chart does
-        await pilot.pause()
-        assert app.past is not None and app.past.type_named("email").depth > 2
+        await wait_for(pilot, lambda: app.past is not None, "the figures at the cursor")
+        assert app.past.type_named("email").depth > 2
         assert table.breached == {("email", "depth")}
         assert cell_styles(table, "email")["depth"] == "red"
         app.scrub_to(breached[-1] + 1.0)  # recovered by then
-        await pilot.pause()
-        assert app.past is not None and app.past.type_named("email").depth <= 2
+        await wait_for(pilot, lambda: app.past is not None and app.cursor_t >= breached[-1] + 0.5, "after the breach")
+        assert app.past.type_named("email").depth <= 2
         assert not table.breached and cell_styles(table, "email")["depth"] != "red"
 
 
@@ -159,6 +159,20 @@ async def test_the_hour_window_is_read_off_the_ui_thread(sqlite_backend: Backend
         await wait_for(pilot, lambda: app.polls >= polls + 5, "more polls on the hour window")
     assert threads and all(thread is not threading.main_thread() for thread in threads)
     assert {thread.name for thread in threads} == {"queuetop-history-reader"}
+
+
+async def test_the_time_cursor_is_read_off_the_ui_thread(sqlite_backend: Backend, make_app: AppFactory,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    enqueue(sqlite_backend, "email", 3)
+    app = make_app(sqlite_backend, history=True, interval=0.1)
+    threads = spy_on_history_reads(monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.polls >= 20, "two seconds of polls")
+        app.recorder.flush()
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: app.past is not None, "the figures at the cursor")
+        assert app.past.type_named("email").depth == 3
+    assert threads and {thread.name for thread in threads} == {"queuetop-history-reader"}
 
 
 def prefill(app: RecordingApp, until: datetime) -> list[tuple[float, int]]:

@@ -61,8 +61,8 @@ async def test_the_time_cursor_shows_past_figures_marked_as_past(sqlite_backend:
         app.recorder.flush()
         app.window_s = 60.0
         await pilot.press("left_square_bracket", "left_square_bracket")  # 2 × 2 s back: before the enqueue
-        assert app.past is not None
-        assert depth_shown(app, "email") == 2  # the past figure, while the queue holds 9
+        await wait_for(pilot, lambda: app.past is not None and depth_shown(app, "email") == 2,
+                       "the past figure, read by the history reader")  # fmt: skip
         assert app.latest.type_named("email").depth == 9
         body = app.main.query_one("#body")
         assert body.has_class("past")
@@ -135,11 +135,11 @@ async def test_a_click_on_a_chart_puts_the_time_cursor_there(sqlite_backend: Bac
         app.refresh_screen()
         plot = app.main.query_one("#depth-chart Plot")
         await pilot.click(plot, offset=(9 + (plot.size.width - 10) // 2, 3))  # the middle of the x axis: -30 s
-        assert app.past is not None and app.cursor_x() is not None
+        await wait_for(pilot, lambda: app.past is not None and app.cursor_x() is not None, "the cursor's figures")
         oldest = min(app.series.tracks[TOTAL].times)  # the cursor stops at the oldest poll kept
         assert -33.0 <= app.cursor_x() <= -27.0 or abs(app.cursor_t - oldest) < 0.001
         assert app.main.query_one("#body").has_class("past")
         app.scrub_to(app.series.latest - 1.0)  # a second back …
-        assert app.past is not None
+        await wait_for(pilot, lambda: app.past is not None and app.cursor_t > app.series.latest - 2.0, "a second back")
         await pilot.press("right_square_bracket")  # … and 2 s forward: past the newest poll, live again
         assert app.past is None and app.cursor_x() is None
