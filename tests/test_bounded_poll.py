@@ -146,6 +146,48 @@ def test_the_depth_is_exact_again_when_a_load_comes_to_rest(backend, monkeypatch
         assert collector._recount is None
 
 
+def test_a_loaded_native_poll_reads_in_two_statements(backend):
+    """Under a load every statement waits for a slice of a busy server, whatever it reads: a native poll sends its
+    counts, claims and pending heads as one statement, and the latency sample as a second one."""
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        queue = Queue(db, backend.layout)
+        for job_type, jobs in (("deep", 600), ("shallow", 20), ("idle", 3)):
+            queue.enqueue_many(job_type, jobs)
+        collector = Collector(monitor_db, backend.layout)
+        collector.poll()  # the first poll counts everything, in statements of its own
+        stop = threading.Event()
+
+        def work() -> None:
+            with backend.open() as worker_db:
+                worker = Queue(worker_db, backend.layout)
+                while not stop.is_set():
+                    worker.enqueue_many("deep", 3)
+                    worker.enqueue_many("shallow", 1)
+                    for types in (["deep"], ["shallow"]):
+                        for job in worker.claim("w", job_types=types, batch=2 if types == ["deep"] else 1):
+                            worker.complete(job.id, job.token)
+
+        thread = threading.Thread(target=work)
+        thread.start()
+        try:
+            polls = []
+            for _ in range(5):
+                time.sleep(0.3)
+                snapshot = collector.poll()
+                polls.append((collector.reads.statements, snapshot.type_named("deep").completions_total or 0))
+        finally:
+            stop.set()
+            thread.join()
+        assert polls[-1][1] > 0  # it was loaded: completions were counted
+        assert max(statements for statements, _ in polls) <= 2, polls
+        snapshot = collector.poll()  # at rest: the shallow type is counted exactly, in the same statement
+        table = db.fetchone(db.dialect.sql(backend.layout, "SELECT COUNT(*) FROM {queue} WHERE {claimed_at} IS NULL "
+                                                           "AND {type} = 'shallow'"))  # fmt: skip
+        shallow = snapshot.type_named("shallow")
+        assert collector.reads.statements <= 2 and snapshot.type_named("idle").depth == 3
+        assert (shallow.depth, shallow.depth_is_estimate) == (table[0], False)
+
+
 @pytest.mark.parametrize("jump", [10**9])
 def test_an_identity_jump_of_a_billion_costs_nothing(backend, jump):
     with backend.open() as db, backend.open("monitor") as monitor_db:
@@ -188,6 +230,7 @@ def bounded_statements():
         s = Statements(MSSQLDialect(), layout)
         if layout.native:
             out.append((name, "native_recount", s.native_recount(10, BASE)))
+            out.append((name, "native_poll", s.native_poll(10, 20, BASE, BASE, [("a", True), ("b", False)], 201)))
         if layout.native or layout.arrivals == "identity":
             out.append((name, "arrival_counts", s.arrival_counts(10, 20)))
         if layout.has("created"):
@@ -195,7 +238,6 @@ def bounded_statements():
         if layout.native or layout.completions is not None:
             low = 5 if s.ranged else None
             out.append((name, "completion_counts", s.completion_counts(BASE, None, low)))
-            out.append((name, "completion_counts_checked", s.completion_counts_checked(BASE, BASE, None, low)))
             out.append((name, "completion_sample", s.completion_sample(BASE, BASE, 0.25, 500, None, low)))
     return out
 

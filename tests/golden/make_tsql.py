@@ -170,6 +170,10 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
         else:
             out["requeue"] = [("release", lambda: s.requeue(layout.release.state, ["a", "b"]))]
     out["clock"] = [("", s.clock)]
+    if layout.native:
+        out["native_poll"] = [
+            ("heads of two types", lambda: s.native_poll(10, 5, NOW, NOW, [("email", True), ("report", False)], 201)),
+            ("no type yet", lambda: s.native_poll(10, 5, NOW, NOW, [], 201))]
     out.update(seed_dequeue_recipes(s))
     if not layout.native:  # `queuetop demo --layout X` makes the shape's tables (native: `init`'s own schema)
         ddl = s.create_tables()
