@@ -164,7 +164,9 @@ def prepare(backend: str, name: str) -> tuple[Target, Layout]:
 def job_types(layout: Layout) -> tuple[str, ...]:
     """Four job types as the shape stores them (GUIDs on seed 000), or the one nameless stream of a shape
     without a job type column."""
-    return TYPES if layout.native else tuple(name for name, _ in load_types("4", layout))
+    if layout.native:
+        return TYPES
+    return tuple(name for name, _ in load_types("4" if layout.has_job_type else None, layout))
 
 
 def top_up(target: Target, layout: Layout, jobs: int) -> None:
@@ -288,7 +290,7 @@ def measure(backend: str, name: str, phase_s: float, blocks: int, profile: bool,
     types = job_types(layout)
     # A consumer per type on the native schema (as issue 4 measured it); on a seed's shape as many consumers as
     # types, each through the seed's own dequeue, which may not take a type at all.
-    pools = tuple(ConsumerPool(1, (t,)) for t in types) if layout.native else (ConsumerPool(len(types)),)
+    pools = tuple(ConsumerPool(1, (t,)) for t in types) if layout.native else (ConsumerPool(len(TYPES)),)
     config = LoadConfig(types=tuple((t, 1.0) for t in types), producers=1, rate=PRODUCER_RATE, pools=pools,
                         default_work=WorkTime("fixed", 0))  # fmt: skip
     run = LoadRun(target, config, layout).start()

@@ -145,7 +145,10 @@ class Statements:
     def _from_low_id(self) -> str:
         return f" AND {self.col('id')} >= {self.dialect.param(self.layout.type_of('id'))}"
 
-    def _table_arm(self, table: str, states: Sequence[str], mine: Sequence[str], binds: list, from_low: bool) -> str:
+    def _table_arm(self, table: str, states: Sequence[str], mine: Sequence[str], binds: list, from_low: bool,
+                   times: str = "", pad: int = 0) -> str:  # fmt: skip
+        """One table's arm of `state_counts`; `times` and `pad` (typed NULL counts) are the shape poll's extra
+        columns, after the oldest and at the end."""
         prefix = "c_" if table == "completed" else ""
         type_role, created_role = prefix + "type", prefix + "created"
         has_type = self.layout.has(type_role)
@@ -155,6 +158,7 @@ class Statements:
             columns.append(f"MIN(CASE WHEN {pending} THEN {self.col(created_role)} END)")
         else:
             columns.append("NULL")
+        columns[-1] += times
         for name in states:
             if name in mine:
                 columns.append(f"SUM(CASE WHEN {self.condition(self.layout.states[name].condition, binds)} "
@@ -163,6 +167,7 @@ class Statements:
                 columns.append(NO_COUNT)
         if self.ranged:
             columns.append(f"MIN({self.col('id')})")
+        columns += [NO_COUNT] * pad
         where = " OR ".join(f"({self.condition(self.layout.states[name].condition, binds)})" for name in mine)
         if len(mine) > 1:
             where = f"({where})"
@@ -269,9 +274,9 @@ class Statements:
         sql, _ = self._render("arrival_counts", build)
         return sql, (settle_id, after_id) * (sql.count(" UNION ALL ") + 1)
 
-    def _arrival_arm(self, prefix: str, which: str, part: str = "", between: str = "") -> str:
-        """One table's arm of `arrival_counts`; `part` and `between` are columns put before it and after the second
-        (the native poll's)."""
+    def _arrival_arm(self, prefix: str, which: str, part: str = "", between: str = "", tail: str = "") -> str:
+        """One table's arm of `arrival_counts`; `part`, `between` and `tail` are columns put before it, after the
+        second and at the end (the one-statement polls')."""
         layout = self.layout
         id_col = self.col(prefix + "id")
         keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None,
@@ -279,8 +284,8 @@ class Statements:
         group = ", ".join(k for k in keys if k)
         param = self.dialect.param(layout.type_of(prefix + "id"))
         return (f"SELECT {part}{keys[0] or 'NULL'}, {keys[1] or 'NULL'}, {between}COUNT(*), SUM(CASE WHEN {id_col} > "
-                f"{param} THEN 1 ELSE 0 END), MAX({id_col}) FROM {self.table(which)}{self._hint()} WHERE {id_col} > "
-                f"{param}{' GROUP BY ' + group if group else ''}")
+                f"{param} THEN 1 ELSE 0 END), MAX({id_col}){tail} FROM {self.table(which)}{self._hint()} "
+                f"WHERE {id_col} > {param}{' GROUP BY ' + group if group else ''}")
 
     def completion_counts(self, since: Any, settings: dict[str, Any] | None = None,
                           low_id: int | None = None) -> Statement:  # fmt: skip
@@ -316,30 +321,88 @@ class Statements:
         """(job type, second created, rows, NULL, latest created) per job type and second of the rows created after
         `since` (and with id <= upto_id, when given), in the queue table and the completed one: the first poll's
         look back over one window, or (shapes whose ids are not an identity) every poll's arrivals, as counts."""
-        layout = self.layout
         with_ids = upto_id is not None
 
-        def arm(prefix: str, which: str) -> str:
-            created, id_col = self.col(prefix + "created"), self.col(prefix + "id")
-            keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None,
-                    self.dialect.second_sql(created)]
-            where = f"{created} > {self.dialect.param(layout.type_of(prefix + 'created'))}"
-            if with_ids:
-                where += f" AND {id_col} <= {self.dialect.param(layout.type_of(prefix + 'id'))}"
-            return (f"SELECT {keys[0] or 'NULL'}, {keys[1]}, COUNT(*), {NO_COUNT}, MAX({created}) FROM "
-                    f"{self.table(which)}{self._hint()} WHERE {where} GROUP BY {', '.join(k for k in keys if k)}")
-
         def build(binds: list) -> str:
-            arms = [arm("", "queue")]
-            if layout.completed_table and layout.has("c_created", "c_id"):
-                arms.append(arm("c_", "completed"))
-            return " UNION ALL ".join(arms)
+            return " UNION ALL ".join(self._arrival_since_arm(prefix, which, with_ids) for prefix, which in
+                                      self._arrival_tables())  # fmt: skip
 
         sql, _ = self._render(f"arrival_counts_since:{with_ids}", build)
         params: list[Any] = []
         for prefix in ("", "c_")[: sql.count(" UNION ALL ") + 1]:
             params += [self._typed(prefix + "created", since), *((upto_id,) if with_ids else ())]
         return sql, tuple(params)
+
+    def _arrival_tables(self) -> list[tuple[str, str]]:
+        """(role prefix, table) of the tables `arrival_counts_since` reads."""
+        layout = self.layout
+        both = layout.completed_table and layout.has("c_created", "c_id")
+        return [("", "queue"), *((("c_", "completed"),) if both else ())]
+
+    def _arrival_since_arm(self, prefix: str, which: str, with_ids: bool, part: str = "", pad: int = 0) -> str:
+        """One table's arm of `arrival_counts_since`; with a `part`, the shape poll's order: (part, type, second,
+        latest created, rows, NULL, NULL, `pad` NULLs)."""
+        layout = self.layout
+        created, id_col = self.col(prefix + "created"), self.col(prefix + "id")
+        keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None, self.dialect.second_sql(created)]
+        where = f"{created} > {self.dialect.param(layout.type_of(prefix + 'created'))}"
+        if with_ids:
+            where += f" AND {id_col} <= {self.dialect.param(layout.type_of(prefix + 'id'))}"
+        counts = f"COUNT(*), {NO_COUNT}, MAX({created})"
+        if part:
+            counts = f"MAX({created}), COUNT(*), {', '.join([NO_COUNT] * (2 + pad))}"
+        return (f"SELECT {part}{keys[0] or 'NULL'}, {keys[1]}, {counts} FROM {self.table(which)}{self._hint()} "
+                f"WHERE {where} GROUP BY {', '.join(k for k in keys if k)}")
+
+    def shape_poll(self, states: Sequence[str], settings: dict[str, Any] | None, low_id: int | None,
+                   identity: tuple[int, int] | None, created_since: Any, completed: tuple[Any, int | None] | None
+                   ) -> Statement:  # fmt: skip
+        """A shape's poll but the latency sample, in one round trip: `state_counts` (with its 'now' row), the
+        arrivals (`identity`: (after id, settle id) of `arrival_counts`; or `created_since` for
+        `arrival_counts_since`), and `completed`: (since, low id) of `completion_counts`. Rows of (part, type,
+        time, latest, then counts): 'now' (the clock as time); the tables' state rows as in `state_counts` (time
+        = oldest pending, latest NULL, one count per state, the lowest id where ranged); 'arrived' and 'done'
+        (time = the second, latest = the latest created / completed, then rows, rows above settle / dead, highest
+        id; NULL where the read has none), padded with NULL counts to the widest."""
+        layout, dialect = self.layout, self.dialect
+        width = max(len(states) + self.ranged, 3)
+        at_role = layout.completions.at if layout.completions is not None else "created"
+        no_time = f"CAST(NULL AS {dialect.sql_type(layout.type_of(at_role) or 'datetime2')})"
+        values = {**(settings or {}), "__low": low_id, "__identity": identity, "__since": created_since,
+                  "__completed": completed}  # fmt: skip
+
+        def build(binds: list) -> str:
+            nulls = ", ".join([NO_COUNT] * width)
+            arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_time, {no_time} AS qt_latest, "
+                    f"{nulls}"]
+            for table in ("queue", "completed"):
+                mine = [name for name in states if layout.states[name].table == table]
+                if mine:
+                    arms.append(self._table_arm(table, states, mine, binds, low_id is not None, f", {no_time}",
+                                                width - len(states) - self.ranged))  # fmt: skip
+                    if low_id is not None:
+                        binds.append(lambda v: v["__low"])
+            if identity is not None:
+                for prefix, which in (("", "queue"), *((("c_", "completed"),) if layout.native else ())):
+                    arms.append(self._arrival_arm(prefix, which, "'arrived', ", f"{no_time}, ",
+                                                  "".join([f", {NO_COUNT}"] * (width - 3))))  # fmt: skip
+                    binds += [lambda v: v["__identity"][1], lambda v: v["__identity"][0]]
+            elif created_since is not None:
+                for prefix, which in self._arrival_tables():
+                    arms.append(self._arrival_since_arm(prefix, which, False, "'arrived', ", width - 3))
+                    binds.append(lambda v, p=prefix: self._typed(p + "created", v["__since"]))
+            if completed is not None:
+                at = self._completion_parts()[1]
+                binds.append(lambda v: self._typed(at, v["__completed"][0]))
+                arms.append(self._completion_counts_sql(binds, completed[1], "'done', ",
+                                                        "".join([f", {NO_COUNT}"] * (width - 2)), True))
+                if completed[1] is not None:
+                    binds.append(lambda v: v["__completed"][1])
+            return " UNION ALL ".join(arms)
+
+        key = (f"shape_poll:{','.join(states)}:{low_id is not None}:{identity is not None}:"
+               f"{created_since is not None}:{completed is not None and completed[1] is not None}:{completed is None}")
+        return self._bound(key, build, values)
 
     def native_poll(self, after_id: int, settle_id: int, since: Any, now: Any,
                     heads: Sequence[tuple[str, bool]], limit: int) -> Statement:  # fmt: skip
