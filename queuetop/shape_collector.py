@@ -16,6 +16,11 @@ users' own layouts — is read here, from its layout alone:
 - shapes with no times at all (seeds 002, 003): completions between two polls are the arrivals minus the change
   in depth, over the time that really elapsed; the first poll has no rate (null, never 0).
 
+After the first poll, states, arrivals and completion counts are one round trip (`Statements.shape_poll`), the
+latency sample a second: under a load each statement waits for a slice of a busy server, whatever it reads.
+The arrivals' and completions' bounds are set from the poll's moment before the database gives it (the last
+poll's server time plus what elapsed here): they only decide which seconds are counted again.
+
 Where rows stay in the queue table for good and carry an identity (seeds 000, 002, 003, 004), the finished
 history is most of the table and never changes again: the poll reads only ids from the lowest one still in a
 state (as of the last poll; never above the highest id less the overlap, for ids that commit late), a range of
