@@ -125,6 +125,7 @@ def observer(target: Target, name: str, watching, resting, quitting, results, pr
         time.sleep(max(0.0, next_poll - time.monotonic()))
     at_rest = None
     if resting.is_set() and collector is not None:
+        poll["profile"] = False  # the polls under load only: these would add to their statements' runs
         for _ in range(REST_POLLS):  # the load has stopped: poll on, as a dashboard left open would
             at_rest = collector.poll()
             if not at_rest.totals.depth_is_estimate:
