@@ -352,7 +352,7 @@ class Collector:
                 self._queued[job_type] = depth + in_flight
                 self._counted_at_rest.discard(job_type)
                 drifted = True
-            else:  # deeper than counted (asked to count, it grew past the cap since the last poll: no drift)
+            else:  # not counted, or past the cap where the tracked figure says it is that deep now: tracked
                 depth, estimate = tracked[job_type], job_type not in self._just_counted
             if depth:
                 pending[job_type] = (depth, oldest, estimate)
