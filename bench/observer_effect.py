@@ -19,16 +19,16 @@ Printed per database and layout:
 - rows fetched per poll (p95 and max) and the most rows any one statement fetched (the bound: the sample cap);
 - the percentiles' error: after a last watched phase (`--last`), the last poll's wait and processing p50/p95/
   p99, per type and in total, against the exact ones computed from the table over the same 60 s (goal: within
-  ±5 % or 1 ms; judged with the default 65 s, one window of polls: `--layout all`'s 20 s leave most of the
+  ±5 % or 1 ms; judged with the default 65 s, one window of polls: `--layout all`'s 15 s leave most of the
   window to the first poll's look-back sample of 2,000 rows, coarser at the p99);
 - the depth at rest: after the load stops, the collector of the last phase polls on until its depth is no
   longer an estimate (at most 20 polls) and is compared with a count of the table (goal: exact).
 
-Defaults: 4 blocks of 6 s phases (one layout, ~3.5 min per database), 3 blocks of 4 s and a last phase of 20 s
-with `--layout all` (12 runs, ≤ 20 min). On this 2-core machine a phase's rate wanders ±10 % even when quiet,
-mostly with what else the cores run (a neighbour's burst lasts seconds): ABBA cancels the drift within a
-block, and what is left shrinks with the time measured per side, not with how it is cut — so the total is
-what counts, and a block ratio below 0.97 says little unless others agree.
+Defaults: 4 blocks of 6 s phases (one layout, ~3.5 min per database); with `--layout all`, 3 blocks of 4 s
+and a last phase of 15 s (12 runs of ~85 s: ~18 min). On this 2-core machine a phase's rate wanders ±10 %
+even when quiet, mostly with what else the cores run (a neighbour's burst lasts seconds): ABBA cancels the
+drift within a block, and what is left shrinks with the time measured per side more than with how it is cut,
+so a single block below 0.97 says little unless the others agree.
 
     .venv/bin/python bench/observer_effect.py                      # PostgreSQL and SQLite, native layout
     .venv/bin/python bench/observer_effect.py --layout all         # every layout, both databases, ≤ 20 min
@@ -366,12 +366,12 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, help="blocks of four phases, ABBA (default 4; --layout all: 3)")
     parser.add_argument("--profile", action="store_true", help="print the time and rows of each poll statement")
     parser.add_argument("--last", type=float, help="seconds of the last watched phase, whose percentiles are "
-                        "compared with the table (default 65: one window and a little; --layout all: 20)")
+                        "compared with the table (default 65: one window and a little; --layout all: 15)")
     options = parser.parse_args()
     every = options.layout == "all"  # 12 runs: shorter, to finish in 20 minutes
     options.phase = options.phase or (4.0 if every else 6.0)
     options.blocks = options.blocks or (3 if every else 4)
-    options.last = options.last or (20.0 if every else 65.0)
+    options.last = options.last or (15.0 if every else 65.0)
     backends = ("postgresql", "sqlite") if options.db == "both" else (options.db,)
     print(load_average())
     names = PRESET_NAMES if options.layout == "all" else (options.layout,)
