@@ -16,6 +16,11 @@ users' own layouts — is read here, from its layout alone:
 - shapes with no times at all (seeds 002, 003): completions between two polls are the arrivals minus the change
   in depth, over the time that really elapsed; the first poll has no rate (null, never 0).
 
+After the first poll, states, arrivals and completion counts are one round trip (`Statements.shape_poll`), the
+latency sample a second: under a load each statement waits for a slice of a busy server, whatever it reads.
+The arrivals' and completions' bounds are set from the poll's moment before the database gives it (the last
+poll's server time plus what elapsed here): they only decide which seconds are counted again.
+
 Where rows stay in the queue table for good and carry an identity (seeds 000, 002, 003, 004), the finished
 history is most of the table and never changes again: the poll reads only ids from the lowest one still in a
 state (as of the last poll; never above the highest id less the overlap, for ids that commit late), a range of
@@ -80,6 +85,8 @@ class ShapeCollector:
         self._lows: deque[tuple[float, int]] = deque()  # (poll time, its low id): what completions may read from
         self._next_full_at = 0.0  # monotonic seconds: the next poll reading the whole table
         self._last_depth: dict[str, int] | None = None
+        self._clock: tuple[datetime, float] | None = None  # the last poll's server time, and time.monotonic() then
+        self._done_low: int | None = None  # the low id this poll's completion counts read from (ranged layouts)
         self._arrived_since_last: dict[str, int] = {}
 
     def use(self, db: Database) -> None:
@@ -118,11 +125,18 @@ class ShapeCollector:
         ranged = self.statements.ranged
         full = not ranged or self._low_id is None or time.monotonic() >= self._next_full_at
         low = None if full else self._low_id
-        rows = reads.fetch(self.db, self.statements.state_counts(states, self.settings, low))
+        first = not self._observed
+        asked_at = time.monotonic()
+        if first or self._clock is None:
+            rows = reads.fetch(self.db, self.statements.state_counts(states, self.settings, low))
+            events: dict[str, list[tuple[Any, ...]]] = {}
+        else:
+            rows, events = self._read_at_once(states, low, ranged, asked_at)
         if full:
             spent = time.perf_counter() - started
             self._next_full_at = time.monotonic() + max(FULL_PASS_EVERY_S, spent / FULL_PASS_MAX_SHARE)
         now = decode(next(row[2] for row in rows if row[0] == "now"))
+        self._clock = (now, asked_at)
         counts: dict[str, dict[str, tuple[int, datetime | None]]] = {name: {} for name in states}
         live_ids = []
         for part, job_type, oldest, *per_state in rows:
@@ -136,16 +150,26 @@ class ShapeCollector:
                 if layout.states[name].table == part and (count or job_type is None):
                     oldest_here = decode(oldest) if name == "pending" else None
                     counts[name][self._type(job_type)] = (int(count or 0), oldest_here)
-        first = not self._observed
         if layout.arrivals == "identity":
-            self._read_arrivals_by_id(now, first)
+            if "arrived" in events:
+                self._identities.take(events["arrived"], now, decode, self._type, self._arrived)
+            else:
+                self._read_arrivals_by_id(now, first)
         elif layout.arrivals == "created":
-            self._read_arrivals_by_time(now, first)
+            if "arrived" in events:
+                self._arrivals_by_time.take(events["arrived"], now, decode, self._type, self._arrived)
+            else:
+                self._read_arrivals_by_time(now, first)
         if layout.completions is not None:
             if first:
                 self._observed["completions"] = seconds(now) - self.window_s
-            self._completions.read(self.db, self.statements, now, reads, self._type, self._completed, self._sampled,
-                                   self.settings, self._completions_low(now) if ranged else None)  # fmt: skip
+            if "done" in events:
+                new = self._completions.take(events["done"], now, decode, self._type, self._completed)
+                self._completions.sample(self.db, self.statements, reads, self._type, self._sampled, new,
+                                         self.settings, self._done_low)  # fmt: skip
+            else:
+                self._completions.read(self.db, self.statements, now, reads, self._type, self._completed,
+                                       self._sampled, self.settings, self._completions_low(now) if ranged else None)
         if ranged:
             newest_settled = self._identities.settled + 1  # ids above may still commit late
             self._low_id = max(0, min([*live_ids, newest_settled]))
@@ -160,6 +184,40 @@ class ShapeCollector:
             layout=layout.name, figures=dict(layout.provides), clock=layout.clock, note=self.note,
             reads=self.db.dialect.reads,
         )  # fmt: skip
+
+    def _read_at_once(self, states: list[str], low: int | None, ranged: bool,
+                      asked_at: float) -> tuple[list[tuple[Any, ...]], dict[str, list[tuple[Any, ...]]]]:  # fmt: skip
+        """States, arrivals and completion counts in one statement (`Statements.shape_poll`): under a load every
+        round trip waits for a slice of a busy server. Their bounds need the poll's moment before the database
+        gives it: the last poll's server time plus the time elapsed here (it only decides which seconds are read
+        again). Returns the state rows as `state_counts` gives them, and the event rows by part, as
+        `arrival_counts` / `arrival_counts_since` / `completion_counts` give them."""
+        layout = self.layout
+        assert self._clock is not None
+        guess = self._clock[0] + timedelta(seconds=asked_at - self._clock[1])
+        identity = self._identities.bounds(guess) if layout.arrivals == "identity" else None
+        created = self._arrivals_by_time.since(guess) if layout.arrivals == "created" else None
+        completed = None
+        if layout.completions is not None:
+            self._done_low = self._completions_low(guess) if ranged else None
+            completed = (self._completions.prepare(guess), self._done_low)
+        rows = self.reads.fetch(self.db, self.statements.shape_poll(states, self.settings, low, identity, created,
+                                                                    completed))  # fmt: skip
+        width = len(states) + ranged
+        state_rows, events = [], {}
+        for part, job_type, at, latest, *counts in rows:
+            part = part.strip()
+            if part == "arrived" and identity is not None:
+                events.setdefault(part, []).append((job_type, at, *counts[:3]))
+            elif part in ("arrived", "done"):
+                events.setdefault(part, []).append((job_type, at, counts[0], counts[1] or 0, latest))
+            else:
+                state_rows.append((part, job_type, at, *counts[:width]))
+        for part in ("arrived", "done"):  # a read that found nothing still ran: its watch must take its empty rows
+            if (part == "arrived" and (identity is not None or created is not None)) or \
+                    (part == "done" and completed is not None):
+                events.setdefault(part, [])
+        return state_rows, events
 
     def _completions_low(self, now: datetime) -> int | None:
         """The low id of the last poll before the completions' overlap began: every job finished since was still

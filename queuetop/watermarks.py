@@ -7,9 +7,9 @@ sorting latencies, and the dashboard lagged exactly during the load test it was 
 - counts, not rows: per job type and second, how many jobs arrived or finished (`COUNT(*) … GROUP BY` in the
   database), so a poll fetches one row per job type and second of its range, whatever the throughput;
 - late commits by re-counting: a job stamped before the watermark may commit after the poll read past it, so
-  each poll counts the rows of a short overlap before the watermark (one COUNT of an index range, in the
-  round trip that counts the new rows) and, only when that differs from what it counted there before, counts
-  the overlap again per second, `Tally` keeping only the growth of each count;
+  each poll counts again, per second, a short overlap before the watermark, `Tally` keeping only the growth of
+  each count (a separate check that the overlap had changed saved nothing: under a load it had on 9 polls
+  in 10, and each statement is a round trip on a busy server);
   identities likewise: ids above the highest one seen a few seconds ago are counted again, as a range of the
   primary key, so an identity jump of any size costs nothing (no set of missing ids is ever built);
 - a bounded sample for the percentiles: about SAMPLE_PER_S of the new completions per second since the last
@@ -17,8 +17,10 @@ sorting latencies, and the dashboard lagged exactly during the load test it was 
   completions of its job type it stands for. A minute's window then holds about 30,000 samples, whatever the
   poll interval, and its p99 rests on some 300 of them.
 
-`Reads` counts the rows every statement of a poll fetched, so a test (and the benchmark) can hold a poll to
-its bound.
+Each watch reads in steps (`IdentityWatch.bounds`/`take`, `CompletionWatch.prepare`/`take`/`sample`), so the
+native collector can put its counts into one statement with its other reads; `read` does the steps alone.
+`Reads` counts the statements and the rows every statement of a poll fetched, so a test (and the benchmark)
+can hold a poll to its bound.
 """
 
 from __future__ import annotations
@@ -96,11 +98,10 @@ class TimeWatch:
         return True
 
     def take(self, rows: Sequence[tuple[Any, ...]], now: datetime, decode: Callable[[Any], datetime | None],
-             type_of: TypeOf, counted: Counted, past_mark: bool = False) -> dict[str, int]:  # fmt: skip
-        """Rows of (job type, second, jobs, dead, latest): report what is new, move the watermark. Returns the new
-        jobs per type, dead ones left out. `past_mark`: the rows were read past the watermark only, so all of
-        them are new."""
-        news = self.tally.add if past_mark else self.tally.news
+             type_of: TypeOf, counted: Counted) -> dict[str, int]:  # fmt: skip
+        """Rows of (job type, second, jobs, dead, latest), every second since `since` counted whole: report what
+        is new (each count's growth), move the watermark. Returns the new jobs per type, dead ones left out."""
+        news = self.tally.news
         assert self.mark is not None
         latest, new = self.mark, {}
         for job_type, second, jobs, dead, last in rows:
@@ -130,37 +131,43 @@ class CompletionWatch(TimeWatch):
         super().__init__(window_s, overlap_s)
         self.per_s, self.cap = per_s, cap
         self._last_poll: datetime | None = None
+        self._before: datetime | None = None  # the watermark when this poll began (set by `prepare`)
+        self._wanted = SAMPLE_AT_LEAST
 
     def read(self, db: Database, statements: Statements, now: datetime, reads: Reads, type_of: TypeOf,
              counted: Counted, sampled: Sampled, settings: dict[str, Any] | None = None,
              low_id: int | None = None) -> None:  # fmt: skip
-        decode = db.dialect.decode_time
+        """Count what is new since the overlap, then sample it: two statements."""
+        rows = reads.fetch(db, statements.completion_counts(self.prepare(now), settings, low_id))
+        new = self.take(rows, now, db.dialect.decode_time, type_of, counted)
+        self.sample(db, statements, reads, type_of, sampled, new, settings, low_id)
+
+    def prepare(self, now: datetime) -> datetime:
+        """Begin a poll: the time its counts read from (`since`; every row after it, counted again whole — under
+        a load a late commit in the overlap is the rule, so a check that it changed (once a separate count)
+        nearly always asked for the full count anyway). Then `take` the counts, then `sample`."""
         self.start(now)
-        before = self.mark
         elapsed = self.window_s if self._last_poll is None else (now - self._last_poll).total_seconds()
         self._last_poll = now
-        wanted = max(SAMPLE_AT_LEAST, min(self.cap, round(self.per_s * elapsed)))
-        assert before is not None
-        since, past_mark, rows = self.since(now), False, []
-        if self.tally:  # did anything commit late in the overlap? one count says; then count it again per second
-            check_from = since + timedelta(seconds=1)  # whole seconds only: `since`'s own may be counted in part
-            seen = self.tally.total(lambda key: not key[2] and key[1] >= check_from)
-            checked = reads.fetch(db, statements.completion_counts_checked(before, check_from, settings, low_id))
-            past_mark = int(next(row[3] for row in checked if row[0] == "overlap")) == seen
-            rows = [row[1:] for row in checked if row[0] == "past"]
-        if not past_mark:
-            rows = reads.fetch(db, statements.completion_counts(since, settings, low_id))
-        new = self.take(rows, now, decode, type_of, counted, past_mark)
+        self._wanted = max(SAMPLE_AT_LEAST, min(self.cap, round(self.per_s * elapsed)))
+        self._before = self.mark
+        return self.since(now)
+
+    def sample(self, db: Database, statements: Statements, reads: Reads, type_of: TypeOf, sampled: Sampled,
+               new: dict[str, int], settings: dict[str, Any] | None = None,
+               low_id: int | None = None) -> None:  # fmt: skip
+        """The latencies of a bounded sample of the completions `take` found new past the watermark it moved."""
+        decode, before, wanted = db.dialect.decode_time, self._before, self._wanted
         fresh = sum(new.values())
-        assert self.mark is not None
+        assert self.mark is not None and before is not None
         if fresh <= 0 or self.mark <= before:
             return  # nothing new past the watermark (late commits in the overlap count, but are not sampled)
         # Aim a little under the limit, so the limit (which keeps the rows it meets first) rarely cuts a sample short.
         share = min(1.0, 0.9 * wanted / fresh)
-        sample = reads.fetch(db, statements.completion_sample(before, self.mark, share, wanted, settings, low_id))
-        every_one = share >= 1.0 and len(sample) < wanted
+        rows = reads.fetch(db, statements.completion_sample(before, self.mark, share, wanted, settings, low_id))
+        every_one = share >= 1.0 and len(rows) < wanted
         per_type: dict[str, list[tuple[Any, ...]]] = {}
-        for row in sample:
+        for row in rows:
             per_type.setdefault(type_of(row[0]), []).append(row)
         for name, taken in per_type.items():
             # Each sampled completion stands for new / taken of its type: a poll with more completions weighs more.
@@ -185,17 +192,30 @@ class IdentityWatch:
         self.highest = 0
         self.open = Tally()  # per (type, second): rows above `settled` counted already
         self._seen: deque[tuple[float, int]] = deque()  # (poll time, highest id then)
+        self._settle = 0  # where this poll's `bounds` settle
 
     def begin(self, highest: int) -> None:
         self.settled = self.highest = highest
 
     def read(self, db: Database, statements: Statements, now: datetime, reads: Reads, type_of: TypeOf,
              counted: Counted) -> None:  # fmt: skip
-        t, decode = seconds(now), db.dialect.decode_time
-        settle = self.settled
+        after, settle = self.bounds(now)
+        self.take(reads.fetch(db, statements.arrival_counts(after, settle)), now, db.dialect.decode_time, type_of,
+                  counted)  # fmt: skip
+
+    def bounds(self, now: datetime) -> tuple[int, int]:
+        """(after, settle) for this poll's `arrival_counts`: ids above `after` are counted, those above `settle`
+        will be counted again next time. Then `take` the rows."""
+        t, settle = seconds(now), self.settled
         while self._seen and self._seen[0][0] <= t - self.overlap_s:
             settle = max(settle, self._seen.popleft()[1])
-        rows = reads.fetch(db, statements.arrival_counts(self.settled, settle))
+        self._settle = settle
+        return self.settled, settle
+
+    def take(self, rows: Sequence[tuple[Any, ...]], now: datetime, decode: Callable[[Any], datetime | None],
+             type_of: TypeOf, counted: Counted) -> None:  # fmt: skip
+        """Rows of (job type, second created, jobs, jobs above settle, highest id) of `arrival_counts`."""
+        t = seconds(now)
         totals: dict[tuple[str, float | None], list[int]] = {}
         for job_type, second, jobs, above, highest in rows:  # a job may be in both tables: add up the arms
             at = decode(second)  # None where the shape has no created time: the poll's own moment stands in
@@ -210,7 +230,7 @@ class IdentityWatch:
             if fresh:
                 counted(name, t if at_s is None else at_s, fresh, 0)
         self.open.replace({key: above for key, (_, above) in totals.items() if above})
-        self.settled = settle
+        self.settled = self._settle
         self._seen.append((t, self.highest))
 
 

@@ -19,7 +19,7 @@ from queuetop import collector as collector_module
 from queuetop.collector import Collector, collector_for
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.history import percentiles
-from queuetop.layouts import NATIVE, PRESET_NAMES, load_layout, with_tables
+from queuetop.layouts import NATIVE, PRESET_NAMES, STATES, load_layout, with_tables
 from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
 from queuetop.snapshot import TypeStats
@@ -27,7 +27,7 @@ from queuetop.watermarks import SAMPLE_CAP, SAMPLE_PER_S
 
 from .helpers import BASE
 from .seedshapes import local_now_sql, push
-from .test_shapes import backend_name, job_queue  # noqa: F401 - the seed fixtures
+from .test_shapes import backend_name, job_queue, requests  # noqa: F401 - the seed fixtures
 
 COLUMNS = "{c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_claimed_by}, {c_attempts}, {c_outcome}"
 CHUNK = 400
@@ -146,6 +146,48 @@ def test_the_depth_is_exact_again_when_a_load_comes_to_rest(backend, monkeypatch
         assert collector._recount is None
 
 
+def test_a_loaded_native_poll_reads_in_two_statements(backend):
+    """Under a load every statement waits for a slice of a busy server, whatever it reads: a native poll sends its
+    counts, claims and pending heads as one statement, and the latency sample as a second one."""
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        queue = Queue(db, backend.layout)
+        for job_type, jobs in (("deep", 600), ("shallow", 20), ("idle", 3)):
+            queue.enqueue_many(job_type, jobs)
+        collector = Collector(monitor_db, backend.layout)
+        collector.poll()  # the first poll counts everything, in statements of its own
+        stop = threading.Event()
+
+        def work() -> None:
+            with backend.open() as worker_db:
+                worker = Queue(worker_db, backend.layout)
+                while not stop.is_set():
+                    worker.enqueue_many("deep", 3)
+                    worker.enqueue_many("shallow", 1)
+                    for types in (["deep"], ["shallow"]):
+                        for job in worker.claim("w", job_types=types, batch=2 if types == ["deep"] else 1):
+                            worker.complete(job.id, job.token)
+
+        thread = threading.Thread(target=work)
+        thread.start()
+        try:
+            polls = []
+            for _ in range(5):
+                time.sleep(0.3)
+                snapshot = collector.poll()
+                polls.append((collector.reads.statements, snapshot.type_named("deep").completions_total or 0))
+        finally:
+            stop.set()
+            thread.join()
+        assert polls[-1][1] > 0  # it was loaded: completions were counted
+        assert max(statements for statements, _ in polls) <= 2, polls
+        snapshot = collector.poll()  # at rest: the shallow type is counted exactly, in the same statement
+        table = db.fetchone(db.dialect.sql(backend.layout, "SELECT COUNT(*) FROM {queue} WHERE {claimed_at} IS NULL "
+                                                           "AND {type} = 'shallow'"))  # fmt: skip
+        shallow = snapshot.type_named("shallow")
+        assert collector.reads.statements <= 2 and snapshot.type_named("idle").depth == 3
+        assert (shallow.depth, shallow.depth_is_estimate) == (table[0], False)
+
+
 @pytest.mark.parametrize("jump", [10**9])
 def test_an_identity_jump_of_a_billion_costs_nothing(backend, jump):
     with backend.open() as db, backend.open("monitor") as monitor_db:
@@ -188,6 +230,7 @@ def bounded_statements():
         s = Statements(MSSQLDialect(), layout)
         if layout.native:
             out.append((name, "native_recount", s.native_recount(10, BASE)))
+            out.append((name, "native_poll", s.native_poll(10, 20, BASE, BASE, [("a", True), ("b", False)], 201)))
         if layout.native or layout.arrivals == "identity":
             out.append((name, "arrival_counts", s.arrival_counts(10, 20)))
         if layout.has("created"):
@@ -195,8 +238,14 @@ def bounded_statements():
         if layout.native or layout.completions is not None:
             low = 5 if s.ranged else None
             out.append((name, "completion_counts", s.completion_counts(BASE, None, low)))
-            out.append((name, "completion_counts_checked", s.completion_counts_checked(BASE, BASE, None, low)))
             out.append((name, "completion_sample", s.completion_sample(BASE, BASE, 0.25, 500, None, low)))
+        if not layout.native:
+            states = [state for state in STATES if state in layout.states]
+            low = 5 if s.ranged else None
+            identity = (10, 20) if layout.arrivals == "identity" else None
+            created = BASE if layout.arrivals == "created" else None
+            completed = (BASE, low) if layout.completions is not None else None
+            out.append((name, "shape_poll", s.shape_poll(states, None, low, identity, created, completed)))
     return out
 
 
@@ -205,7 +254,7 @@ def test_the_bounded_reads_are_tsql_in_two_grammars(name, label, statement):
     sql, params = statement
     sqlglot.parse_one(sql, read="tsql")
     assert sql.count("?") == len(params), f"{name} {label}"
-    assert sql.startswith("/* queuetop */ ") and sql.count("WITH (NOLOCK)") == sql.count(" FROM ")
+    assert sql.startswith("/* queuetop */ ") and sql.count("WITH (NOLOCK)") == sql.count(" FROM [")
     parsed = Linter(config=FluffConfig(overrides={"dialect": "tsql"})).parse_string(sql.replace("?", "@p"))
     assert not parsed.violations, f"{name} {label}: {parsed.violations[0]}"
     assert " LIMIT " not in sql
@@ -239,6 +288,25 @@ def test_a_seed_shape_reads_a_burst_of_completions_as_counts_and_a_capped_sample
         assert round(row.completions_60s_per_s * 60) == 1500
         assert collector.reads.most_rows <= SAMPLE_CAP and collector.reads.rows <= SAMPLE_CAP + 20
         assert row.latency_is_sample and row.latency_sample < 1500
+        assert collector.reads.statements == 2  # states, arrivals and completion counts at once; then the sample
+
+
+def test_a_seed_poll_reads_states_arrivals_and_completions_in_one_statement(requests):  # noqa: F811
+    """Seed 001 (GUID ids: arrivals by a time watermark; completions moved to another table)."""
+    s = requests
+    with s.open() as db:
+        for _ in range(30):
+            push(db, s.tables, payload="p")
+    with s.open("monitor") as monitor_db:
+        collector = collector_for(monitor_db, s.layout)
+        assert collector.poll().totals.depth == 30
+        with s.open() as db:
+            for _ in range(20):
+                push(db, s.tables, payload="p")
+        time.sleep(1.1)
+        snapshot = collector.poll()
+        assert collector.reads.statements == 1  # nothing completed: no sample to read
+        assert (snapshot.totals.depth, snapshot.totals.arrivals_total) == (50, 50)
 
 
 def test_the_status_line_turns_amber_with_the_age_when_data_is_older_than_two_intervals():

@@ -109,6 +109,19 @@ def test_a_deep_type_is_tracked_from_arrivals_and_completions(backend, small_cap
         assert second.type_named("bulk").oldest_age_s is not None
 
 
+def test_a_type_new_since_the_last_poll_shows_its_depth_and_age_at_once(backend):
+    """The poll's one statement asks for the heads of the types it knew; one that arrived meanwhile is read too."""
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        queue = Queue(db, backend.layout)
+        queue.enqueue_many("old", 2)
+        collector = Collector(monitor_db, backend.layout)
+        collector.poll()
+        queue.enqueue_many("new", 4)
+        new = collector.poll().type_named("new")
+        assert (new.depth, new.depth_is_estimate) == (4, False) and new.oldest_age_s is not None
+        assert collector.reads.statements == 2  # the poll's statement, then the new head (nothing done: no sample)
+
+
 def test_a_type_drained_below_the_cap_is_counted_exactly_again(backend, small_cap):
     with backend.open() as db, backend.open("monitor") as monitor_db:
         queue = Queue(db, backend.layout)

@@ -145,7 +145,10 @@ class Statements:
     def _from_low_id(self) -> str:
         return f" AND {self.col('id')} >= {self.dialect.param(self.layout.type_of('id'))}"
 
-    def _table_arm(self, table: str, states: Sequence[str], mine: Sequence[str], binds: list, from_low: bool) -> str:
+    def _table_arm(self, table: str, states: Sequence[str], mine: Sequence[str], binds: list, from_low: bool,
+                   times: str = "", pad: int = 0) -> str:  # fmt: skip
+        """One table's arm of `state_counts`; `times` and `pad` (typed NULL counts) are the shape poll's extra
+        columns, after the oldest and at the end."""
         prefix = "c_" if table == "completed" else ""
         type_role, created_role = prefix + "type", prefix + "created"
         has_type = self.layout.has(type_role)
@@ -155,6 +158,7 @@ class Statements:
             columns.append(f"MIN(CASE WHEN {pending} THEN {self.col(created_role)} END)")
         else:
             columns.append("NULL")
+        columns[-1] += times
         for name in states:
             if name in mine:
                 columns.append(f"SUM(CASE WHEN {self.condition(self.layout.states[name].condition, binds)} "
@@ -163,6 +167,7 @@ class Statements:
                 columns.append(NO_COUNT)
         if self.ranged:
             columns.append(f"MIN({self.col('id')})")
+        columns += [NO_COUNT] * pad
         where = " OR ".join(f"({self.condition(self.layout.states[name].condition, binds)})" for name in mine)
         if len(mine) > 1:
             where = f"({where})"
@@ -260,79 +265,176 @@ class Statements:
         """(job type, second created, rows, rows with id > settle_id, highest id) per job type and second, of the
         rows with id > after_id, in the queue table and (native) the completed one, where a job may already be:
         arrivals by identity as counts, never one row per job. No `created` role: the second is NULL."""
-        layout = self.layout
-
-        def arm(prefix: str, which: str) -> str:
-            id_col = self.col(prefix + "id")
-            keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None,
-                    self.dialect.second_sql(self.col(prefix + "created")) if layout.has(prefix + "created") else None]
-            group = ", ".join(k for k in keys if k)
-            param = self.dialect.param(layout.type_of(prefix + "id"))
-            return (f"SELECT {keys[0] or 'NULL'}, {keys[1] or 'NULL'}, COUNT(*), SUM(CASE WHEN {id_col} > {param} "
-                    f"THEN 1 ELSE 0 END), MAX({id_col}) FROM {self.table(which)}{self._hint()} WHERE {id_col} > "
-                    f"{param}{' GROUP BY ' + group if group else ''}")
-
         def build(binds: list) -> str:
-            arms = [arm("", "queue")]
-            if layout.native:
-                arms.append(arm("c_", "completed"))
+            arms = [self._arrival_arm("", "queue")]
+            if self.layout.native:
+                arms.append(self._arrival_arm("c_", "completed"))
             return " UNION ALL ".join(arms)
 
         sql, _ = self._render("arrival_counts", build)
         return sql, (settle_id, after_id) * (sql.count(" UNION ALL ") + 1)
+
+    def _arrival_arm(self, prefix: str, which: str, part: str = "", between: str = "", tail: str = "") -> str:
+        """One table's arm of `arrival_counts`; `part`, `between` and `tail` are columns put before it, after the
+        second and at the end (the one-statement polls')."""
+        layout = self.layout
+        id_col = self.col(prefix + "id")
+        keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None,
+                self.dialect.second_sql(self.col(prefix + "created")) if layout.has(prefix + "created") else None]
+        group = ", ".join(k for k in keys if k)
+        param = self.dialect.param(layout.type_of(prefix + "id"))
+        return (f"SELECT {part}{keys[0] or 'NULL'}, {keys[1] or 'NULL'}, {between}COUNT(*), SUM(CASE WHEN {id_col} > "
+                f"{param} THEN 1 ELSE 0 END), MAX({id_col}){tail} FROM {self.table(which)}{self._hint()} "
+                f"WHERE {id_col} > {param}{' GROUP BY ' + group if group else ''}")
 
     def completion_counts(self, since: Any, settings: dict[str, Any] | None = None,
                           low_id: int | None = None) -> Statement:  # fmt: skip
         """(job type, second completed, completions, dead among them, latest completion) per job type and second
         of the completions after `since`: throughput as counts. `dead` is 0 where the layout counts dead jobs as
         a state rather than as an outcome."""
-        table, at, _, where_node, dead, prefix = self._completion_parts()
-
-        def build(binds: list) -> str:
-            type_role = prefix + "type"
-            second = self.dialect.second_sql(self.col(at))
-            keys = [self.col(type_role) if self.layout.has(type_role) else None, second]
-            where = f"{self.col(at)} > {self.dialect.param(self.layout.type_of(at))}"
-            if where_node is not None:
-                where += " AND " + self.condition(where_node, binds)
-            if low_id is not None:
-                where += self._from_low_id()
-            dead_count = f"SUM(CASE WHEN {dead} THEN 1 ELSE 0 END)" if dead else "0"
-            return (f"SELECT {keys[0] or 'NULL'}, {second}, COUNT(*), {dead_count}, MAX({self.col(at)}) "
-                    f"FROM {self.table(table)}{self._hint()} WHERE {where} "
-                    f"GROUP BY {', '.join(k for k in keys if k)}")
-
-        sql, params = self._bound(f"completion_counts:{low_id is not None}", build, settings)
+        at = self._completion_parts()[1]
+        sql, params = self._bound(f"completion_counts:{low_id is not None}",
+                                  lambda binds: self._completion_counts_sql(binds, low_id), settings)
         return sql, (self._typed(at, since), *params, *(() if low_id is None else (low_id,)))
+
+    def _completion_counts_sql(self, binds: list, low_id: int | None, part: str = "", tail: str = "",
+                               latest_first: bool = False) -> str:  # fmt: skip
+        """`completion_counts`' statement; `part` and `tail` are columns put before and after its own, and
+        `latest_first` puts the latest completion right after the second (the native poll's order)."""
+        table, at, _, where_node, dead, prefix = self._completion_parts()
+        type_role = prefix + "type"
+        second = self.dialect.second_sql(self.col(at))
+        keys = [self.col(type_role) if self.layout.has(type_role) else None, second]
+        where = f"{self.col(at)} > {self.dialect.param(self.layout.type_of(at))}"
+        if where_node is not None:
+            where += " AND " + self.condition(where_node, binds)
+        if low_id is not None:
+            where += self._from_low_id()
+        dead_count = f"SUM(CASE WHEN {dead} THEN 1 ELSE 0 END)" if dead else "0"
+        latest = f"MAX({self.col(at)})"
+        counts = f"{latest}, COUNT(*), {dead_count}" if latest_first else f"COUNT(*), {dead_count}, {latest}"
+        return (f"SELECT {part}{keys[0] or 'NULL'}, {second}, {counts}{tail} "
+                f"FROM {self.table(table)}{self._hint()} WHERE {where} "
+                f"GROUP BY {', '.join(k for k in keys if k)}")
 
     def arrival_counts_since(self, since: Any, upto_id: int | None) -> Statement:
         """(job type, second created, rows, NULL, latest created) per job type and second of the rows created after
         `since` (and with id <= upto_id, when given), in the queue table and the completed one: the first poll's
         look back over one window, or (shapes whose ids are not an identity) every poll's arrivals, as counts."""
-        layout = self.layout
         with_ids = upto_id is not None
 
-        def arm(prefix: str, which: str) -> str:
-            created, id_col = self.col(prefix + "created"), self.col(prefix + "id")
-            keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None,
-                    self.dialect.second_sql(created)]
-            where = f"{created} > {self.dialect.param(layout.type_of(prefix + 'created'))}"
-            if with_ids:
-                where += f" AND {id_col} <= {self.dialect.param(layout.type_of(prefix + 'id'))}"
-            return (f"SELECT {keys[0] or 'NULL'}, {keys[1]}, COUNT(*), {NO_COUNT}, MAX({created}) FROM "
-                    f"{self.table(which)}{self._hint()} WHERE {where} GROUP BY {', '.join(k for k in keys if k)}")
-
         def build(binds: list) -> str:
-            arms = [arm("", "queue")]
-            if layout.completed_table and layout.has("c_created", "c_id"):
-                arms.append(arm("c_", "completed"))
-            return " UNION ALL ".join(arms)
+            return " UNION ALL ".join(self._arrival_since_arm(prefix, which, with_ids) for prefix, which in
+                                      self._arrival_tables())  # fmt: skip
 
         sql, _ = self._render(f"arrival_counts_since:{with_ids}", build)
         params: list[Any] = []
         for prefix in ("", "c_")[: sql.count(" UNION ALL ") + 1]:
             params += [self._typed(prefix + "created", since), *((upto_id,) if with_ids else ())]
         return sql, tuple(params)
+
+    def _arrival_tables(self) -> list[tuple[str, str]]:
+        """(role prefix, table) of the tables `arrival_counts_since` reads."""
+        layout = self.layout
+        both = layout.completed_table and layout.has("c_created", "c_id")
+        return [("", "queue"), *((("c_", "completed"),) if both else ())]
+
+    def _arrival_since_arm(self, prefix: str, which: str, with_ids: bool, part: str = "", pad: int = 0) -> str:
+        """One table's arm of `arrival_counts_since`; with a `part`, the shape poll's order: (part, type, second,
+        latest created, rows, NULL, NULL, `pad` NULLs)."""
+        layout = self.layout
+        created, id_col = self.col(prefix + "created"), self.col(prefix + "id")
+        keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None, self.dialect.second_sql(created)]
+        where = f"{created} > {self.dialect.param(layout.type_of(prefix + 'created'))}"
+        if with_ids:
+            where += f" AND {id_col} <= {self.dialect.param(layout.type_of(prefix + 'id'))}"
+        counts = f"COUNT(*), {NO_COUNT}, MAX({created})"
+        if part:
+            counts = f"MAX({created}), COUNT(*), {', '.join([NO_COUNT] * (2 + pad))}"
+        return (f"SELECT {part}{keys[0] or 'NULL'}, {keys[1]}, {counts} FROM {self.table(which)}{self._hint()} "
+                f"WHERE {where} GROUP BY {', '.join(k for k in keys if k)}")
+
+    def shape_poll(self, states: Sequence[str], settings: dict[str, Any] | None, low_id: int | None,
+                   identity: tuple[int, int] | None, created_since: Any, completed: tuple[Any, int | None] | None
+                   ) -> Statement:  # fmt: skip
+        """A shape's poll but the latency sample, in one round trip: `state_counts` (with its 'now' row), the
+        arrivals (`identity`: (after id, settle id) of `arrival_counts`; or `created_since` for
+        `arrival_counts_since`), and `completed`: (since, low id) of `completion_counts`. Rows of (part, type,
+        time, latest, then counts): 'now' (the clock as time); the tables' state rows as in `state_counts` (time
+        = oldest pending, latest NULL, one count per state, the lowest id where ranged); 'arrived' and 'done'
+        (time = the second, latest = the latest created / completed, then rows, rows above settle / dead, highest
+        id; NULL where the read has none), padded with NULL counts to the widest."""
+        layout, dialect = self.layout, self.dialect
+        width = max(len(states) + self.ranged, 3)
+        at_role = layout.completions.at if layout.completions is not None else "created"
+        no_time = f"CAST(NULL AS {dialect.sql_type(layout.type_of(at_role) or 'datetime2')})"
+        values = {**(settings or {}), "__low": low_id, "__identity": identity, "__since": created_since,
+                  "__completed": completed}  # fmt: skip
+
+        def build(binds: list) -> str:
+            nulls = ", ".join([NO_COUNT] * width)
+            arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_time, {no_time} AS qt_latest, "
+                    f"{nulls}"]
+            for table in ("queue", "completed"):
+                mine = [name for name in states if layout.states[name].table == table]
+                if mine:
+                    arms.append(self._table_arm(table, states, mine, binds, low_id is not None, f", {no_time}",
+                                                width - len(states) - self.ranged))  # fmt: skip
+                    if low_id is not None:
+                        binds.append(lambda v: v["__low"])
+            if identity is not None:
+                for prefix, which in (("", "queue"), *((("c_", "completed"),) if layout.native else ())):
+                    arms.append(self._arrival_arm(prefix, which, "'arrived', ", f"{no_time}, ",
+                                                  "".join([f", {NO_COUNT}"] * (width - 3))))  # fmt: skip
+                    binds += [lambda v: v["__identity"][1], lambda v: v["__identity"][0]]
+            elif created_since is not None:
+                for prefix, which in self._arrival_tables():
+                    arms.append(self._arrival_since_arm(prefix, which, False, "'arrived', ", width - 3))
+                    binds.append(lambda v, p=prefix: self._typed(p + "created", v["__since"]))
+            if completed is not None:
+                at = self._completion_parts()[1]
+                binds.append(lambda v: self._typed(at, v["__completed"][0]))
+                arms.append(self._completion_counts_sql(binds, completed[1], "'done', ",
+                                                        "".join([f", {NO_COUNT}"] * (width - 2)), True))
+                if completed[1] is not None:
+                    binds.append(lambda v: v["__completed"][1])
+            return " UNION ALL ".join(arms)
+
+        key = (f"shape_poll:{','.join(states)}:{low_id is not None}:{identity is not None}:"
+               f"{created_since is not None}:{completed is not None and completed[1] is not None}:{completed is None}")
+        return self._bound(key, build, values)
+
+    def native_poll(self, after_id: int, settle_id: int, since: Any, now: Any,
+                    heads: Sequence[tuple[str, bool]], limit: int) -> Statement:  # fmt: skip
+        """Every read of a native poll but the latency sample, in one round trip (one snapshot of both tables):
+        rows of (part, job type, second, time, n1, n2, n3) —
+        'completed': `completion_counts` since `since` (second, latest completion, completions, dead, NULL);
+        'arrived': `arrival_counts` (second created, NULL, rows, rows above `settle_id`, highest id);
+        'claimed': the dialect's `claimed_by_type` (NULL, NULL, claimed, timed out at `now`, NULL);
+        'pending': the dialect's `pending_heads` for `heads` (NULL, oldest created, depth counted up to `limit`,
+        NULL, NULL). Under a load each statement costs a scheduling slice of a busy server, whatever it reads:
+        one statement instead of five is most of a poll's time saved. Completions come first, so PostgreSQL
+        types the union's columns from an arm that has them."""
+        dialect, layout = self.dialect, self.layout
+        at_type = dialect.sql_type(layout.type_of("c_completed") or "datetime2")
+        no_time = f"CAST(NULL AS {at_type})"
+        head, head_params, depth, oldest, source, heads_params = dialect.pending_heads_parts(layout, heads, limit)
+
+        def build(binds: list) -> str:
+            completed = self._completion_counts_sql(binds, None, "'completed', ", f", {NO_COUNT}", True)
+            arrived = [self._arrival_arm(prefix, which, "'arrived', ", f"{no_time}, ")
+                       for prefix, which in (("", "queue"), ("c_", "completed"))]  # fmt: skip
+            claimed = dialect.fill(layout, dialect.claimed_by_type_sql("'claimed', ", f"{no_time}, {no_time}, ",
+                                                                        f", {NO_COUNT}"))
+            return " UNION ALL ".join([completed, *arrived, claimed])
+
+        sql, _ = self._render("native_poll", build)
+        params = (self._typed("c_completed", since), settle_id, after_id, settle_id, after_id, dialect.encode_time(now))
+        if not heads:
+            return sql, params
+        sql = (TAG + head + sql.removeprefix(TAG) + f" UNION ALL SELECT 'pending', qt_types.job_type, {no_time}, "
+               f"{oldest}, {depth}, {NO_COUNT}, {NO_COUNT} FROM {source}")
+        return sql, (*head_params, *params, *heads_params)
 
     def native_recount(self, after_id: int, after_completed: Any) -> Statement:
         """The native collector's full count, in one statement (one snapshot of both tables): rows of
@@ -361,44 +463,6 @@ class Statements:
 
         sql, _ = self._render("native_recount", build)
         return sql, (after_id, after_id, self._typed("c_completed", after_completed))
-
-    def completion_counts_checked(self, mark: Any, check_from: Any, settings: dict[str, Any] | None = None,
-                                  low_id: int | None = None) -> Statement:  # fmt: skip
-        """`completion_counts` past the watermark `mark` only ('past' rows), and in the same round trip one more
-        row, ('overlap', NULL, NULL, jobs, 0, NULL): how many completions lie in [check_from, mark] — which tells
-        the poll whether one committed late there (then it counts the overlap again per second)."""
-        table, at, _, where_node, dead, prefix = self._completion_parts()
-
-        def build(binds: list) -> str:
-            type_role, at_col = prefix + "type", self.col(at)
-            second = self.dialect.second_sql(at_col)
-            job_type = self.col(type_role) if self.layout.has(type_role) else None
-            at_param = self.dialect.param(self.layout.type_of(at))
-
-            def where(*bounds: tuple[str, str]) -> str:
-                parts = []
-                for op, name in bounds:  # the run-time values travel as binds too, so the text is made once
-                    binds.append(lambda values, name=name: values[name])
-                    parts.append(f"{at_col} {op} {at_param}")
-                if where_node is not None:
-                    parts.append(self.condition(where_node, binds))
-                text = " AND ".join(parts)
-                if low_id is not None:
-                    binds.append(lambda values: values["__low"])
-                    text += self._from_low_id()
-                return text
-
-            dead_count = f"SUM(CASE WHEN {dead} THEN 1 ELSE 0 END)" if dead else "0"
-            group = ", ".join(k for k in (job_type, second) if k)
-            past = (f"SELECT 'past', {job_type or 'NULL'}, {second}, COUNT(*), {dead_count}, MAX({at_col}) FROM "
-                    f"{self.table(table)}{self._hint()} WHERE {where(('>', '__mark'))} GROUP BY {group}")
-            overlap = (f"SELECT 'overlap', NULL, NULL, COUNT(*), 0, NULL FROM {self.table(table)}{self._hint()} "
-                       f"WHERE {where(('>=', '__from'), ('<=', '__mark'))}")
-            return f"{past} UNION ALL {overlap}"
-
-        values = {**(settings or {}), "__mark": self._typed(at, mark), "__from": self._typed(at, check_from),
-                  "__low": low_id}  # fmt: skip
-        return self._bound(f"completion_counts_checked:{low_id is not None}", build, values)
 
     SAMPLE_SCALE = 65536  # a sampled row's id hashes to 0 … SAMPLE_SCALE − 1; it is taken below the threshold
 

@@ -146,6 +146,18 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
         else:
             out["requeue"] = [("release", lambda: s.requeue(layout.release.state, ["a", "b"]))]
     out["clock"] = [("", s.clock)]
+    if not layout.native:
+        identity = (10, 5) if layout.arrivals == "identity" else None
+        created = NOW if layout.arrivals == "created" else None
+        completed = (NOW, 5 if s.ranged else None) if layout.completions is not None else None
+        out["shape_poll"] = [("", lambda: s.shape_poll(states, None, None, identity, created, completed))]
+        if s.ranged:
+            out["shape_poll"].append(("from the live end", lambda: s.shape_poll(states, None, 5, identity, created,
+                                                                                 completed)))
+    if layout.native:
+        out["native_poll"] = [
+            ("heads of two types", lambda: s.native_poll(10, 5, NOW, NOW, [("email", True), ("report", False)], 201)),
+            ("no type yet", lambda: s.native_poll(10, 5, NOW, NOW, [], 201))]
     out.update(seed_dequeue_recipes(s))
     if not layout.native:  # `queuetop demo --layout X` makes the shape's tables (native: `init`'s own schema)
         ddl = s.create_tables()

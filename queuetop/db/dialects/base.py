@@ -154,6 +154,10 @@ class Dialect:
             self._statements[key] = cached
         return cached[1]
 
+    def fill(self, layout: Layout, template: str) -> str:
+        """A piece of a statement filled with the layout's quoted names (no tag: it goes inside another)."""
+        return template.format_map(self.names(layout))
+
     # -- values ------------------------------------------------------------------------------------------
     def encode_time(self, value: datetime | None) -> Any:
         return value
@@ -305,15 +309,23 @@ class Dialect:
 
     def pending_heads_statement(self, layout: Layout, types: Sequence[tuple[str, bool]],
                                 limit: int) -> tuple[str, tuple[Any, ...]]:  # fmt: skip
+        head, head_params, depth, oldest, source, params = self.pending_heads_parts(layout, types, limit)
+        return TAG + f"{head}SELECT qt_types.job_type, {depth}, {oldest} FROM {source}", (*head_params, *params)
+
+    def pending_heads_parts(self, layout: Layout, types: Sequence[tuple[str, bool]],
+                            limit: int) -> tuple[str, tuple[Any, ...], str, str, str, tuple[Any, ...]]:  # fmt: skip
+        """The pieces of `pending_heads_statement`, so the native poll can make it one arm of its single statement:
+        (a WITH clause that must open the statement, or "", its parameters, the capped depth per qt_types row,
+        the oldest created per qt_types row, the FROM source, the parameters of depth, oldest and source in order)."""
         # The casts type the list for PostgreSQL (psqlODBC prepares it server-side); the others take them as is.
         values = ", ".join(["(CAST(? AS varchar(128)), CAST(? AS integer))"] * len(types))
         pending = "{type} = qt_types.job_type AND {claimed_at} IS NULL"
-        sql = self.sql(layout, f"WITH qt_types (job_type, counted) AS (VALUES {values}) SELECT qt_types.job_type, "
-                               f"(SELECT COUNT(*) FROM (SELECT 1 AS one FROM {{queue}}{{nolock}} WHERE {pending} "
-                               "AND qt_types.counted = 1 LIMIT CAST(? AS integer)) AS capped), "
-                               f"(SELECT MIN({{created}}) FROM {{queue}}{{nolock}} "
-                               f"WHERE {pending}{self.age_index_guard(layout)}) FROM qt_types")
-        return sql, (*(v for job_type, counted in types for v in (job_type, int(counted))), limit)
+        depth = self.fill(layout, f"(SELECT COUNT(*) FROM (SELECT 1 AS one FROM {{queue}}{{nolock}} WHERE {pending} "
+                                 "AND qt_types.counted = 1 LIMIT CAST(? AS integer)) AS capped)")
+        oldest = self.fill(layout, f"(SELECT MIN({{created}}) FROM {{queue}}{{nolock}} "
+                                  f"WHERE {pending}{self.age_index_guard(layout)})")
+        return (f"WITH qt_types (job_type, counted) AS (VALUES {values}) ", type_values(types), depth, oldest,
+                "qt_types", (limit,))  # fmt: skip
 
     def age_index_guard(self, layout: Layout) -> str:
         """The condition that lets a monitor read use IX_WorkQueue_PendingAge (see index_definitions)."""
@@ -321,9 +333,13 @@ class Dialect:
 
     def claimed_by_type(self, db: Database, layout: Layout, now: datetime) -> list[Row]:
         """(type, claimed, timed out) per type, from the claimed-only index."""
-        sql = self.sql(layout, "SELECT {type}, COUNT(*), SUM(CASE WHEN {timeout} < ? THEN 1 ELSE 0 END) "
-                               "FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL GROUP BY {type}")
-        return db.fetchall(sql, (self.encode_time(now),))
+        return db.fetchall(self.sql(layout, self.claimed_by_type_sql()), (self.encode_time(now),))
+
+    def claimed_by_type_sql(self, before: str = "", between: str = "", after: str = "") -> str:
+        """`claimed_by_type` as a template, with columns added before the type, between it and the counts, and
+        after them: one arm of the native poll."""
+        return ("SELECT " + before + "{type}, " + between + "COUNT(*), SUM(CASE WHEN {timeout} < ? THEN 1 ELSE 0 "
+                "END)" + after + " FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL GROUP BY {type}")
 
     def dead_by_type(self, db: Database, layout: Layout) -> list[Row]:
         return db.fetchall(self.sql(layout, "SELECT {c_type}, COUNT(*) FROM {completed}{nolock} "
@@ -445,3 +461,7 @@ class Dialect:
                                "{timeout} = NULL WHERE {id} = ? AND {token} = ? "
                                f"AND {{timeout}} < {self.clock_sql()} AND {{attempts}} < ?")
         return db.execute(sql, (job_id, self.encode_token(token), max_attempts)) == 1
+
+
+def type_values(types: Sequence[tuple[str, bool]]) -> tuple[Any, ...]:
+    return tuple(v for job_type, counted in types for v in (job_type, int(counted)))

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from queuetop.db.dialects.base import Dialect, Row, SchemaObject
+from queuetop.db.dialects.base import Dialect, Row, SchemaObject, type_values
 from queuetop.errors import ErrorKind
 
 if TYPE_CHECKING:
@@ -100,16 +100,16 @@ class MSSQLDialect(Dialect):
                                "ORDER BY {c_completed} DESC, {c_id} DESC")
         return db.fetchall(sql, (limit, since, job_type))
 
-    def pending_heads_statement(self, layout: Layout, types: Sequence[tuple[str, bool]],
-                                limit: int) -> tuple[str, tuple[Any, ...]]:  # fmt: skip
+    def pending_heads_parts(self, layout: Layout, types: Sequence[tuple[str, bool]],
+                            limit: int) -> tuple[str, tuple[Any, ...], str, str, str, tuple[Any, ...]]:  # fmt: skip
         values = ", ".join(["(CAST(? AS nvarchar(128)), CAST(? AS int))"] * len(types))
         pending = "{type} = qt_types.job_type AND {claimed_at} IS NULL"
-        sql = self.sql(layout, "SELECT qt_types.job_type, (SELECT COUNT(*) FROM (SELECT TOP (?) 1 AS one "
-                               f"FROM {{queue}}{{nolock}} WHERE {pending} AND qt_types.counted = 1) AS capped), "
-                               f"(SELECT MIN({{created}}) FROM {{queue}}{{nolock}} "
-                               f"WHERE {pending}{self.age_index_guard(layout)}) "
-                               f"FROM (VALUES {values}) AS qt_types (job_type, counted)")
-        return sql, (limit, *(v for job_type, counted in types for v in (job_type, int(counted))))
+        depth = self.fill(layout, "(SELECT COUNT(*) FROM (SELECT TOP (?) 1 AS one "
+                                 f"FROM {{queue}}{{nolock}} WHERE {pending} AND qt_types.counted = 1) AS capped)")
+        oldest = self.fill(layout, f"(SELECT MIN({{created}}) FROM {{queue}}{{nolock}} "
+                                  f"WHERE {pending}{self.age_index_guard(layout)})")
+        return ("", (), depth, oldest, f"(VALUES {values}) AS qt_types (job_type, counted)",
+                (limit, *type_values(types)))
 
     def server_now_sql(self) -> str:
         return "SELECT SYSUTCDATETIME()"
