@@ -23,6 +23,7 @@ Translation rules (the product's spec):
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -406,6 +407,10 @@ def _pop_job_queue(db: Database, tables: SeedTables, worker: str, batch: int, le
     # ORDER BY Priority, Available_Date) jqs ON jq.ID = jqs.ID WHERE <the same test again>;
     # SELECT ID, Payload FROM Job_Queue WHERE Processing_Mark = @xGUID.
     t, now, pg = qualified(tables), local_now_sql(db), _pg(db)
+    # Available_Date's default is rounded to the column's precision (timestamp(3) here, datetime's 1/300 s on SQL
+    # Server), so a job inserted in the last millisecond may be dated just after now, and the seed's procedure skips
+    # it for that instant. Tests claim what they have just pushed: wait the instant out.
+    time.sleep(0.004)
     mark = guid_text(uuid.uuid4())  # @xGUID, held by the caller as the procedure holds it
     server = worker[:50]  # @sProcessingServer VARCHAR(50) truncates what it is given
     # ID breaks ties as SQL Server's clustered-key scan would.
