@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from queuetop.history_store import Retention
     from queuetop.load.driver import LoadRun
     from queuetop.slo import Slos
+    from queuetop.tui import WatchedTarget
     from queuetop.workers import WorkersView
 
 EXIT_USAGE = 2
@@ -756,9 +757,18 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 def _watch_many(args: argparse.Namespace) -> int:
     """`queuetop -t prod -t staging`, `queuetop watch --all`: one dashboard, one section and poll loop per target."""
+    from queuetop.tui import run_multi_dashboard
+
+    return run_multi_dashboard(watched_targets(args), job_types=args.types, log_path=LOG_PATH, bell=args.bell)
+
+
+def watched_targets(args: argparse.Namespace) -> list[WatchedTarget]:
+    """The targets of a multi-target dashboard as the command line and the config file resolve them (each one's
+    layout found on its own database, a dead one's the layout given or native); scripts/screenshots.py uses it
+    too, so its picture is built the way the command builds the dashboard."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from queuetop.tui import WatchedTarget, run_multi_dashboard
+    from queuetop.tui import WatchedTarget
 
     runs = args.per_target
     if args.with_load:
@@ -781,8 +791,7 @@ def _watch_many(args: argparse.Namespace) -> int:
                              history_path=history_path, retention=retention)  # fmt: skip
 
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:  # a slow target must not hold up the others' start
-        targets = list(pool.map(watched, runs))
-    return run_multi_dashboard(targets, job_types=args.types, log_path=LOG_PATH, bell=args.bell)
+        return list(pool.map(watched, runs))
 
 
 def _watch_layout(args: argparse.Namespace, target: Target, auto_init: bool) -> tuple[Layout, str | None]:

@@ -7,9 +7,15 @@ SQLite file in a fresh temporary folder, under a real load, driven by key presse
 - native (`main`, `drill-down`, `release`, `workers`, `enqueue`, `narrow`): `queuetop demo`'s load
   (`demo_config()`), with its sweeper slowed to once a minute so that timed-out claims wait for the user, plus
   one worker, `render-7`, that claims four report jobs and dies: the workers panel marks it probably dead.
-- `job-queue`: seed 004's own dbo.Job_Queue (its DDL, its `usp_API_Get_Job` batch claim, its completion, as
-  tests/seedshapes.py translates them), two live servers, one that dies, and jobs scheduled for later.
-- `work-queue`: seed 002's dbo.work_queue, filled and drained by its own UPDLOCK, READPAST dequeue.
+- `job-queue`: seed 004's own dbo.Job_Queue (its tables as `queuetop demo --layout job_queue` makes them, its
+  `usp_API_Get_Job` batch claim and its completion as queuetop's shape driver runs them: `ShapeWorker`, the
+  same code as `queuetop load`), two live servers, one that dies, and jobs scheduled for later.
+- `work-queue`: seed 002's dbo.work_queue, filled and drained by its own UPDLOCK, READPAST dequeue (the same).
+- `targets`: three targets of a config file, resolved and built by `queuetop watch --all`'s own code
+  (cli.watched_targets, tui.multi_app): `orders` under the demo's load, `billing` (read-only) a seed-004
+  Job_Queue under `queuetop demo --layout job_queue`'s load, `legacy` a PostgreSQL server on a closed port.
+- `slo`: the demo's load with `--slo thumbnail:max_depth=60` and two bursts of thumbnail jobs: one breach over
+  and one going on (the status line), both marked on the charts.
 
 The figures are whatever the run produced, so they differ a little from run to run (the layout does not). The
 snapshot tests keep their fixed scenes (queuetop/tui/scenes.py): `--fixed NAME...` renders those instead.
@@ -26,7 +32,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from contextlib import chdir
+from contextlib import ExitStack, chdir
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,17 +43,22 @@ from textual.pilot import Pilot  # noqa: E402
 from textual.widgets import Input  # noqa: E402
 
 from queuetop.actions import Actions  # noqa: E402
+from queuetop.cli import _parser, configure, watched_targets, with_per_target  # noqa: E402
+from queuetop.config import slo_from_option  # noqa: E402
 from queuetop.db import Database, parse_target  # noqa: E402
-from queuetop.layouts import NATIVE, Layout, load_layout, with_tables  # noqa: E402
-from queuetop.load.command import demo_config, start_background_load  # noqa: E402
+from queuetop.layouts import NATIVE, Layout, load_layout  # noqa: E402
+from queuetop.load.command import demo_config, load_types, start_background_load  # noqa: E402
 from queuetop.monitor import Monitor  # noqa: E402
 from queuetop.queue import Queue  # noqa: E402
 from queuetop.schema import init_schema  # noqa: E402
+from queuetop.shape_queue import ShapeQueue, create_demo_tables  # noqa: E402
+from queuetop.shape_worker import ShapeWorker  # noqa: E402
+from queuetop.slo import Slos  # noqa: E402
+from queuetop.tui import logging_to, multi_app  # noqa: E402
 from queuetop.tui.app import QueuetopApp  # noqa: E402
 from queuetop.tui.scenes import SCENES, render_svg  # noqa: E402
 from queuetop.tui.table import QueueTable  # noqa: E402
 from queuetop.tui.workers import WorkersScreen  # noqa: E402
-from tests.seedshapes import create_seed, finish, pop, push  # noqa: E402
 
 NATIVE_PICTURES = ("main", "drill-down", "release", "workers", "enqueue", "narrow")
 PICTURES = {
@@ -59,6 +70,8 @@ PICTURES = {
     "narrow": "an 80×24 terminal: the least important columns dropped, and said so",
     "job-queue": "seed 004's dbo.Job_Queue as it is: its own columns, server local time",
     "work-queue": "seed 002's dbo.work_queue: a processed flag, so only depth and rates",
+    "targets": "three targets of the config file in one dashboard (watch --all), one of them down",
+    "slo": "an SLO breached during a burst, then met again: the breach on the status line, ▲ on the charts",
 }
 WARMUP_S = 45.0  # polls before the first picture: the 1-minute charts are nearly full
 SIZE = (120, 40)
@@ -153,19 +166,19 @@ def _worker_that_dies(target, stop: threading.Event) -> None:
         Queue(db).claim("render-7", ["report"], batch=4, lease=5)
 
 
-# -- seeds' own tables, driven by the seeds' own SQL -------------------------------------------------------------------
+# -- seeds' own tables, driven by the seeds' own SQL (queuetop's shape driver, as `queuetop load` uses it) ---------
 def seed(name: str, seed_name: str, size: tuple[int, int], shots: dict[str, str]) -> None:
     target = parse_target(f"{seed_name}.db")
+    layout: Layout = load_layout(seed_name)
     with Database.open(target, create=True) as db:
-        tables = create_seed(db, seed_name)
-    layout: Layout = with_tables(load_layout(seed_name), tables.queue, tables.completed)
+        create_demo_tables(db, layout)  # the shape's tables, as `queuetop demo --layout` makes them
     stop = threading.Event()
-    threads = [threading.Thread(target=_seed_producer, args=(target, tables, stop), daemon=True)]
+    threads = [threading.Thread(target=_seed_producer, args=(target, layout, stop), daemon=True)]
     servers = ("app-01", "app-02") if seed_name == "job_queue" else ("a", "b")
-    threads += [threading.Thread(target=_seed_consumer, args=(target, tables, server, stop, i), daemon=True)
+    threads += [threading.Thread(target=_seed_consumer, args=(target, layout, server, stop, i), daemon=True)
                 for i, server in enumerate(servers)]  # fmt: skip
     if seed_name == "job_queue":
-        threads.append(threading.Thread(target=_seed_server_that_dies, args=(target, tables, stop), daemon=True))
+        threads.append(threading.Thread(target=_seed_server_that_dies, args=(target, layout, stop), daemon=True))
     for thread in threads:
         thread.start()
     monitor, actions = Monitor(target, layout), Actions(target, layout)
@@ -187,37 +200,138 @@ def seed(name: str, seed_name: str, size: tuple[int, int], shots: dict[str, str]
         actions.close()
 
 
-def _seed_producer(target, tables, stop: threading.Event) -> None:
+def _seed_producer(target, layout: Layout, stop: threading.Event) -> None:
+    """The seed's own insert (`ShapeQueue`, as `queuetop enqueue`): a backlog, then a steady trickle. On seed 004,
+    mixed priorities and one job in 25 scheduled ten minutes ahead."""
     rng = random.Random(4)
+    job_queue = "priority" in layout.enqueue_fields
     with Database.open(target) as db:
+        queue = ShapeQueue(db, layout)
         for i in range(400):  # a backlog to start from
-            push(db, tables, payload=f"job {i}", priority=rng.choice((10, 128, 255)) if tables.seed == "job_queue"
-                 else None, available_in_s=600 if tables.seed == "job_queue" and i % 25 == 0 else 0)  # fmt: skip
+            queue.enqueue_many(None, 1, info=f"job {i}", priority=rng.choice((10, 128, 255)) if job_queue else None,
+                               delay_s=600 if job_queue and i % 25 == 0 else 0)  # fmt: skip
         while not stop.wait(0.1):
             for _ in range(rng.randint(1, 4)):
-                push(db, tables, payload=f"job {rng.randrange(10**6)}")
+                queue.enqueue_many(None, 1, info=f"job {rng.randrange(10**6)}")
 
 
-def _seed_consumer(target, tables, server: str, stop: threading.Event, index: int) -> None:
+def _seed_consumer(target, layout: Layout, server: str, stop: threading.Event, index: int) -> None:
+    """The seed's own dequeue and completion (`ShapeWorker`, as `queuetop load` drives them): batches of three
+    where the seed takes batches (usp_API_Get_Job's @nWorkCount), one at a time where it takes one."""
     rng = random.Random(40 + index)
     with Database.open(target) as db:
+        worker = ShapeWorker(db, layout)
         while not stop.is_set():
-            jobs = pop(db, tables, server, batch=3)
+            jobs = worker.claim(server, batch=3)
             if not jobs:
                 stop.wait(0.2)
                 continue
             for job in jobs:
                 stop.wait(rng.uniform(0.02, 0.15))
-                if tables.seed == "job_queue":
-                    finish(db, tables, job)
+                worker.complete(job)  # nothing to do where taking is final (seed 002's flag)
 
 
-def _seed_server_that_dies(target, tables, stop: threading.Event) -> None:
+def _seed_server_that_dies(target, layout: Layout, stop: threading.Event) -> None:
     """app-03 takes a batch with a short lease and dies: its claims time out, the panel marks it probably dead."""
     if stop.wait(3.0):
         return
     with Database.open(target) as db:
-        pop(db, tables, "app-03", batch=6, lease_s=5)
+        ShapeWorker(db, layout).claim("app-03", batch=6, lease_s=5)
+
+
+# -- several targets, as `queuetop watch --all` builds them from a config file -------------------------------------
+TARGETS_TOML = """\
+[targets.orders]
+db = "orders.db"
+
+[targets.billing]
+db = "billing.db"
+layout = "job_queue"
+read_only = true
+
+[targets.legacy]
+db = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=1;DATABASE=jobs;UID=ops"
+layout = "work_queue"
+interval = 5
+"""
+
+
+def targets(shots: dict[str, str]) -> None:
+    """`orders`: the native demo's load; `billing` (read-only): seed 004's dbo.Job_Queue under `queuetop demo
+    --layout job_queue`'s load, through the seed's own dequeue; `legacy`: a PostgreSQL server nobody listens for."""
+    config = Path("queuetop.toml").resolve()
+    config.write_text(TARGETS_TOML, encoding="utf-8")
+    orders, billing = parse_target("orders.db"), parse_target("billing.db")
+    job_queue = load_layout("job_queue")
+    with Database.open(orders, create=True) as db:
+        init_schema(db)
+    with Database.open(billing, create=True) as db:
+        create_demo_tables(db, job_queue)
+    names = tuple(t for t, _ in load_types("4", job_queue)) if job_queue.has_job_type else (job_queue.queue_table,)
+    loads = [start_background_load(orders, replace(demo_config(), release_every_s=60.0)),
+             start_background_load(billing, demo_config(job_queue, names), job_queue)]  # fmt: skip
+    # What `queuetop --config queuetop.toml watch --all` does before it runs the dashboard (cli.main, _watch_many).
+    args = _parser().parse_args(["watch", "--config", str(config), "--all", "--no-history", "--no-bell"])
+    args.per_target = configure(args)
+    args = with_per_target(args)
+
+    async def steps(pilot: Pilot) -> None:
+        await pilot.pause(WARMUP_S)
+        await pilot.press("w", "w")
+        await settle(pilot)
+        shots["targets"] = pilot.app.export_screenshot(title=title("targets"))
+
+    try:
+        with ExitStack() as stack:
+            app = multi_app(watched_targets(args), stack, job_types=args.types, bell=args.bell)
+            with logging_to(None):  # the outage's warnings go nowhere, as they go to the log file, not the screen
+                run_app(app, SIZE, steps)
+    finally:
+        for load in loads:
+            load.stop()
+
+
+# -- an SLO breached during bursts -----------------------------------------------------------------------------------
+SLO_LIMIT = "thumbnail:max_depth=60"  # as `--slo thumbnail:max_depth=60` gives it
+BURSTS = ((8.0, 260), (38.0, 200))  # (seconds into the run, thumbnail jobs): the demo's three consumers drain them
+
+
+def slo(shots: dict[str, str]) -> None:
+    """The demo's load plus two bursts of thumbnail jobs: the first passes the limit and drains below it again (its
+    marks on the charts), the second is still being drained when the picture is taken (the status line)."""
+    target = parse_target("slo.db")
+    with Database.open(target, create=True) as db:
+        init_schema(db)
+    load = start_background_load(target, replace(demo_config(), release_every_s=60.0))
+    stop = threading.Event()
+    bursts = threading.Thread(target=_bursts, args=(target, stop), daemon=True)
+    bursts.start()
+    monitor, actions = Monitor(target, NATIVE), Actions(target, NATIVE)
+    app = QueuetopApp(monitor, actions, background=load, slos=Slos((slo_from_option(SLO_LIMIT),)), bell=False)
+
+    async def steps(pilot: Pilot) -> None:
+        await pilot.pause(BURSTS[1][0] + 8.0)
+        await pilot.press("w", "w")
+        app.main.query_one(QueueTable).select_type("thumbnail")
+        await settle(pilot)
+        shots["slo"] = app.export_screenshot(title=title("slo"))
+
+    try:
+        run_app(app, SIZE, steps)
+    finally:
+        stop.set()
+        monitor.close()
+        actions.close()
+        load.stop()
+
+
+def _bursts(target, stop: threading.Event) -> None:
+    started = time.monotonic()
+    with Database.open(target) as db:
+        for at, count in BURSTS:
+            if stop.wait(max(0.0, started + at - time.monotonic())):
+                return
+            Queue(db).enqueue_many("thumbnail", count, created_by="burst")
 
 
 # -- the command ----------------------------------------------------------------------------------------------------
@@ -259,6 +373,12 @@ def main(argv: list[str] | None = None) -> int:
             if "work-queue" in wanted:
                 print("seed 002's dbo.work_queue ...", flush=True)
                 seed("work-queue", "work_queue", SIZE, shots)
+            if "targets" in wanted:
+                print("three targets, one down ...", flush=True)
+                targets(shots)
+            if "slo" in wanted:
+                print("an SLO breached during bursts ...", flush=True)
+                slo(shots)
     for name, svg in shots.items():
         path = out / f"{name}.svg"
         path.write_text(svg, encoding="utf-8")

@@ -3,7 +3,8 @@
 `run_dashboard` is what `queuetop`, `queuetop watch` and `queuetop demo` call: it wires a Monitor (polls, on
 its own connection) and Actions (enqueue, release, drill-down, on theirs) to the app, and sends the log of
 unexpected errors to a file while the screen is in use. `run_multi_dashboard` does the same for several named
-targets at once (`queuetop -t prod -t staging`): a Monitor, Actions and history file per target.
+targets at once (`queuetop -t prod -t staging`): a Monitor, Actions and history file per target (`multi_app`
+builds that app without running it).
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from queuetop.db import Target
 from queuetop.history_store import Retention
 from queuetop.layouts import NATIVE, Layout
 from queuetop.slo import Slos
+
+if TYPE_CHECKING:
+    from queuetop.tui.multi import MultiApp
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
@@ -85,36 +90,43 @@ def run_multi_dashboard(targets: Sequence[WatchedTarget], *, job_types: Sequence
                         log_path: Path | None = None, bell: bool = True) -> int:  # fmt: skip
     """One dashboard over several targets until the user quits; the exit status. Each target gets its own
     Monitor (its poll thread's connection), Actions and history file; all are closed at the end."""
+    with ExitStack() as stack:
+        app = multi_app(targets, stack, job_types=job_types, log_path=log_path, bell=bell)
+        with logging_to(log_path):
+            app.run()
+    return app.return_code or 0
+
+
+def multi_app(targets: Sequence[WatchedTarget], stack: ExitStack, *, job_types: Sequence[str] = (),
+              log_path: Path | None = None, bell: bool = True) -> MultiApp:  # fmt: skip
+    """The multi-target app, not yet running: a Monitor, Actions, chart series and history file per target, each
+    closed by `stack`. scripts/screenshots.py runs it headless, as the command runs it on the terminal."""
     from queuetop.actions import Actions
     from queuetop.history_store import open_history
     from queuetop.monitor import Monitor
     from queuetop.series import Series
     from queuetop.tui.multi import MultiApp, PaneSpec
 
-    with ExitStack() as stack:
-        specs = []
-        for watched in targets:
-            writer = reader = None
-            if watched.history_path is not None:
-                writer, reader = open_history(watched.history_path, watched.target, watched.layout,
-                                              watched.retention)  # fmt: skip
-                stack.callback(reader.close)
-                stack.callback(writer.close)
-            series = Series(store=reader)
-            series.load()
-            stack.callback(series.close)  # its history reader's thread, before the file is closed
-            monitor = Monitor(watched.target, watched.layout, job_types=job_types, auto_init=watched.auto_init,
-                              settings=watched.settings, note=watched.note)  # fmt: skip
-            stack.callback(monitor.close)
-            actions = Actions(watched.target, watched.layout, settings=watched.settings)
-            stack.callback(actions.close)
-            specs.append(PaneSpec(watched.name, monitor, actions, interval=watched.interval,  # type: ignore[arg-type]
-                                  read_only=watched.read_only, series=series, recorder=writer,
-                                  slos=watched.slos))  # fmt: skip
-        app = MultiApp(specs, log_path=log_path, bell=bell)
-        with logging_to(log_path):
-            app.run()
-    return app.return_code or 0
+    specs = []
+    for watched in targets:
+        writer = reader = None
+        if watched.history_path is not None:
+            writer, reader = open_history(watched.history_path, watched.target, watched.layout,
+                                          watched.retention)  # fmt: skip
+            stack.callback(reader.close)
+            stack.callback(writer.close)
+        series = Series(store=reader)
+        series.load()
+        stack.callback(series.close)  # its history reader's thread, before the file is closed
+        monitor = Monitor(watched.target, watched.layout, job_types=job_types, auto_init=watched.auto_init,
+                          settings=watched.settings, note=watched.note)  # fmt: skip
+        stack.callback(monitor.close)
+        actions = Actions(watched.target, watched.layout, settings=watched.settings)
+        stack.callback(actions.close)
+        specs.append(PaneSpec(watched.name, monitor, actions, interval=watched.interval,  # type: ignore[arg-type]
+                              read_only=watched.read_only, series=series, recorder=writer,
+                              slos=watched.slos))  # fmt: skip
+    return MultiApp(specs, log_path=log_path, bell=bell)
 
 
 @contextmanager

@@ -215,3 +215,28 @@ async def test_each_target_keeps_its_own_history_and_the_charts_follow_the_selec
         await wait_for(pilot, lambda: charts_of("beta"), "beta's charts")
         assert "beta: depth" in str(charts[0].spec.title if charts[0].spec else "")
         await wait_for(pilot, lambda: charts_of("alpha"), "alpha's charts again")
+
+
+async def test_multi_app_builds_what_run_multi_dashboard_runs_and_its_stack_closes_every_connection(tmp_path) -> None:
+    """`multi_app` (what `queuetop watch --all` runs, and scripts/screenshots.py too): a pane per watched target
+    with its own Monitor and Actions, its read-only flag, its history file written; the stack closes them all."""
+    from contextlib import ExitStack
+
+    from queuetop.tui import WatchedTarget, multi_app
+
+    a, b = make_backend("sqlite", tmp_path / "a"), make_backend("sqlite", tmp_path / "b")
+    enqueue(a, "email", 2)
+    enqueue(b, "report", 5)
+    kept = tmp_path / "history" / "a.sqlite"
+    with ExitStack() as stack:
+        app = multi_app([WatchedTarget("alpha", a.target, a.layout, interval=0.1, history_path=kept),
+                         WatchedTarget("beta", b.target, b.layout, interval=0.1, read_only=True)], stack, bell=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: depth(app, "alpha", "email") == 2 and depth(app, "beta", "report") == 5,
+                           "a first poll of each target")  # fmt: skip
+            assert [app.panes["alpha"].read_only, app.panes["beta"].read_only] == [False, True]
+            assert app.panes["alpha"].recorder is not None and app.panes["beta"].recorder is None
+        monitors = [pane.source for pane in app.panes.values()]
+        assert all(monitor._db is not None for monitor in monitors)
+    assert all(monitor._db is None for monitor in monitors)  # closed by the stack
+    assert kept.exists()
