@@ -175,6 +175,22 @@ def prepare(backend: str, name: str) -> tuple[Target, Layout]:
     return target, layout
 
 
+def settle_tables(target: Target, layout: Layout) -> None:
+    """Before the measured phases: what the backlog's insert left for later is done now, so it does not land in one
+    phase (a checkpoint or an autovacuum of the queue moved a PostgreSQL phase by ±20 % here; the monitor causes
+    neither). PostgreSQL: VACUUM ANALYZE both tables, their autovacuum off for the run (the schema is dropped after
+    it), a CHECKPOINT; SQLite: a WAL checkpoint."""
+    with Database.open(target) as db:
+        if db.dialect.name != "postgresql":
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return
+        statements = Statements(db.dialect, layout)
+        for which in ("queue", "completed") if layout.completed_table else ("queue",):
+            db.execute(f"VACUUM ANALYZE {statements.table(which)}")
+            db.execute(f"ALTER TABLE {statements.table(which)} SET (autovacuum_enabled = false)")
+        db.execute("CHECKPOINT")
+
+
 def job_types(layout: Layout) -> tuple[str, ...]:
     """Four job types as the shape stores them (GUIDs on seed 000), or the one nameless stream of a shape
     without a job type column."""
@@ -322,6 +338,7 @@ def measure(backend: str, name: str, phase_s: float, blocks: int, profile: bool,
         pace = processed(run) / 3.0
         phases = blocks * 4
         top_up(target, layout, int(pace * (phases * (phase_s + SETTLE_S) + last_phase_s) * HEADROOM))
+        settle_tables(target, layout)
         rates: dict[bool, list[float]] = {False: [], True: []}
         order = [on for _ in range(blocks) for on in (False, True, True, False)] + [True]  # the last one: rest
         for n, on in enumerate(order):
