@@ -22,6 +22,7 @@ if str(ROOT) not in sys.path:  # run as `python bench/x.py` from a checkout
 from queuetop.db import Database, Target, parse_target  # noqa: E402
 from queuetop.history import percentiles  # noqa: E402
 from queuetop.layouts import NATIVE, Layout  # noqa: E402
+from queuetop.layouts.sql import Statements  # noqa: E402
 from queuetop.schema import init_schema  # noqa: E402
 
 PG_DEFAULT = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=queuetop_test;UID=postgres"
@@ -47,6 +48,29 @@ def recreate_pg_schema(db: Database, layout: Layout) -> None:
     """Drop the bench schema with everything in it and create the native schema afresh."""
     db.execute(f"DROP SCHEMA IF EXISTS {db.dialect.quote(layout.schema)} CASCADE")
     init_schema(db, layout)
+
+
+def insert_backlog(db: Database, layout: Layout, jobs: int, type_names: Sequence[str]) -> None:
+    """`jobs` pending rows of a seed's shape in one statement, `type_names` in turn (where the shape has a type
+    column): what its enqueue would write (the columns the defaults do not fill). PostgreSQL and SQLite."""
+    statements, dialect = Statements(db.dialect, layout), db.dialect
+    columns, values = [], []
+    for field_name, role in layout.enqueue_fields.items():
+        if field_name == "info":
+            columns.append(statements.col(role))
+            values.append("'bench'")
+        elif field_name == "type":
+            sql_type = dialect.sql_type(layout.type_of(role) or "varchar(128)")
+            names = type_names
+            cases = " ".join(f"WHEN {n} THEN CAST('{name}' AS {sql_type})" for n, name in enumerate(names))
+            columns.append(statements.col(role))
+            values.append(f"CASE qt_n.i % {len(names)} {cases} END")
+    for role, value in layout.enqueue_constants.items():
+        columns.append(statements.col(role))
+        values.append(dialect.bit_literal(value) if layout.type_of(role) == "bit" else str(value))
+    select = ", ".join(values) if values else "1"
+    db.execute(f"WITH RECURSIVE qt_n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM qt_n WHERE i < {int(jobs)}) "
+               f"INSERT INTO {statements.table('queue')} ({', '.join(columns)}) SELECT {select} FROM qt_n")
 
 
 def pg_connection_parts(target_text: str = PG_TARGET_TEXT) -> dict[str, str]:

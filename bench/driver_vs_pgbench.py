@@ -39,6 +39,7 @@ from typing import Any
 
 from common import (
     bench_layout,
+    insert_backlog,
     load_average,
     pg_connection_parts,
     pg_target,
@@ -157,19 +158,7 @@ def prepare_shape(layout: Layout, backlog: int) -> None:
         statements = Statements(db.dialect, layout)
         for sql in statements.create_tables():
             db.execute(sql)
-        columns, values = [], []
-        for field_name, role in layout.enqueue_fields.items():
-            if field_name == "info":
-                columns.append(statements.col(role))
-                values.append("'bench'")
-            elif field_name == "type":
-                columns.append(statements.col(role))
-                values.append(f"'{bench_types(layout)[0][0]}'")
-        for role, value in layout.enqueue_constants.items():
-            columns.append(statements.col(role))
-            values.append(db.dialect.bit_literal(value) if layout.type_of(role) == "bit" else str(value))
-        db.execute(f"INSERT INTO {statements.table('queue')} ({', '.join(columns)}) "
-                   f"SELECT {', '.join(values)} FROM generate_series(1, {int(backlog)})")  # fmt: skip
+        insert_backlog(db, layout, backlog, [bench_types(layout)[0][0]])
         db.execute(f"ANALYZE {statements.table('queue')}")
 
 

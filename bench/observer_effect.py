@@ -51,7 +51,16 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from common import bench_layout, load_average, ms, pg_target, print_table, recreate_pg_schema, sqlite_target
+from common import (
+    bench_layout,
+    insert_backlog,
+    load_average,
+    ms,
+    pg_target,
+    print_table,
+    recreate_pg_schema,
+    sqlite_target,
+)
 
 from queuetop.collector import collector_for
 from queuetop.db import Database, Target, Timeout
@@ -215,32 +224,9 @@ def _top_up(target: Target, layout: Layout, jobs: int) -> None:
             for i in range(0, jobs, CHUNK):
                 queue.enqueue_many(TYPES[i // CHUNK % len(TYPES)], min(CHUNK, jobs - i))
         else:
-            insert_backlog(db, layout, jobs)
+            insert_backlog(db, layout, jobs, job_types(layout))
         if db.dialect.name == "postgresql":  # plans for the claim as autovacuum would leave them
             db.execute(f"ANALYZE {db.dialect.qualify(layout.schema, layout.queue_table)}")
-
-
-def insert_backlog(db: Database, layout: Layout, jobs: int) -> None:
-    """`jobs` pending rows of a seed's shape in one statement, the job types in turn: what its enqueue would
-    write (the columns the defaults do not fill)."""
-    statements, dialect = Statements(db.dialect, layout), db.dialect
-    columns, values = [], []
-    for field_name, role in layout.enqueue_fields.items():
-        if field_name == "info":
-            columns.append(statements.col(role))
-            values.append("'bench'")
-        elif field_name == "type":
-            sql_type = dialect.sql_type(layout.type_of(role) or "varchar(128)")
-            names = job_types(layout)
-            cases = " ".join(f"WHEN {n} THEN CAST('{name}' AS {sql_type})" for n, name in enumerate(names))
-            columns.append(statements.col(role))
-            values.append(f"CASE qt_n.i % {len(names)} {cases} END")
-    for role, value in layout.enqueue_constants.items():
-        columns.append(statements.col(role))
-        values.append(dialect.bit_literal(value) if layout.type_of(role) == "bit" else str(value))
-    select = ", ".join(values) if values else "1"
-    db.execute(f"WITH RECURSIVE qt_n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM qt_n WHERE i < {int(jobs)}) "
-               f"INSERT INTO {statements.table('queue')} ({', '.join(columns)}) SELECT {select} FROM qt_n")
 
 
 def processed(run: LoadRun) -> int:

@@ -14,28 +14,15 @@ from typing import Any
 import pytest
 
 from queuetop.history_store import HistoryStore
-from queuetop.queue import Queue
 from queuetop.slo import Limit, Slo, Slos
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 from queuetop.tui.table import QueueTable
 from queuetop.tui.widgets import BREACH_LEGEND, Chart, mark_runs
 from tests.conftest import Backend
 from tests.tui.conftest import SIZE, AppFactory, RecordingApp, wait_for
-from tests.tui.test_slo_dashboard import cell_styles
+from tests.tui.test_slo_dashboard import cell_styles, enqueue, take
 
 LIMIT = Slos((Limit(Slo.MAX_DEPTH, 2),))  # email breaches it above 2 pending jobs
-
-
-def enqueue(backend: Backend, job_type: str, count: int) -> None:
-    with backend.open() as db:
-        Queue(db, backend.layout).enqueue_many(job_type, count)
-
-
-def take(backend: Backend, job_type: str, count: int) -> None:
-    with backend.open() as db:
-        queue = Queue(db, backend.layout)
-        for job in queue.claim("w", [job_type], batch=count, lease=30):
-            queue.complete(job.id, job.token)
 
 
 def breached_times(app: RecordingApp) -> list[float]:
