@@ -52,7 +52,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from common import (
+    FIXING_INDEX,
     bench_layout,
+    create_fixing_index,
     insert_backlog,
     load_average,
     ms,
@@ -76,6 +78,7 @@ from queuetop.snapshot import TOTAL
 
 TYPES = tuple(f"obs-{i}" for i in range(4))
 SCHEMA = "bench_observer"
+SEED_CHUNK = 5_000  # rows per INSERT of a seed's backlog
 CHUNK = 50  # jobs per enqueue: jobs enqueued together share AvailableDate, a tie the claim's sort must break
 PRODUCER_RATE = 50.0
 SETTLE_S = 1.0
@@ -223,8 +226,9 @@ def _top_up(target: Target, layout: Layout, jobs: int) -> None:
             queue = Queue(db, layout)
             for i in range(0, jobs, CHUNK):
                 queue.enqueue_many(TYPES[i // CHUNK % len(TYPES)], min(CHUNK, jobs - i))
-        else:
-            insert_backlog(db, layout, jobs, job_types(layout))
+        else:  # in chunks: one long INSERT holds SQLite's write lock past the load's busy timeout
+            for i in range(0, jobs, SEED_CHUNK):
+                insert_backlog(db, layout, min(SEED_CHUNK, jobs - i), job_types(layout))
         if db.dialect.name == "postgresql":  # plans for the claim as autovacuum would leave them
             db.execute(f"ANALYZE {db.dialect.qualify(layout.schema, layout.queue_table)}")
 
@@ -304,8 +308,12 @@ def percentile_error(last: dict, exact: dict[str, dict[str, float]]) -> tuple[fl
     return worst, compared, off, which
 
 
-def measure(backend: str, name: str, phase_s: float, blocks: int, profile: bool, last_phase_s: float) -> dict:
+def measure(backend: str, name: str, phase_s: float, blocks: int, profile: bool, last_phase_s: float,
+            with_index: bool = False) -> dict:  # fmt: skip
     target, layout = prepare(backend, name)
+    if with_index:
+        with Database.open(target) as db:
+            create_fixing_index(db, name, layout.schema)
     top_up(target, layout, 20_000)
     context = mp.get_context("spawn")  # no fork of a process with threads and open connections
     watching, resting, quitting, results = context.Event(), context.Event(), context.Event(), context.Queue()
@@ -355,7 +363,8 @@ def measure(backend: str, name: str, phase_s: float, blocks: int, profile: bool,
             db.execute(f"DROP SCHEMA IF EXISTS {db.dialect.quote(SCHEMA)} CASCADE")
     blocks_ratio = [(rates[True][2 * b] + rates[True][2 * b + 1]) / (rates[False][2 * b] + rates[False][2 * b + 1])
                     for b in range(blocks)]  # fmt: skip
-    return {"backend": backend, "layout": name, "off": rates[False], "on": rates[True],
+    label = name + (" +index" if with_index else "")
+    return {"backend": backend, "layout": label, "off": rates[False], "on": rates[True],
             "blocks": blocks_ratio, "polls": got["polls"], "backlog_left": left, "error": error,
             "rest": (got["rest_depth"], got["rest_estimate"], left), "statements": got["statements"]}  # fmt: skip
 
@@ -367,6 +376,8 @@ def main() -> None:
                         help="the shape to load and watch: native (default), a seed's preset, or all of them")
     parser.add_argument("--phase", type=float, help="measured seconds per phase (default 6; --layout all: 4)")
     parser.add_argument("--blocks", type=int, help="blocks of four phases, ABBA (default 4; --layout all: 3)")
+    parser.add_argument("--with-index", action="store_true",
+                        help="a seed's table with the index it lacks for the monitor's reads (as shape_poll_cost.py)")
     parser.add_argument("--profile", action="store_true", help="print the time and rows of each poll statement")
     parser.add_argument("--last", type=float, help="seconds of the last watched phase, whose percentiles are "
                         "compared with the table (default 65: one window and a little; --layout all: 15)")
@@ -383,7 +394,8 @@ def main() -> None:
         for backend in backends:
             started = time.monotonic()
             try:
-                results.append(measure(backend, name, options.phase, options.blocks, options.profile, options.last))
+                results.append(measure(backend, name, options.phase, options.blocks, options.profile, options.last,
+                                       options.with_index and FIXING_INDEX.get(name, (None, None))[1] is not None))
             except Exception as exc:  # one shape's failure must not lose the others' figures
                 failed.append((backend, name, f"{type(exc).__name__}: {exc}"))
             print(f"  {backend} {name}: {time.monotonic() - started:.0f} s; {load_average()}")

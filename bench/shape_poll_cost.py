@@ -28,7 +28,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import BENCH_DIR, PG_TARGET_TEXT, load_average, ms, p50_p95, print_table, ratio
+from common import (
+    BENCH_DIR,
+    FIXING_INDEX,
+    PG_TARGET_TEXT,
+    create_fixing_index,
+    load_average,
+    ms,
+    p50_p95,
+    print_table,
+    ratio,
+)
 
 from queuetop.db import Database, QueuetopError, parse_target
 from queuetop.layouts import Layout, load_layout, with_tables
@@ -40,17 +50,6 @@ SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6, "1e7": 10**7}
 GUIDS = [f"{i:08X}-0000-4000-8000-000000000000" for i in range(20)]
 WAITING = 0.10
 GOAL_P50_MS, GOAL_RATIO = 20.0, 2.0
-# The index each seed lacks for the monitor's reads (the README names them too).
-FIXING_INDEX = {
-    "queuesample": ("IX_bench_pending", "WorkQueue", '("JobType", "CreatedDate") WHERE "RetrievedDate" IS NULL',
-                    '("RetrievedDate")'),
-    "requests": (None, "RequestsCompleted", None, '("CompletedDate")'),
-    "work_queue": ("IX_bench_flag", "work_queue", '("processed_flag", "work_queue_id")', None),
-    "processed": (None, None, None, None),  # the seed's own (PROCESSED, ID) index is the fix
-    "job_queue": ("IX_bench_unfinished", "Job_Queue",
-                  '("Processing_Mark", "Attempts", "Available_Date") WHERE "Last_Attempt_End_Date" IS NULL',
-                  '("Last_Attempt_End_Date")'),
-}  # fmt: skip
 
 
 @dataclass
@@ -135,12 +134,7 @@ def build(kind: str, shape: str, size: str, indexed: bool) -> tuple[Database, Se
     for statement in fill_sql(kind, shape, tables, q, SIZES[size]):
         db.execute(statement)
     if indexed:
-        name, table, keys, completion_keys = FIXING_INDEX[shape]
-        if name and keys:
-            db.execute(f"CREATE INDEX {db.dialect.quote(name)} ON {db.dialect.qualify(tables.schema, table)} {keys}")
-        if completion_keys:
-            on = db.dialect.qualify(tables.schema, table)
-            db.execute(f"CREATE INDEX {db.dialect.quote('IX_bench_done')} ON {on} {completion_keys}")
+        create_fixing_index(db, shape, tables.schema)
     db.execute("ANALYZE")
     queue = f"{tables.schema}.{tables.queue}" if tables.schema else tables.queue
     layout = with_tables(load_layout(shape), queue, tables.completed)
