@@ -52,7 +52,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from common import (
-    FIXING_INDEX,
     bench_layout,
     create_fixing_index,
     insert_backlog,
@@ -313,7 +312,7 @@ def measure(backend: str, name: str, phase_s: float, blocks: int, profile: bool,
     target, layout = prepare(backend, name)
     if with_index:
         with Database.open(target) as db:
-            create_fixing_index(db, name, layout.schema)
+            with_index = create_fixing_index(db, name, layout.schema)  # False where the seed lacks none
     top_up(target, layout, 20_000)
     context = mp.get_context("spawn")  # no fork of a process with threads and open connections
     watching, resting, quitting, results = context.Event(), context.Event(), context.Event(), context.Queue()
@@ -395,7 +394,7 @@ def main() -> None:
             started = time.monotonic()
             try:
                 results.append(measure(backend, name, options.phase, options.blocks, options.profile, options.last,
-                                       options.with_index and FIXING_INDEX.get(name, (None, None))[1] is not None))
+                                       options.with_index))  # fmt: skip
             except Exception as exc:  # one shape's failure must not lose the others' figures
                 failed.append((backend, name, f"{type(exc).__name__}: {exc}"))
             print(f"  {backend} {name}: {time.monotonic() - started:.0f} s; {load_average()}")

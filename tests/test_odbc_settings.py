@@ -18,21 +18,28 @@ PG = "DRIVER={PostgreSQL Unicode};SERVER=db;DATABASE=q"
 
 
 def test_psqlodbc_connection_strings_get_queuetops_settings():
-    assert with_driver_defaults(PG, {}) == PG + ";Protocol=7.4-1;UseServerSidePrepare=0"
-    assert with_driver_defaults(PG + ";", {}) == PG + ";Protocol=7.4-1;UseServerSidePrepare=0"
-    assert with_driver_defaults("DSN=queue;UID=ops", {"queue": "PostgreSQL Unicode"}).endswith(
+    assert with_driver_defaults(PG, dict) == PG + ";Protocol=7.4-1;UseServerSidePrepare=0"
+    assert with_driver_defaults(PG + ";", dict) == PG + ";Protocol=7.4-1;UseServerSidePrepare=0"
+    assert with_driver_defaults("DSN=queue;UID=ops", lambda: {"queue": "PostgreSQL Unicode"}).endswith(
         ";Protocol=7.4-1;UseServerSidePrepare=0")
+
+
+def test_the_dsn_list_is_read_only_for_a_connection_string_without_a_driver():
+    def no_ini_read() -> dict[str, str]:
+        raise AssertionError("unixODBC's DSN list read for a string that names its driver")
+
+    assert "Protocol=7.4-1" in with_driver_defaults(PG, no_ini_read)
 
 
 def test_a_users_own_setting_wins_in_full_or_abbreviated():
     own = PG + ";protocol=7.4-2;C8=1"
-    assert with_driver_defaults(own, {}) == own
+    assert with_driver_defaults(own, dict) == own
 
 
 @pytest.mark.parametrize("other", ["DRIVER={ODBC Driver 18 for SQL Server};SERVER=db", "DSN=unknown;UID=x",
                                    "DSN=mssql", "SERVER=db"])
 def test_other_drivers_are_left_alone(other):
-    assert with_driver_defaults(other, {"mssql": "ODBC Driver 18 for SQL Server"}) == other
+    assert with_driver_defaults(other, lambda: {"mssql": "ODBC Driver 18 for SQL Server"}) == other
 
 
 def test_a_failed_statement_ends_the_transaction_as_postgresql_does(pg_backend):

@@ -233,7 +233,7 @@ def _open_odbc(target: Target) -> tuple[Any, Dialect]:
     from queuetop.db.odbc import import_pyodbc, resolve_driver, with_driver_defaults
 
     pyodbc = import_pyodbc()
-    connection_string = with_driver_defaults(resolve_driver(target.value, pyodbc.drivers()), pyodbc.dataSources())
+    connection_string = with_driver_defaults(resolve_driver(target.value, pyodbc.drivers()), pyodbc.dataSources)
     started = time.monotonic()
     try:
         connection = pyodbc.connect(connection_string, autocommit=True, timeout=LOGIN_TIMEOUT_S)

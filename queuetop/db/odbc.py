@@ -8,7 +8,7 @@ driver library shipped in the `mssql-python-odbc` wheel (`pip install 'queuetop[
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 
@@ -40,22 +40,27 @@ def import_pyodbc() -> ModuleType:
     return pyodbc
 
 
-def driver_name(connection_string: str) -> str | None:
-    match = _DRIVER_KEY.search(connection_string)
+def _value(pattern: re.Pattern[str], connection_string: str) -> str | None:
+    match = pattern.search(connection_string)
     return match.group(2).strip().strip("{}").strip() if match else None
 
 
-def is_psqlodbc(connection_string: str, dsn_drivers: Mapping[str, str]) -> bool:
-    """Whether the connection goes through psqlODBC: named by DRIVER=, or by a DSN whose driver it is."""
+def driver_name(connection_string: str) -> str | None:
+    return _value(_DRIVER_KEY, connection_string)
+
+
+def is_psqlodbc(connection_string: str, dsn_drivers: Callable[[], Mapping[str, str]]) -> bool:
+    """Whether the connection goes through psqlODBC: named by DRIVER=, or by a DSN whose driver it is
+    (`dsn_drivers` is asked only then: it reads unixODBC's ini files)."""
     name = driver_name(connection_string)
     if name is None:
-        dsn = _DSN_KEY.search(connection_string)
-        name = dsn_drivers.get(dsn.group(2).strip().strip("{}").strip(), "") if dsn else ""
+        dsn = _value(_DSN_KEY, connection_string)
+        name = dsn_drivers().get(dsn, "") if dsn else ""
     lowered = name.lower()
     return "postgres" in lowered or "psqlodbc" in lowered
 
 
-def with_driver_defaults(connection_string: str, dsn_drivers: Mapping[str, str]) -> str:
+def with_driver_defaults(connection_string: str, dsn_drivers: Callable[[], Mapping[str, str]]) -> str:
     """The connection string with queuetop's psqlODBC settings added where it leaves them to the driver."""
     if not is_psqlodbc(connection_string, dsn_drivers):
         return connection_string
