@@ -62,7 +62,9 @@ def insert_backlog(db: Database, layout: Layout, jobs: int, type_names: Sequence
         elif field_name == "type":
             sql_type = dialect.sql_type(layout.type_of(role) or "varchar(128)")
             names = type_names
-            cases = " ".join(f"WHEN {n} THEN CAST('{name}' AS {sql_type})" for n, name in enumerate(names))
+            # SQLite's CAST to a type name of numeric affinity would turn a GUID's text into a number
+            typed = "'{}'" if dialect.name == "sqlite" else f"CAST('{{}}' AS {sql_type})"
+            cases = " ".join(f"WHEN {n} THEN {typed.format(name)}" for n, name in enumerate(names))
             columns.append(statements.col(role))
             values.append(f"CASE qt_n.i % {len(names)} {cases} END")
     for role, value in layout.enqueue_constants.items():

@@ -38,30 +38,25 @@ this type, or only seek its oldest?) is asked from the figures of the last poll;
 
 from __future__ import annotations
 
-import logging
-import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from queuetop.db import Database, QueuetopError
+from queuetop.db import Database
 from queuetop.db.dialects.base import HEADS_PER_STATEMENT
 from queuetop.history import EventWindow, LatencyWindow, drain_eta, rate_per_s
 from queuetop.layouts import NATIVE, Layout
 from queuetop.layouts.sql import Statements
+from queuetop.recount import RECOUNT_EVERY_S, RECOUNT_MAX_SHARE, Recounter
 from queuetop.shape_collector import ShapeCollector
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 from queuetop.watermarks import CompletionWatch, Counted, IdentityWatch, Reads, seconds
 
-log = logging.getLogger("queuetop")
-
 WINDOW_S = 60.0
 SHORT_WINDOW_S = 10.0
 DEPTH_EXACT_UP_TO = 200  # pending jobs per type counted exactly on every poll; deeper ones are tracked
-RECOUNT_EVERY_S = 60.0  # a full count of depth and dead this often corrects the tracked figures ...
-RECOUNT_MAX_SHARE = 0.01  # ... spaced out so it takes at most this share of the time (0.5 s → every 50 s)
 
 
 def collector_for(db: Database, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
@@ -81,36 +76,18 @@ class _TypeHistory:
     latency: LatencyWindow
 
 
-class _Recount(threading.Thread):
-    """A full count of pending, claimed and dead jobs per type, on a connection of its own, off the poll: one
-    statement, which also counts what had moved past the collector's marks (`after_id`, `after_completed`) at
-    the moment it was taken, so the next poll can apply it as of that moment."""
-
-    def __init__(self, db: Database, layout: Layout, begun_at: float, after_id: int,
-                 after_completed: datetime) -> None:  # fmt: skip
-        super().__init__(name="queuetop-recount", daemon=True)
-        self.target, self.layout, self.begun_at = db.target, layout, begun_at
-        self.opener = type(db).open
-        self.marks = (after_id, after_completed)
-        self.counts: dict[str, dict[str, tuple[int, int, datetime | None]]] | None = None  # part → type → figures
-        self.spent_s = 0.0
-        self.error: str | None = None
-
-    def run(self) -> None:
-        started = time.perf_counter()
-        try:
-            with self.opener(self.target, purpose="monitor") as db:
-                counts: dict[str, dict[str, tuple[int, int, datetime | None]]] = {
-                    part: {} for part in ("pending", "claimed", "dead", "arrived", "completed")}
-                for part, job_type, jobs, dead, oldest in db.fetchall(
-                        *Statements(db.dialect, self.layout).native_recount(*self.marks)):
-                    before = counts[part].get(job_type, (0, 0, None))
-                    counts[part][job_type] = (before[0] + int(jobs), before[1] + int(dead or 0),
-                                              db.dialect.decode_time(oldest))  # fmt: skip
-            self.counts = counts
-        except QueuetopError as exc:  # the poll carries on with tracked figures; the next count tries again
-            self.error = str(exc)
-        self.spent_s = time.perf_counter() - started
+def _native_recount(layout: Layout, marks: tuple[int, datetime]) -> Callable[[Database], dict]:
+    """The native full count: pending, claimed and dead jobs per type in one statement, which also counts what
+    had moved past the collector's marks (`after_id`, `after_completed`) at the moment it was taken, so the next
+    poll can apply it as of that moment. Returns part → type → (jobs, dead, oldest)."""
+    def count(db: Database) -> dict[str, dict[str, tuple[int, int, datetime | None]]]:
+        counts: dict[str, dict[str, tuple[int, int, datetime | None]]] = {
+            part: {} for part in ("pending", "claimed", "dead", "arrived", "completed")}
+        for part, job_type, jobs, dead, oldest in db.fetchall(*Statements(db.dialect, layout).native_recount(*marks)):
+            before = counts[part].get(job_type, (0, 0, None))
+            counts[part][job_type] = (before[0] + int(jobs), before[1] + int(dead or 0), db.dialect.decode_time(oldest))
+        return counts
+    return count
 
 
 class Collector:
@@ -135,9 +112,7 @@ class Collector:
         self._moved_dead: dict[str, int] = {}  # per type, dead jobs since then
         self._counted_at_rest: set[str] = set()  # types that have not moved since their last full count
         self._just_counted: set[str] = set()  # ... and that count was taken by this poll: its depth is exact
-        self._recount: _Recount | None = None
-        self._next_count_at = 0.0  # server seconds: a full count is due from then on
-        self._earliest_count_at = 0.0  # ... and never before this (at most RECOUNT_MAX_SHARE of the time)
+        self._recount: Recounter[dict] = Recounter("the queue", RECOUNT_EVERY_S, RECOUNT_MAX_SHARE)
         self.reads = Reads()  # what the last poll fetched
         self.note: str | None = None
 
@@ -148,8 +123,7 @@ class Collector:
 
     def settle(self, timeout_s: float = 30.0) -> None:
         """Wait for a background full count in flight (tests, benchmarks); the next poll takes its result."""
-        if self._recount is not None:
-            self._recount.join(timeout_s)
+        self._recount.settle(timeout_s)
 
     # -- polling -----------------------------------------------------------------------------------------
     def poll(self) -> Snapshot:
@@ -180,7 +154,7 @@ class Collector:
             t = seconds(now)
             resting = not moved and any(p[2] and t not in self._counted_at_rest for t, p in pending.items())
             # Drift is put right at once (one count at a time, and never on the poll's time); the rest is spaced.
-            if drifted or (t >= self._earliest_count_at and (resting or t >= self._next_count_at)):
+            if drifted or self._recount.schedule.due(t, resting):
                 self._start_recount(t)
         types, totals = self._build(now, pending, claimed, dict(self._dead))
         return Snapshot(
@@ -246,32 +220,22 @@ class Collector:
         self._queued = {job_type: pending.get(job_type, (0,))[0] + claimed.get(job_type, (0,))[0]
                         for job_type in set(pending) | set(claimed)}  # fmt: skip
         self._counted_at_rest = set(self._queued) | set(self._dead)
-        self._scheduled(seconds(now), time.perf_counter() - started)
+        self._recount.schedule.counted(seconds(now), time.perf_counter() - started)
         return pending
 
-    def _scheduled(self, begun_at: float, spent_s: float) -> None:
-        self._next_count_at = begun_at + max(RECOUNT_EVERY_S, spent_s / RECOUNT_MAX_SHARE)
-        self._earliest_count_at = begun_at + spent_s / RECOUNT_MAX_SHARE
-
     def _start_recount(self, t: float) -> None:
-        if self._recount is not None:
+        if self._recount.running:
             return
         self._moved, self._moved_dead = {}, {}
         assert self._completions.mark is not None
-        self._recount = _Recount(self.db, self.layout, t, self._identities.highest, self._completions.mark)
-        self._recount.start()
+        self._recount.start(self.db, t, _native_recount(self.layout, (self._identities.highest,
+                                                                      self._completions.mark)))
 
     def _take_recount(self, claimed: dict) -> None:
         """Put right the tracked figures with a finished full count and what moved since it began."""
-        job = self._recount
-        if job is None or job.is_alive():
+        counts = self._recount.take()
+        if counts is None:
             return
-        self._recount = None
-        self._scheduled(job.begun_at, job.spent_s)
-        if job.counts is None:
-            log.warning("the background count of the queue failed: %s", job.error)
-            return
-        counts = job.counts
 
         def figure(part: str, job_type: str, which: int = 0) -> int:
             return counts[part].get(job_type, (0, 0, None))[which]

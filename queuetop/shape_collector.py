@@ -5,9 +5,18 @@ users' own layouts — is read here, from its layout alone:
 
 - states (pending, scheduled, claimed, timed out, dead, lost): one round trip, one arm per state with its own
   WHERE, counted per job type (or once, for a shape without one), plus the database's own clock of the layout's
-  kind, so every age is the server's time minus the server's time. The counts are exact; what they cost depends
-  on the shape's indexes (seed 003's (PROCESSED, ID) makes depth a seek; seed 002 has none, so it scans —
-  README and bench/ say which index fixes each);
+  kind, so every age is the server's time minus the server's time. What they cost depends on the shape's
+  indexes (seed 003's (PROCESSED, ID) makes depth a seek; seed 002 has none, so it scans — README and bench/
+  say which index fixes each);
+- the depth, where both arrivals and completions are read (seeds 000, 001, 004: `depth_tracked`), is not
+  counted on every poll: the jobs of a type in any state change only by arrivals and completions, so the
+  pending ones are those tracked jobs less the other states (few, and counted). The poll reads the pending rows
+  of each type only up to DEPTH_EXACT_UP_TO + 1, in the queue's own order (so the oldest is among them): a
+  shallow type is exact on every poll, a deep one is tracked and marked as an estimate (≈). A full count on a
+  connection and a thread of its own (`recount.py`) corrects the tracked figures: every minute (at most 1 % of
+  the time), at once when a capped count finds more than a tracked figure said, and when the queue comes to rest,
+  so the depth is exact again a poll or two after a load test stops. Seeds 002 and 003 have no times: their
+  throughput is the change in depth, so their depth is counted;
 - arrivals: ids above the highest seen (identity shapes; ids of the last few seconds are counted again, since
   they commit out of order), or rows created past a time watermark (seed 001, whose ids are GUIDs) — counted
   per job type and second in the database, never fetched one by one (`watermarks.py`);
@@ -24,8 +33,9 @@ poll's server time plus what elapsed here): they only decide which seconds are c
 Where rows stay in the queue table for good and carry an identity (seeds 000, 002, 003, 004), the finished
 history is most of the table and never changes again: the poll reads only ids from the lowest one still in a
 state (as of the last poll; never above the highest id less the overlap, for ids that commit late), a range of
-the primary key, so its cost follows the live end of the table, not its history. A full read every
-FULL_PASS_EVERY_S (spaced out to at most 1 % of the time) corrects anything changed by hand below that range.
+the primary key, so its cost follows the live end of the table, not its history. The background full count
+(tracked depth), or else a full read every FULL_PASS_EVERY_S on the poll (spaced out to at most 1 % of the
+time), corrects anything changed by hand below that range.
 """
 
 from __future__ import annotations
@@ -40,11 +50,13 @@ from queuetop.db import Database, Timeout
 from queuetop.history import EventWindow, LatencyWindow, drain_eta, rate_per_s
 from queuetop.layouts import STATES, Layout
 from queuetop.layouts.sql import Statements
+from queuetop.recount import Recounter
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 from queuetop.watermarks import CompletionWatch, IdentityWatch, Reads, TimeWatch, seconds
 
 WINDOW_S = 60.0
 SHORT_WINDOW_S = 10.0
+DEPTH_EXACT_UP_TO = 200  # pending jobs per type counted on every poll (where depth is tracked); deeper: tracked
 FULL_PASS_EVERY_S = 60.0  # a read of the whole table this often (and no more than 1 % of the time) ...
 FULL_PASS_MAX_SHARE = 0.01  # ... corrects what a ranged read cannot see (a row changed by hand below the range)
 
@@ -88,6 +100,23 @@ class ShapeCollector:
         self._clock: tuple[datetime, float] | None = None  # the last poll's server time, and time.monotonic() then
         self._done_low: int | None = None  # the low id this poll's completion counts read from (ranged layouts)
         self._arrived_since_last: dict[str, int] = {}
+        # Tracked depth (`tracks_depth`): per type, the jobs in any state. They change only by arrivals and
+        # completions, which the poll reads anyway, so the pending ones are that less the other states (few, and
+        # counted), and only DEPTH_EXACT_UP_TO of them need be read to tell a shallow type's depth exactly.
+        self.tracks_depth = depth_tracked(layout)
+        self._live: dict[str, int] = {}
+        self._raw_types: dict[str, Any] = {}  # type as shown → as the database gives it (the heads' parameter)
+        self._moved: dict[str, int] = {}  # per type, arrivals − completions since the running recount began
+        self._moved_now: set[str] = set()  # the types that moved in this poll
+        self._estimated: set[str] = set()  # the types whose depth this poll shows is tracked, not counted
+        self._counted_at_rest: set[str] = set()  # types that have not moved since their last full count
+        self._recount: Recounter[list[tuple[Any, ...]]] = Recounter(layout.queue_table)
+        self._counted_once = False
+        self._shown: set[str] = set()
+
+    def settle(self, timeout_s: float = 30.0) -> None:
+        """Wait for a background full count in flight (tests, benchmarks); the next poll takes its result."""
+        self._recount.settle(timeout_s)
 
     def use(self, db: Database) -> None:
         """Carry on over a new connection (after a reconnect); the watermarks stay valid."""
@@ -103,7 +132,9 @@ class ShapeCollector:
         if value is None:
             return self.untyped_name
         # A GUID type reads back lower-case from PostgreSQL, upper-case from SQL Server: one spelling for all.
-        return str(value).upper() if self._guid_types else str(value)
+        name = str(value).upper() if self._guid_types else str(value)
+        self._raw_types[name] = value
+        return name
 
     # -- polling -----------------------------------------------------------------------------------------
     def poll(self) -> Snapshot:
@@ -123,15 +154,23 @@ class ShapeCollector:
         self.reads = reads = Reads()
         states = [name for name in STATES if name in layout.states]
         ranged = self.statements.ranged
-        full = not ranged or self._low_id is None or time.monotonic() >= self._next_full_at
+        first = not self._observed or self._clock is None
+        tracking = self.tracks_depth and not first
+        if tracking:
+            self._take_recount(states)
+        # Where the depth is tracked, the background count reads the whole table; elsewhere a full pass does.
+        full = not tracking and (not ranged or self._low_id is None or time.monotonic() >= self._next_full_at)
         low = None if full else self._low_id
-        first = not self._observed
+        read = [name for name in states if name != "pending"] if tracking else states
+        asked = self._heads_wanted() if tracking else []
+        self._moved_now = set()
         asked_at = time.monotonic()
-        if first or self._clock is None:
+        heads: list[tuple[Any, ...]] = []
+        if first:
             rows = reads.fetch(self.db, self.statements.state_counts(states, self.settings, low))
             events: dict[str, list[tuple[Any, ...]]] = {}
         else:
-            rows, events = self._read_at_once(states, low, ranged, asked_at)
+            rows, events, heads = self._read_at_once(read, low, ranged, asked_at, asked)
         if full:
             spent = time.perf_counter() - started
             self._next_full_at = time.monotonic() + max(FULL_PASS_EVERY_S, spent / FULL_PASS_MAX_SHARE)
@@ -146,7 +185,7 @@ class ShapeCollector:
                 live_ids.append(int(per_state.pop()))
             elif ranged:
                 per_state.pop()
-            for name, count in zip(states, per_state, strict=True):
+            for name, count in zip(read, per_state, strict=True):
                 if layout.states[name].table == part and (count or job_type is None):
                     oldest_here = decode(oldest) if name == "pending" else None
                     counts[name][self._type(job_type)] = (int(count or 0), oldest_here)
@@ -170,6 +209,16 @@ class ShapeCollector:
             else:
                 self._completions.read(self.db, self.statements, now, reads, self._type, self._completed,
                                        self._sampled, self.settings, self._completions_low(now) if ranged else None)
+        if tracking:
+            live_ids += self._pending_from_heads(now, counts, read, heads, asked, low)
+        elif self.tracks_depth:  # the first poll counted everything: the tracking starts from it
+            self._live = {}
+            for by_type in counts.values():
+                for job_type, (count, _) in by_type.items():
+                    self._live[job_type] = self._live.get(job_type, 0) + count
+            self._counted_at_rest = set(self._live)
+            self._recount.schedule.counted(seconds(now), time.perf_counter() - started)
+            self._counted_once = True
         if ranged:
             newest_settled = self._identities.settled + 1  # ids above may still commit late
             self._low_id = max(0, min([*live_ids, newest_settled]))
@@ -185,13 +234,15 @@ class ShapeCollector:
             reads=self.db.dialect.reads,
         )  # fmt: skip
 
-    def _read_at_once(self, states: list[str], low: int | None, ranged: bool,
-                      asked_at: float) -> tuple[list[tuple[Any, ...]], dict[str, list[tuple[Any, ...]]]]:  # fmt: skip
-        """States, arrivals and completion counts in one statement (`Statements.shape_poll`): under a load every
-        round trip waits for a slice of a busy server. Their bounds need the poll's moment before the database
-        gives it: the last poll's server time plus the time elapsed here (it only decides which seconds are read
-        again). Returns the state rows as `state_counts` gives them, and the event rows by part, as
-        `arrival_counts` / `arrival_counts_since` / `completion_counts` give them."""
+    def _read_at_once(self, states: list[str], low: int | None, ranged: bool, asked_at: float,
+                      heads: list[str]) -> tuple[list[tuple[Any, ...]], dict[str, list[tuple[Any, ...]]],
+                                                 list[tuple[Any, ...]]]:  # fmt: skip
+        """States, arrivals, completion counts and the capped pending heads of `heads` (tracked depth) in one
+        statement (`Statements.shape_poll`): under a load every round trip waits for a slice of a busy server.
+        Their bounds need the poll's moment before the database gives it: the last poll's server time plus the
+        time elapsed here (it only decides which seconds are read again). Returns the state rows as
+        `state_counts` gives them, the event rows by part, as `arrival_counts` / `arrival_counts_since` /
+        `completion_counts` give them, and the heads' rows as `shape_heads` gives them."""
         layout = self.layout
         assert self._clock is not None
         guess = self._clock[0] + timedelta(seconds=asked_at - self._clock[1])
@@ -201,13 +252,16 @@ class ShapeCollector:
         if layout.completions is not None:
             self._done_low = self._completions_low(guess) if ranged else None
             completed = (self._completions.prepare(guess), self._done_low)
+        capped = (self._raw(heads), DEPTH_EXACT_UP_TO + 1) if heads else None
         rows = self.reads.fetch(self.db, self.statements.shape_poll(states, self.settings, low, identity, created,
-                                                                    completed))  # fmt: skip
+                                                                    completed, capped))  # fmt: skip
         width = len(states) + ranged
-        state_rows, events = [], {}
+        state_rows, events, head_rows = [], {}, []
         for part, job_type, at, latest, *counts in rows:
             part = part.strip()
-            if part == "arrived" and identity is not None:
+            if part == "heads":
+                head_rows.append((part, job_type, at, latest, *counts))
+            elif part == "arrived" and identity is not None:
                 events.setdefault(part, []).append((job_type, at, *counts[:3]))
             elif part in ("arrived", "done"):
                 events.setdefault(part, []).append((job_type, at, counts[0], counts[1] or 0, latest))
@@ -217,7 +271,103 @@ class ShapeCollector:
             if (part == "arrived" and (identity is not None or created is not None)) or \
                     (part == "done" and completed is not None):
                 events.setdefault(part, [])
-        return state_rows, events
+        return state_rows, events, head_rows
+
+    # -- tracked depth -------------------------------------------------------------------------------------
+    def _heads_wanted(self) -> list[str]:
+        """The types whose pending heads a poll reads: every type with jobs, as tracked (one, if untyped)."""
+        if not self.layout.has_job_type:
+            return [self.untyped_name]
+        return sorted(t for t, jobs in self._live.items() if jobs > 0 and (not self.only_types or t in self.only_types))
+
+    def _raw(self, names: list[str]) -> list[Any]:
+        if not self.layout.has_job_type:
+            return [None]
+        return [self._raw_types.get(name, name) for name in names]
+
+    def _pending_from_heads(self, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]],
+                            read: list[str], heads: list[tuple[Any, ...]], asked: list[str],
+                            low: int | None) -> list[int]:  # fmt: skip
+        """Depth and oldest per type at a cost bounded by the number of types: counted up to DEPTH_EXACT_UP_TO,
+        tracked above it (the jobs in any state less those in the other states, which were counted), so a deep
+        backlog costs a poll no more than a shallow one. A type first seen in this poll's arrivals is read after
+        it. A capped count above a tracked figure that said shallow means the tracking drifted (a change that
+        bypassed arrivals and completions): a full count starts at once. Returns the lowest ids read (ranged)."""
+        new = [t for t in self._heads_wanted() if t not in asked]
+        if new:
+            heads = heads + self.reads.fetch(self.db, self.statements.shape_heads(
+                self._raw(new), DEPTH_EXACT_UP_TO + 1, low, self.settings))
+        decode, lows, drifted = self.db.dialect.decode_time, [], False
+        others: dict[str, int] = {}
+        for name in read:
+            for job_type, (count, _) in counts[name].items():
+                others[job_type] = others.get(job_type, 0) + count
+        self._estimated = set()
+        for _, job_type, oldest, _, count, low_read, *_ in heads:  # one row per type asked, even with none pending
+            name, count = self._type(job_type), int(count or 0)
+            if low_read is not None:
+                lows.append(int(low_read))
+            tracked = self._live.get(name, 0) - others.get(name, 0)
+            if count <= DEPTH_EXACT_UP_TO:
+                depth = count
+            elif tracked <= DEPTH_EXACT_UP_TO:  # more than the tracked figure said: count everything soon
+                depth, drifted = DEPTH_EXACT_UP_TO + 1, True
+                self._counted_at_rest.discard(name)
+                self._estimated.add(name)
+            else:
+                depth = tracked
+                if name not in self._counted_at_rest:
+                    self._estimated.add(name)
+            self._live[name] = depth + others.get(name, 0)
+            if depth:
+                counts["pending"][name] = (depth, decode(oldest))
+        for name, jobs in others.items():  # a type with no pending job: its jobs are all in the other states
+            if name not in counts["pending"]:
+                self._live[name] = jobs
+        self._live = {t: jobs for t, jobs in self._live.items() if jobs > 0}
+        t = seconds(now)
+        resting = not self._moved_now and bool(self._estimated)
+        if drifted or self._recount.schedule.due(t, resting):
+            self._start_recount(t)
+        return lows
+
+    def _start_recount(self, t: float) -> None:
+        if self._recount.running:
+            return
+        self._moved = {}
+        layout = self.layout
+        statement = self.statements.shape_recount(
+            [name for name in STATES if name in layout.states], self.settings,
+            self._identities.highest if layout.arrivals == "identity" else None,
+            self._arrivals_by_time.mark if layout.arrivals == "created" else None,
+            self._completions.mark)  # fmt: skip
+        self._recount.start(self.db, t, lambda db: db.fetchall(*statement))
+
+    def _take_recount(self, states: list[str]) -> None:
+        """Put right the tracked figures with a finished full count, less what had moved past the marks when it was
+        taken, plus what the polls have seen move since it began."""
+        counts = self._recount.take()
+        if counts is None:
+            return
+        ranged = self.statements.ranged
+        total: dict[str, int] = {}
+        past: dict[str, int] = {}  # arrived after the marks (already in the count) less completed after them
+        lows = []
+        for part, job_type, _, *per_state in counts:
+            part, name = part.strip(), self._type(job_type)
+            if part == "now":
+                continue
+            if part in ("arrived", "done"):
+                past[name] = past.get(name, 0) + (int(per_state[0]) if part == "arrived" else -int(per_state[0]))
+                continue
+            if ranged and per_state[len(states)] is not None:
+                lows.append(int(per_state[len(states)]))
+            total[name] = total.get(name, 0) + sum(int(c or 0) for c in per_state[:len(states)])
+        types = set(total) | set(self._moved) | set(self._live)
+        self._live = {t: total.get(t, 0) - past.get(t, 0) + self._moved.get(t, 0) for t in types}
+        self._counted_at_rest = {t for t in types if t not in self._moved}
+        if ranged and lows and self._low_id is not None:  # a row made live by hand below the range comes in
+            self._low_id = min(self._low_id, *lows)
 
     def _completions_low(self, now: datetime) -> int | None:
         """The low id of the last poll before the completions' overlap began: every job finished since was still
@@ -241,9 +391,19 @@ class ShapeCollector:
     def _arrived(self, job_type: str, at: float, jobs: int, _dead: int = 0) -> None:
         self._history_of(job_type).arrivals.add(at, jobs)
         self._arrived_since_last[job_type] = self._arrived_since_last.get(job_type, 0) + jobs
+        self._track(job_type, jobs)
 
     def _completed(self, job_type: str, at: float, jobs: int, _dead: int) -> None:
         self._history_of(job_type).completions.add(at, jobs)
+        self._track(job_type, -jobs)
+
+    def _track(self, job_type: str, jobs: int) -> None:
+        if not self.tracks_depth or not self._counted_once:  # the first poll's full count already holds these
+            return
+        self._live[job_type] = self._live.get(job_type, 0) + jobs
+        self._moved[job_type] = self._moved.get(job_type, 0) + jobs
+        self._moved_now.add(job_type)
+        self._counted_at_rest.discard(job_type)
 
     def _sampled(self, job_type: str, at: float, wait: float | None, processing: float | None, weight: float) -> None:
         self._history_of(job_type).latency.add(at, wait, processing, weight)
@@ -307,6 +467,7 @@ class ShapeCollector:
             names = {self.untyped_name}
         if self.only_types:
             names &= self.only_types
+        self._shown = names
         rows = [self._stats(jt, now, counts, [self._history[jt]] if jt in self._history else [])
                 for jt in sorted(names)]
         totals = self._stats(TOTAL, now, {s: {TOTAL: _sum(c, names)} for s, c in counts.items()},
@@ -328,6 +489,7 @@ class ShapeCollector:
 
         oldest = counts["pending"].get(job_type, (0, None))[1]
         depth = state("pending") or 0
+        estimate = bool(self._estimated & (self._shown if job_type == TOTAL else {job_type}))
         latency = self._all_latency if job_type == TOTAL else histories[0].latency if histories else None
         wait_p = latency.wait_percentiles() if latency else (None, None, None)
         work_p = latency.processing_percentiles() if latency else (None, None, None)
@@ -342,11 +504,20 @@ class ShapeCollector:
             completions_10s_per_s=rate("completions", SHORT_WINDOW_S), completions_60s_per_s=completions_60,
             wait_p50_s=wait_p[0], wait_p95_s=wait_p[1], wait_p99_s=wait_p[2],
             processing_p50_s=work_p[0], processing_p95_s=work_p[1], processing_p99_s=work_p[2],
-            drain=drain, drain_eta_s=eta,
+            drain=drain, drain_eta_s=eta, depth_is_estimate=estimate,
             arrivals_total=sum(h.arrivals.total for h in histories) if provides["arrivals"] else None,
             completions_total=sum(h.completions.total for h in histories) if provides["completions"] else None,
             latency_sample=len(latency) if latency else None, latency_is_sample=bool(latency and latency.sampled),
         )  # fmt: skip
+
+
+def depth_tracked(layout: Layout) -> bool:
+    """Can the depth be tracked? The jobs in any state change only by arrivals and completions where both are read
+    and pending is a state of the queue table; a shape without times takes its throughput from the depth, which
+    must then be counted."""
+    pending = layout.states.get("pending")
+    return (pending is not None and pending.table == "queue" and layout.completions is not None
+            and layout.arrivals in ("identity", "created") and not layout.throughput_from_depth)
 
 
 def _sum(counts: dict[str, tuple[int, datetime | None]], names: set[str]) -> tuple[int, datetime | None]:

@@ -104,17 +104,25 @@ class TimeWatch:
         news = self.tally.news
         assert self.mark is not None
         latest, new = self.mark, {}
+        # A second can come in several rows (seed 001's arrivals: a row per table, as jobs move from one to the
+        # other): each key's count is their sum, or the tally would compare one table's count with the other's.
+        whole: dict[tuple[str, datetime], list[Any]] = {}
         for job_type, second, jobs, dead, last in rows:
             at = decode(second)
             if at is None:
                 continue
-            name = type_of(job_type)
-            fresh = news((name, at, False), int(jobs))
-            fresh_dead = news((name, at, True), int(dead or 0))
+            summed = whole.setdefault((type_of(job_type), at), [0, 0, None])
+            summed[0] += int(jobs)
+            summed[1] += int(dead or 0)
+            stamp = decode(last)
+            if stamp is not None and (summed[2] is None or stamp > summed[2]):
+                summed[2] = stamp
+        for (name, at), (jobs, dead, stamp) in whole.items():
+            fresh = news((name, at, False), jobs)
+            fresh_dead = news((name, at, True), dead)
             if fresh or fresh_dead:
                 counted(name, seconds(at) + 0.5, fresh, fresh_dead)  # the middle of its second
                 new[name] = new.get(name, 0) + fresh - fresh_dead
-            stamp = decode(last)
             if stamp is not None and stamp > latest:
                 latest = stamp
         self.mark = min(latest, now)

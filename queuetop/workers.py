@@ -117,6 +117,12 @@ def _seconds(later: datetime | None, earlier: datetime | None) -> float | None:
     return None if later is None or earlier is None else (later - earlier).total_seconds()
 
 
+def _ago(now: datetime, then: datetime | None) -> float | None:
+    """How long ago: never in the future, though a millisecond column rounded to the nearest one can say so."""
+    ago = _seconds(now, then)
+    return None if ago is None else max(0.0, ago)
+
+
 # -- reading -----------------------------------------------------------------------------------------------------
 def read_workers(db: Database, layout: Layout, settings: Mapping[str, Any] | None = None) -> WorkersView:
     """One look at the workers of the queue, or a view whose `reason` says why this shape has none."""
@@ -161,7 +167,7 @@ def read_workers(db: Database, layout: Layout, settings: Mapping[str, Any] | Non
     workers = tuple(sorted((
         WorkerStats(name, known("held", row["held"]), known("timed_out", row["timed_out"]), row["claims"],
                     known("completed_1m", row["completed"]), known("failed_1m", row["failed"]),
-                    known("processing_p95_s", percentiles(row["took"], (95,))[0]), _seconds(now, row["last"]))
+                    known("processing_p95_s", percentiles(row["took"], (95,))[0]), _ago(now, row["last"]))
         for name, row in found.items()), key=lambda w: (not w.probably_dead, -(w.held or 0), w.name)))  # fmt: skip
     return WorkersView(now, layout.name, layout.columns["claimed_by"], workers, MappingProxyType(figures),
                        clock=layout.clock)  # fmt: skip

@@ -31,8 +31,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
-from contextlib import ExitStack, chdir
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, chdir, contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -45,9 +45,9 @@ from textual.widgets import Input  # noqa: E402
 from queuetop.actions import Actions  # noqa: E402
 from queuetop.cli import _parser, configure, watched_targets, with_per_target  # noqa: E402
 from queuetop.config import slo_from_option  # noqa: E402
-from queuetop.db import Database, parse_target  # noqa: E402
+from queuetop.db import Database, Target, parse_target  # noqa: E402
 from queuetop.layouts import NATIVE, Layout, load_layout  # noqa: E402
-from queuetop.load.command import demo_config, load_types, start_background_load  # noqa: E402
+from queuetop.load.command import BackgroundLoad, demo_config, load_types, start_background_load  # noqa: E402
 from queuetop.monitor import Monitor  # noqa: E402
 from queuetop.queue import Queue  # noqa: E402
 from queuetop.schema import init_schema  # noqa: E402
@@ -100,62 +100,70 @@ def run_app(app: QueuetopApp, size: tuple[int, int], steps: Callable[[Pilot], ob
     app.run(headless=True, size=size, auto_pilot=auto_pilot)
 
 
-# -- the native demo ------------------------------------------------------------------------------------------------
-def native(wanted: set[str], shots: dict[str, str]) -> None:
-    target = parse_target("demo.db")
+@contextmanager
+def native_demo(file: str, beside: Callable[[Target, threading.Event], None]
+                ) -> Iterator[tuple[BackgroundLoad, Monitor, Actions]]:  # fmt: skip
+    """A native queue in `file` under the demo's load, with `beside(target, stop)` on a thread of its own, and a
+    dashboard's monitor and actions on it; all stopped and closed after the run."""
+    target = parse_target(file)
     with Database.open(target, create=True) as db:
         init_schema(db)
     load = start_background_load(target, replace(demo_config(), release_every_s=60.0))
     stop = threading.Event()
-    dying = threading.Thread(target=_worker_that_dies, args=(target, stop), daemon=True)
-    dying.start()
+    threading.Thread(target=beside, args=(target, stop), daemon=True).start()
     monitor, actions = Monitor(target, NATIVE), Actions(target, NATIVE)
-    app = QueuetopApp(monitor, actions, background=load)
-
-    async def steps(pilot: Pilot) -> None:
-        await pilot.pause(WARMUP_S)
-        await pilot.press("w")  # the 1-minute chart window (5 → 15 → 1)
-        await pilot.press("w")
-        table = app.main.query_one(QueueTable)
-        table.select_type("report")
-        await settle(pilot)
-        if "main" in wanted:
-            shots["main"] = app.export_screenshot(title=title("main"))
-        if "drill-down" in wanted:
-            await pilot.press("enter")
-            await settle(pilot, lambda: getattr(app.screen, "detail", None) is not None)
-            shots["drill-down"] = app.export_screenshot(title=title("drill-down"))
-            await pilot.press("escape")
-        if "release" in wanted:
-            await pilot.press("r")
-            await settle(pilot, lambda: getattr(app.screen, "found", None) is not None)
-            shots["release"] = app.export_screenshot(title=title("release"))
-            await pilot.press("escape")
-        if "workers" in wanted:
-            await pilot.press("W")
-            await settle(pilot, lambda: isinstance(app.screen, WorkersScreen) and app.screen.view is not None)
-            shots["workers"] = app.export_screenshot(title=title("workers"))
-            await pilot.press("escape")
-        if "enqueue" in wanted:
-            await pilot.press("e")
-            await settle(pilot)
-            await pilot.press("backspace", "5", "0", "0")
-            await settle(pilot)
-            shots["enqueue"] = app.export_screenshot(title=title("enqueue"))
-            await pilot.press("escape")
-        if "narrow" in wanted:
-            await pilot.resize_terminal(80, 24)
-            await settle(pilot)
-            await pilot.pause(1.5)
-            shots["narrow"] = app.export_screenshot(title=title("narrow"))
-
     try:
-        run_app(app, SIZE, steps)
+        yield load, monitor, actions
     finally:
         stop.set()
         monitor.close()
         actions.close()
         load.stop()
+
+
+# -- the native demo ------------------------------------------------------------------------------------------------
+def native(wanted: set[str], shots: dict[str, str]) -> None:
+    with native_demo("demo.db", _worker_that_dies) as (load, monitor, actions):
+        app = QueuetopApp(monitor, actions, background=load)
+        run_app(app, SIZE, lambda pilot: native_steps(app, pilot, wanted, shots))
+
+
+async def native_steps(app: QueuetopApp, pilot: Pilot, wanted: set[str], shots: dict[str, str]) -> None:
+    await pilot.pause(WARMUP_S)
+    await pilot.press("w")  # the 1-minute chart window (5 → 15 → 1)
+    await pilot.press("w")
+    table = app.main.query_one(QueueTable)
+    table.select_type("report")
+    await settle(pilot)
+    if "main" in wanted:
+        shots["main"] = app.export_screenshot(title=title("main"))
+    if "drill-down" in wanted:
+        await pilot.press("enter")
+        await settle(pilot, lambda: getattr(app.screen, "detail", None) is not None)
+        shots["drill-down"] = app.export_screenshot(title=title("drill-down"))
+        await pilot.press("escape")
+    if "release" in wanted:
+        await pilot.press("r")
+        await settle(pilot, lambda: getattr(app.screen, "found", None) is not None)
+        shots["release"] = app.export_screenshot(title=title("release"))
+        await pilot.press("escape")
+    if "workers" in wanted:
+        await pilot.press("W")
+        await settle(pilot, lambda: isinstance(app.screen, WorkersScreen) and app.screen.view is not None)
+        shots["workers"] = app.export_screenshot(title=title("workers"))
+        await pilot.press("escape")
+    if "enqueue" in wanted:
+        await pilot.press("e")
+        await settle(pilot)
+        await pilot.press("backspace", "5", "0", "0")
+        await settle(pilot)
+        shots["enqueue"] = app.export_screenshot(title=title("enqueue"))
+        await pilot.press("escape")
+    if "narrow" in wanted:
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot)
+        await pilot.pause(1.5)
+        shots["narrow"] = app.export_screenshot(title=title("narrow"))
 
 
 def _worker_that_dies(target, stop: threading.Event) -> None:
@@ -299,30 +307,17 @@ BURSTS = ((8.0, 260), (38.0, 200))  # (seconds into the run, thumbnail jobs): th
 def slo(shots: dict[str, str]) -> None:
     """The demo's load plus two bursts of thumbnail jobs: the first passes the limit and drains below it again (its
     marks on the charts), the second is still being drained when the picture is taken (the status line)."""
-    target = parse_target("slo.db")
-    with Database.open(target, create=True) as db:
-        init_schema(db)
-    load = start_background_load(target, replace(demo_config(), release_every_s=60.0))
-    stop = threading.Event()
-    bursts = threading.Thread(target=_bursts, args=(target, stop), daemon=True)
-    bursts.start()
-    monitor, actions = Monitor(target, NATIVE), Actions(target, NATIVE)
-    app = QueuetopApp(monitor, actions, background=load, slos=Slos((slo_from_option(SLO_LIMIT),)), bell=False)
+    with native_demo("slo.db", _bursts) as (load, monitor, actions):
+        app = QueuetopApp(monitor, actions, background=load, slos=Slos((slo_from_option(SLO_LIMIT),)), bell=False)
 
-    async def steps(pilot: Pilot) -> None:
-        await pilot.pause(BURSTS[1][0] + 8.0)
-        await pilot.press("w", "w")
-        app.main.query_one(QueueTable).select_type("thumbnail")
-        await settle(pilot)
-        shots["slo"] = app.export_screenshot(title=title("slo"))
+        async def steps(pilot: Pilot) -> None:
+            await pilot.pause(BURSTS[1][0] + 8.0)
+            await pilot.press("w", "w")
+            app.main.query_one(QueueTable).select_type("thumbnail")
+            await settle(pilot)
+            shots["slo"] = app.export_screenshot(title=title("slo"))
 
-    try:
         run_app(app, SIZE, steps)
-    finally:
-        stop.set()
-        monitor.close()
-        actions.close()
-        load.stop()
 
 
 def _bursts(target, stop: threading.Event) -> None:

@@ -22,6 +22,7 @@ from queuetop.history import percentiles
 from queuetop.layouts import NATIVE, PRESET_NAMES, STATES, load_layout, with_tables
 from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
+from queuetop.shape_collector import depth_tracked
 from queuetop.snapshot import TypeStats
 from queuetop.watermarks import SAMPLE_CAP, SAMPLE_PER_S
 
@@ -141,9 +142,9 @@ def test_the_depth_is_exact_again_when_a_load_comes_to_rest(backend, monkeypatch
                 break
             time.sleep(0.25)
         assert table[0] > 5 and resting[-1].depth == table[0] and not resting[-1].depth_is_estimate
-        assert collector._recount is None  # nothing moves: no count runs again
+        assert not collector._recount.running  # nothing moves: no count runs again
         collector.poll()
-        assert collector._recount is None
+        assert not collector._recount.running
 
 
 def test_a_loaded_native_poll_reads_in_two_statements(backend):
@@ -246,6 +247,14 @@ def bounded_statements():
             created = BASE if layout.arrivals == "created" else None
             completed = (BASE, low) if layout.completions is not None else None
             out.append((name, "shape_poll", s.shape_poll(states, None, low, identity, created, completed)))
+            if depth_tracked(layout):
+                others = [state for state in states if state != "pending"]
+                types = ["A6A3C1E0-0000-4000-8000-000000000001", "B"] if layout.has_job_type else [None]
+                out.append((name, "shape_poll tracked", s.shape_poll(others, None, low, identity, created, completed,
+                                                                     (types, 201))))  # fmt: skip
+                out.append((name, "shape_heads", s.shape_heads(types, 201, low)))
+                out.append((name, "shape_recount", s.shape_recount(states, None, 10 if identity else None, created,
+                                                                   BASE)))  # fmt: skip
     return out
 
 

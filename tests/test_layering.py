@@ -23,7 +23,7 @@ LAYERS = [  # bottom first: (rank, module prefixes)
     (1, ("queuetop.db",)),
     (2, ("queuetop.layouts",)),
     (3, ("queuetop.snapshot", "queuetop.history", "queuetop.format")),
-    (4, ("queuetop.collector", "queuetop.shape_collector", "queuetop.watermarks", "queuetop.queue",
+    (4, ("queuetop.collector", "queuetop.shape_collector", "queuetop.recount", "queuetop.watermarks", "queuetop.queue",
          "queuetop.shape_queue", "queuetop.actions", "queuetop.monitor", "queuetop.schema", "queuetop.series",
          "queuetop.detect", "queuetop.shape_worker", "queuetop.load", "queuetop.blocking", "queuetop.doctor",
          "queuetop.workers", "queuetop.slo", "queuetop.config", "queuetop.check", "queuetop.exporter",

@@ -478,9 +478,10 @@ def test_layout_and_db_are_accepted_before_and_after_the_subcommand(tmp_path):
     assert env_chosen.returncode == 2 and "table work_queue not found" in env_chosen.stderr  # $QUEUETOP_LAYOUT
 
 
-def test_a_ranged_poll_reads_the_live_end_and_a_full_pass_corrects_a_change_below_it(job_queue: Seeded):
+def test_a_ranged_poll_reads_the_live_end_and_a_full_count_corrects_a_change_below_it(job_queue: Seeded):
     """Rows of seed 004 stay for good: after the first poll only ids from the lowest live one are read. A row
-    changed by hand below that range shows at the next full pass (every 60 s), which must then see it."""
+    changed by hand below that range shows once the next full count (every 60 s, in the background) has seen
+    it: the range then starts from it."""
     s = job_queue
     with s.open() as db:
         for i in range(300):
@@ -496,7 +497,10 @@ def test_a_ranged_poll_reads_the_live_end_and_a_full_pass_corrects_a_change_belo
             push(writer, s.tables, payload="new")
         ranged = collector.poll()
         assert ranged.totals.depth == 11  # the new job, read in the range; id 5 lies below it
-        collector._next_full_at = 0  # the full pass is due (it comes every 60 s)
+        schedule = collector._recount.schedule
+        schedule.next_at = schedule.earliest_at = 0  # the full count is due (it comes every 60 s)
+        collector.poll()  # starts it, off the poll
+        collector.settle()
         assert collector.poll().totals.depth == 12
 
 

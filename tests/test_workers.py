@@ -203,6 +203,7 @@ def test_job_queue_make_available_and_the_cli_json(job_queue: Seeded):
         for i in range(3):
             push(db, s.tables, payload=f"later {i}", available_in_s=3600)
         push(db, s.tables, payload="now")
+        time.sleep(0.004)  # its Available_Date may be rounded up to half a millisecond ahead (seedshapes: pop)
         assert make_available(db, s.layout, dry_run=True).scheduled == 3
         assert pop(db, s.tables, "w", batch=10)[0]["payload"] == "now"  # the seed's dequeue skips scheduled jobs
         assert make_available(db, s.layout).made_available == 3
@@ -319,3 +320,15 @@ def test_the_cli_releases_one_workers_claims(tmp_path):
         create_seed(db, "work_queue")
     refused = queuetop("release", "--worker", "x", "--layout", "work_queue", "--db", str(tmp_path / "w.db"))
     assert refused.returncode == 2 and "layout work_queue has no claimer column" in refused.stderr
+
+
+def test_a_claim_dated_a_rounded_millisecond_ahead_was_made_no_time_ago():
+    """A timestamp(3) column rounds to the nearest millisecond, so a claim just made can read up to 0.5 ms ahead of
+    the clock that asks (seen: last_claim_ago_s = −0.000055): it was made 0 s ago, never in the future."""
+    from datetime import datetime, timedelta
+
+    from queuetop.workers import _ago
+
+    now = datetime(2026, 11, 24, 7, 0, 0)
+    assert _ago(now, now + timedelta(microseconds=55)) == 0.0
+    assert _ago(now, now - timedelta(seconds=2)) == 2.0 and _ago(now, None) is None

@@ -355,21 +355,22 @@ class Statements:
                 f"WHERE {where} GROUP BY {', '.join(k for k in keys if k)}")
 
     def shape_poll(self, states: Sequence[str], settings: dict[str, Any] | None, low_id: int | None,
-                   identity: tuple[int, int] | None, created_since: Any, completed: tuple[Any, int | None] | None
-                   ) -> Statement:  # fmt: skip
+                   identity: tuple[int, int] | None, created_since: Any, completed: tuple[Any, int | None] | None,
+                   heads: tuple[Sequence[Any], int] | None = None) -> Statement:  # fmt: skip
         """A shape's poll but the latency sample, in one round trip: `state_counts` (with its 'now' row), the
         arrivals (`identity`: (after id, settle id) of `arrival_counts`; or `created_since` for
-        `arrival_counts_since`), and `completed`: (since, low id) of `completion_counts`. Rows of (part, type,
+        `arrival_counts_since`), `completed`: (since, low id) of `completion_counts`, and `heads`: (job types, cap)
+        of `shape_heads`, the pending state read capped (then `states` leaves "pending" out). Rows of (part, type,
         time, latest, then counts): 'now' (the clock as time); the tables' state rows as in `state_counts` (time
         = oldest pending, latest NULL, one count per state, the lowest id where ranged); 'arrived' and 'done'
         (time = the second, latest = the latest created / completed, then rows, rows above settle / dead, highest
-        id; NULL where the read has none), padded with NULL counts to the widest."""
-        layout, dialect = self.layout, self.dialect
+        id; NULL where the read has none); 'heads' as `shape_heads` gives them; padded with NULL counts to the
+        widest."""
+        layout = self.layout
         width = max(len(states) + self.ranged, 3)
-        at_role = layout.completions.at if layout.completions is not None else "created"
-        no_time = f"CAST(NULL AS {dialect.sql_type(layout.type_of(at_role) or 'datetime2')})"
+        no_time = self._no_time()
         values = {**(settings or {}), "__low": low_id, "__identity": identity, "__since": created_since,
-                  "__completed": completed}  # fmt: skip
+                  "__completed": completed, "__heads": heads}  # fmt: skip
 
         def build(binds: list) -> str:
             nulls = ", ".join([NO_COUNT] * width)
@@ -382,6 +383,8 @@ class Statements:
                                                 width - len(states) - self.ranged))  # fmt: skip
                     if low_id is not None:
                         binds.append(lambda v: v["__low"])
+            if heads is not None:
+                arms += [self._heads_arm(binds, n, low_id is not None, width) for n in range(len(heads[0]))]
             if identity is not None:
                 for prefix, which in (("", "queue"), *((("c_", "completed"),) if layout.native else ())):
                     arms.append(self._arrival_arm(prefix, which, "'arrived', ", f"{no_time}, ",
@@ -401,7 +404,105 @@ class Statements:
             return " UNION ALL ".join(arms)
 
         key = (f"shape_poll:{','.join(states)}:{low_id is not None}:{identity is not None}:"
-               f"{created_since is not None}:{completed is not None and completed[1] is not None}:{completed is None}")
+               f"{created_since is not None}:{completed is not None and completed[1] is not None}:{completed is None}:"
+               f"{len(heads[0]) if heads is not None else None}")
+        return self._bound(key, build, values)
+
+    def _no_time(self) -> str:
+        """A typed NULL time: the polls' UNION ALL arms must agree on their columns' types (PostgreSQL)."""
+        layout = self.layout
+        at_role = layout.completions.at if layout.completions is not None else "created"
+        return f"CAST(NULL AS {self.dialect.sql_type(layout.type_of(at_role) or 'datetime2')})"
+
+    def shape_heads(self, job_types: Sequence[Any], cap: int, low_id: int | None,
+                    settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
+        """The pending state read capped, per job type (or once, for a shape without one: `job_types` = [None]):
+        rows of ('heads', type, oldest created among the rows read, NULL, pending rows counted up to `cap`, their
+        lowest id where ranged, NULL). Each arm reads at most `cap` rows in the queue's own order (the id where
+        ranged, from `low_id` on; else the created time), so its cost does not grow with the backlog: a count of
+        `cap` says "at least", and the oldest is then the oldest of the rows read, which is the oldest where ids
+        grow with time."""
+        values = {**(settings or {}), "__low": low_id, "__heads": (job_types, cap)}
+
+        def build(binds: list) -> str:
+            return " UNION ALL ".join(self._heads_arm(binds, n, low_id is not None, 3) for n in range(len(job_types)))
+
+        return self._bound(f"shape_heads:{len(job_types)}:{low_id is not None}", build, values)
+
+    def _heads_arm(self, binds: list, n: int, from_low: bool, width: int) -> str:
+        """The `n`th arm of the capped pending read (see `shape_heads`); its binds read `__heads` and `__low`."""
+        layout, dialect = self.layout, self.dialect
+        typed = layout.has("type")
+        type_param = dialect.param(layout.type_of("type")) if typed else "NULL"
+        if typed:  # the arm names its type, so a type with nothing pending still has its row
+            binds.append(lambda v: self._typed("type", v["__heads"][0][n]))
+        cap = lambda v: v["__heads"][1]  # noqa: E731 - one getter, bound where the dialect puts its limit
+        if self._tsql():
+            binds.append(cap)
+        at = self.col("created") if layout.has("created") else self._no_time()
+        where = self.condition(layout.states["pending"].condition, binds)
+        if typed:
+            where += f" AND {self.col('type')} = {type_param}"
+            binds.append(lambda v: self._typed("type", v["__heads"][0][n]))
+        if from_low:
+            where += self._from_low_id()
+            binds.append(lambda v: v["__low"])
+        order = self.col("id")
+        if not self.ranged and layout.has("created"):  # ids that are not an identity say nothing of the age
+            order = f"{self.col('created')}, {order}"
+        inner = dialect.first_rows_sql(f"SELECT {at} AS qt_at, {self.col('id')} AS qt_id FROM {self.table('queue')}"
+                                       f"{self._hint()} WHERE {where} ORDER BY {order}")
+        if not self._tsql():
+            binds.append(cap)
+        low = "MIN(qt_id)" if self.ranged else NO_COUNT
+        pad = "".join(f", {NO_COUNT}" for _ in range(width - 2))
+        return (f"SELECT 'heads', {type_param}, MIN(qt_at), {self._no_time()}, COUNT(*), {low}{pad} "
+                f"FROM ({inner}) AS qt_capped")
+
+    def shape_recount(self, states: Sequence[str], settings: dict[str, Any] | None, after_id: int | None,
+                      created_after: Any, completed_after: Any) -> Statement:  # fmt: skip
+        """A shape's full count, off the poll (`recount.py`): every state of every row, as `state_counts` with no
+        low id, and, in the same snapshot, what had already moved past the collector's marks when it was taken:
+        'arrived' rows (ids above `after_id`, or created after `created_after`) and 'done' rows (completed after
+        `completed_after`), per job type: (part, type, NULL, then the count)."""
+        layout = self.layout
+        width = len(states) + self.ranged
+        pad = "".join(f", {NO_COUNT}" for _ in range(width - 1))
+        values = {**(settings or {}), "__after_id": after_id, "__created": created_after, "__done": completed_after}
+
+        def moved(part: str, table: str, prefix: str, where: str) -> str:
+            job_type = self.col(prefix + "type") if layout.has(prefix + "type") else None
+            return (f"SELECT '{part}', {job_type or 'NULL'}, NULL, COUNT(*){pad} FROM {self.table(table)}"
+                    f"{self._hint()} WHERE {where}{' GROUP BY ' + job_type if job_type else ''}")
+
+        def build(binds: list) -> str:
+            nulls = ", ".join([NO_COUNT] * width)
+            arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_oldest, {nulls}"]
+            for table in ("queue", "completed"):
+                mine = [name for name in states if layout.states[name].table == table]
+                if mine:
+                    arms.append(self._table_arm(table, states, mine, binds, False))
+            if after_id is not None:
+                newer = f"{self.col('id')} > {self.dialect.param(layout.type_of('id'))}"
+                arms.append(moved("arrived", "queue", "", newer))
+                binds.append(lambda v: v["__after_id"])
+            elif created_after is not None:  # wherever they are now: seed 001 moves its requests on
+                for prefix, which in self._arrival_tables():
+                    created = prefix + "created"
+                    arms.append(moved("arrived", which, prefix,
+                                      f"{self.col(created)} > {self.dialect.param(layout.type_of(created))}"))
+                    binds.append(lambda v, role=created: self._typed(role, v["__created"]))
+            if completed_after is not None:
+                table, at, _, where_node, _, prefix = self._completion_parts()
+                binds.append(lambda v: self._typed(at, v["__done"]))
+                condition = f"{self.col(at)} > {self.dialect.param(layout.type_of(at))}"
+                if where_node is not None:
+                    condition += " AND " + self.condition(where_node, binds)
+                arms.append(moved("done", table, prefix, condition))
+            return " UNION ALL ".join(arms)
+
+        key = f"shape_recount:{','.join(states)}:{after_id is not None}:{created_after is not None}:" \
+              f"{completed_after is not None}"
         return self._bound(key, build, values)
 
     def native_poll(self, after_id: int, settle_id: int, since: Any, now: Any,

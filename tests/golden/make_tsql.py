@@ -26,6 +26,7 @@ from queuetop.db.dialects.base import Dialect
 from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import NATIVE, PRESET_NAMES, STATES, Layout, load_layout, with_tables
 from queuetop.layouts.sql import Statement, Statements
+from queuetop.shape_collector import depth_tracked
 
 GOLDEN = Path(__file__).parent / "tsql.sql"
 NOW = datetime(2026, 1, 1, 12, 0, 0)
@@ -154,6 +155,16 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
         if s.ranged:
             out["shape_poll"].append(("from the live end", lambda: s.shape_poll(states, None, 5, identity, created,
                                                                                  completed)))
+        if depth_tracked(layout):  # the depth tracked: pending read capped, per type, and the background count
+            others = [state for state in states if state != "pending"]
+            kinds = ["A6A3C1E0-0000-4000-8000-000000000001", "A6A3C1E0-0000-4000-8000-000000000002"]
+            types = kinds if layout.has_job_type else [None]
+            low = 5 if s.ranged else None
+            out["shape_poll"].append(("tracked depth: pending heads capped", lambda: s.shape_poll(
+                others, None, low, identity, created, completed, (types, 201))))
+            out["shape_heads"] = [("a new type", lambda: s.shape_heads(types[:1], 201, low))]
+            out["shape_recount"] = [("off the poll", lambda: s.shape_recount(
+                states, None, 10 if identity else None, created, NOW))]
     if layout.native:
         out["native_poll"] = [
             ("heads of two types", lambda: s.native_poll(10, 5, NOW, NOW, [("email", True), ("report", False)], 201)),

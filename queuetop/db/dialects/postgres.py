@@ -59,7 +59,10 @@ class PostgresDialect(Dialect):
         return STATEMENT_NOW_UTC
 
     def later_sql(self) -> str:
-        return f"({STATEMENT_NOW_UTC} + CAST(? AS double precision) * INTERVAL '1 second')"
+        # Down to the millisecond: a timestamp(3) column rounds to the nearest one, and a job enqueued in the last
+        # half millisecond was then available only after a claim sent right after it (statement_timestamp() is
+        # exact), which found nothing.
+        return f"date_trunc('milliseconds', {STATEMENT_NOW_UTC} + CAST(? AS double precision) * INTERVAL '1 second')"
 
     def first_rows_sql(self, select: str) -> str:
         return select + " LIMIT CAST(? AS integer)"

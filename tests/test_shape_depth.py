@@ -1,0 +1,325 @@
+"""A seed's depth at a cost that does not grow with its backlog (issue 10), on real SQLite files and a real
+PostgreSQL server, for every seed whose arrivals and completions are both read (000 queuesample, 001 requests,
+004 job_queue): the pending rows are read up to a cap per type, deeper ones are tracked from arrivals and
+completions (and marked as an estimate), a full count on a connection and a thread of its own corrects what
+bypassed them, a capped count above a tracked figure that said shallow starts that count at once, and the depth
+is exact again once a load comes to rest. Seeds 002 and 003 have no times: their throughput is the change in an
+exact depth, so they are counted (`test_untimed_seeds_count_their_depth`)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import datetime, timedelta
+
+import pytest
+
+from queuetop import recount, shape_collector
+from queuetop.collector import collector_for
+from queuetop.db.dialects import SQLiteDialect
+from queuetop.layouts import PRESET_NAMES, load_layout
+from queuetop.layouts.sql import Statements
+from queuetop.shape_collector import DEPTH_EXACT_UP_TO, ShapeCollector, depth_tracked
+from queuetop.watermarks import TimeWatch
+
+from .seedshapes import drop_seed, finish, pop, push
+from .test_shapes import Seeded, backend_name, make_seeded  # noqa: F401 - the backend fixture
+
+CAP = 20
+KIND = "5E0B4F5C-7C8B-4F3B-9E2A-0000000000A1"  # seed 000's JobType is a GUID
+OTHER = "5E0B4F5C-7C8B-4F3B-9E2A-0000000000B2"
+TRACKED = ["queuesample", "requests", "job_queue"]
+
+
+@pytest.fixture(params=TRACKED)
+def seeded(request, backend_name, tmp_path):  # noqa: F811
+    made = make_seeded(request.param, backend_name, tmp_path)
+    yield made
+    with made.open() as db:
+        drop_seed(db, made.tables)
+
+
+@pytest.fixture
+def small_cap(monkeypatch):
+    monkeypatch.setattr(shape_collector, "DEPTH_EXACT_UP_TO", CAP)
+
+
+def enqueue(s: Seeded, n: int, job_type: str = KIND, **extra) -> None:
+    with s.open() as db:
+        for _ in range(n):
+            push(db, s.tables, job_type=job_type, payload="<job/>" if s.tables.seed == "queuesample" else "p",
+                 **extra)  # fmt: skip
+
+
+def work_off(s: Seeded, n: int, job_type: str = KIND) -> None:
+    """The seed's own dequeue, then its completion, `n` times."""
+    with s.open() as db:
+        for _ in range(n):
+            for job in pop(db, s.tables, "w", job_type=job_type):
+                finish(db, s.tables, job)
+
+
+def pending_in_table(s: Seeded) -> int:
+    with s.open() as db:
+        return int(db.fetchone(*Statements(db.dialect, s.layout).count_state("pending", None, s.layout.settings))[0])
+
+
+def delete_pending(s: Seeded, n: int) -> None:
+    """A DELETE by hand: no arrival, no completion, nothing the tracking reads."""
+    with s.open() as db:
+        statements = Statements(db.dialect, s.layout)
+        ids = [row[0] for row in db.fetchall(*statements.ids_in_state("pending", None, n, s.layout.settings))]
+        param = db.dialect.param(s.layout.type_of("id"))
+        id_col = db.dialect.quote(s.layout.columns["id"])
+        for job_id in ids:
+            db.execute(f"DELETE FROM {statements.table('queue')} WHERE {id_col} = {param}", (job_id,))
+
+
+def undo_completions(s: Seeded) -> None:
+    """Every finished job made pending again by hand, as if never taken: a change the tracking cannot see."""
+    q = s.q(s.tables.queue)
+    with s.open() as db:
+        if s.tables.seed == "queuesample":
+            db.execute(f'UPDATE {q} SET "RetrievedDate" = NULL, "RetrievedBy" = NULL WHERE "RetrievedDate" IS NOT NULL')
+        elif s.tables.seed == "job_queue":
+            db.execute(f'UPDATE {q} SET "Attempts" = 0, "Processing_Mark" = NULL, "Last_Attempt_End_Date" = NULL, '
+                       '"Last_Attempt_Start_Date" = NULL WHERE "Last_Attempt_End_Date" IS NOT NULL')  # fmt: skip
+        else:
+            done = s.q(s.tables.completed)
+            with db.transaction():
+                db.execute(f'INSERT INTO {q} ("id", "request", "InsertedDate") '
+                           f'SELECT "id", "request", "InsertedDate" FROM {done}')  # fmt: skip
+                db.execute(f"DELETE FROM {done}")
+
+
+def full_count_now(collector: ShapeCollector) -> None:
+    """Make the periodic full count due (it comes every 60 s), so the next poll starts it."""
+    collector._recount.schedule.next_at = collector._recount.schedule.earliest_at = 0.0
+
+
+def test_the_tracked_seeds_are_the_ones_with_arrivals_and_completions():
+    assert {name for name in PRESET_NAMES if depth_tracked(load_layout(name))} == set(TRACKED)
+
+
+def test_a_deep_backlog_is_tracked_not_counted_and_a_full_count_corrects_it(seeded, small_cap):
+    s = seeded
+    enqueue(s, 100)
+    with s.open("monitor") as monitor_db:
+        collector = collector_for(monitor_db, s.layout)
+        first = collector.poll().totals
+        assert (first.depth, first.depth_is_estimate) == (100, False)  # the first poll counts everything
+        work_off(s, 30)
+        enqueue(s, 10)
+        time.sleep(1.1)
+        moved = collector.poll()
+        assert (moved.totals.depth, moved.totals.depth_is_estimate) == (80, True)  # 100 + 10 arrived − 30 done
+        assert moved.totals.arrivals_total == 110 and moved.totals.completions_total == 30
+        assert collector.reads.statements <= 2 and collector.reads.most_rows <= 40  # counts, never the rows
+        assert json.loads(json.dumps(moved.to_json()))["totals"]["depth_is_estimate"] is True
+        delete_pending(s, 5)  # bypasses what the tracking reads: the depth is not counted, so it cannot see it
+        assert collector.poll().totals.depth == 80
+        full_count_now(collector)
+        collector.poll()  # starts the full count, off the poll
+        collector.settle()
+        corrected = collector.poll().totals  # and the next poll takes it
+        assert (corrected.depth, corrected.depth_is_estimate) == (75, False) == (pending_in_table(s), False)
+
+
+def test_a_shallow_type_is_counted_exactly_on_every_poll(seeded, small_cap):
+    s = seeded
+    enqueue(s, 50)
+    with s.open("monitor") as monitor_db:
+        collector = collector_for(monitor_db, s.layout)
+        collector.poll()
+        work_off(s, 40)
+        time.sleep(1.1)
+        row = collector.poll().totals
+        assert (row.depth, row.depth_is_estimate) == (10, False)
+        delete_pending(s, 3)  # within the cap, the count sees even what bypassed the tracking
+        row = collector.poll().totals
+        assert (row.depth, row.depth_is_estimate) == (7, False)
+        assert row.oldest_age_s is not None and row.oldest_age_s >= 0
+
+
+def test_a_capped_count_above_a_shallow_tracked_figure_starts_a_full_count_at_once(seeded, small_cap):
+    s = seeded
+    ranged = Statements(SQLiteDialect(), s.layout).ranged  # rows that stay, read from the lowest live id
+    if ranged:  # a job that stays at the low end, so the jobs made pending again lie inside the range read
+        enqueue(s, 1, job_type=OTHER, **({"available_in_s": 3600} if s.tables.seed == "job_queue" else {}))
+    enqueue(s, 32)
+    with s.open("monitor") as monitor_db:
+        collector = collector_for(monitor_db, s.layout)
+        collector.poll()
+        work_off(s, 30)
+        time.sleep(1.1)
+        other_type = int(s.tables.seed == "queuesample")  # job_queue's low-end job is scheduled, not pending
+        assert collector.poll().totals.depth == 2 + other_type
+        undo_completions(s)  # 30 more pending with no arrival: the tracking says 2, the capped read says > CAP
+        enqueue(s, 1)  # and the queue moves, so the count that starts is drift's, not the one a queue at rest gets
+        drifted = collector.poll()
+        assert drifted.totals.depth_is_estimate and collector._recount.running  # counted at once, off the poll
+        collector.settle()
+        row = collector.poll().totals
+        assert (row.depth, row.depth_is_estimate) == (pending_in_table(s), False)
+        assert row.depth == 33 + other_type
+
+
+def test_a_full_count_taken_while_the_queue_moves_counts_each_move_once(seeded, small_cap, monkeypatch):
+    """Jobs that arrive and finish after the count's marks were set but before its snapshot are in the count and
+    in the next poll's reads: the count says how many moved past its marks, so each is counted once (seed 001's
+    arrivals wherever they are by then: some have moved to RequestsCompleted)."""
+    s = seeded
+
+    class MovingCount(recount.BackgroundCount):
+        def run(self) -> None:
+            enqueue(s, 40)
+            work_off(s, 10)
+            super().run()
+
+    with s.open("monitor") as monitor_db:
+        collector = collector_for(monitor_db, s.layout)
+        collector.poll()
+        monkeypatch.setattr(recount, "BackgroundCount", MovingCount)
+        full_count_now(collector)
+        collector.poll()  # starts the count, which moves the queue before it counts
+        collector.settle()
+        time.sleep(1.1)
+        row = collector.poll().totals  # takes the count, then reads the 40 arrivals and 10 completions
+        assert row.arrivals_total == 40 and row.completions_total == 10
+        assert row.depth == 30 == pending_in_table(s)
+
+
+def test_the_depth_is_exact_again_when_a_load_comes_to_rest(seeded, small_cap):
+    s = seeded
+    enqueue(s, 300)
+    with s.open("monitor") as monitor_db:
+        collector = collector_for(monitor_db, s.layout)
+        collector.poll()
+        stop = threading.Event()
+        errors: list[BaseException] = []
+
+        def load() -> None:
+            try:
+                while not stop.is_set():  # as much in as out: the backlog stays deep
+                    enqueue(s, 4)
+                    work_off(s, 4)
+            except BaseException as exc:  # surfaced below
+                errors.append(exc)
+
+        worker = threading.Thread(target=load)
+        worker.start()
+        try:
+            for _ in range(6):
+                time.sleep(0.3)
+                assert collector.poll().totals.depth_is_estimate  # deep and moving: tracked
+        finally:
+            stop.set()
+            worker.join()
+        assert not errors, errors
+        resting = []
+        for _ in range(20):  # at rest, a full count starts off the poll, and the poll after it takes it
+            resting.append(collector.poll().totals)
+            collector.settle()
+            if not resting[-1].depth_is_estimate:
+                break
+            time.sleep(0.25)
+        assert (resting[-1].depth, resting[-1].depth_is_estimate) == (pending_in_table(s), False)
+        assert resting[-1].depth > CAP
+        collector.poll()
+        assert not collector._recount.running  # nothing moves: no count runs again
+
+
+def test_a_new_type_is_read_in_the_poll_that_first_sees_it(backend_name, tmp_path, small_cap):  # noqa: F811
+    s = make_seeded("queuesample", backend_name, tmp_path)
+    try:
+        enqueue(s, 5)
+        with s.open("monitor") as monitor_db:
+            collector = collector_for(monitor_db, s.layout)
+            collector.poll()
+            enqueue(s, 7, job_type=OTHER)
+            time.sleep(1.1)
+            snapshot = collector.poll()
+            assert snapshot.type_named(OTHER).depth == 7 and not snapshot.type_named(OTHER).depth_is_estimate
+            assert snapshot.type_named(OTHER).oldest_age_s is not None
+            assert collector.reads.statements == 2  # the poll, then the new type's heads
+    finally:
+        with s.open() as db:
+            drop_seed(db, s.tables)
+
+
+def test_the_pending_read_is_bounded_whatever_the_backlog(tmp_path):
+    """PostgreSQL's own account of the rows a poll's pending read touches (EXPLAIN ANALYZE): at most the cap per
+    type, for a backlog of 3,000 as for one of 300, where the full count reads every one of them."""
+    s = make_seeded("queuesample", "postgres", tmp_path)
+    try:
+        touched = {}
+        for backlog in (300, 3000):
+            with s.open() as db:
+                table = s.q(s.tables.queue)
+                db.execute(f'INSERT INTO {table} ("JobType", "JobInfo") SELECT CAST(? AS uuid), '
+                           f"CAST('<job/>' AS xml) FROM generate_series(1, ?)",
+                           (KIND, backlog - pending_in_table(s)))  # fmt: skip
+                db.execute(f"ANALYZE {table}")
+                statements = Statements(db.dialect, s.layout)
+                heads = statements.shape_heads([KIND], DEPTH_EXACT_UP_TO + 1, 1)
+                full = statements.state_counts(["pending"], None, 1)
+                touched[backlog] = (rows_touched(db, heads), rows_touched(db, full))
+        assert touched[300][1] >= 300 and touched[3000][1] >= 3000  # the measure sees a full read
+        assert touched[300][0] <= DEPTH_EXACT_UP_TO + 1 and touched[3000][0] <= DEPTH_EXACT_UP_TO + 1, touched
+    finally:
+        with s.open() as db:
+            drop_seed(db, s.tables)
+
+
+def rows_touched(db, statement) -> int:
+    """Rows the plan's scans returned or filtered out, over every loop (EXPLAIN ANALYZE, JSON)."""
+    sql, params = statement
+    plan = json.loads(db.fetchone("EXPLAIN (ANALYZE, FORMAT JSON) " + sql.removeprefix("/* queuetop */ "), params)[0])
+
+    def walk(node: dict) -> int:
+        own = 0
+        if "Scan" in node["Node Type"]:
+            own = (node["Actual Rows"] + node.get("Rows Removed by Filter", 0)) * node["Actual Loops"]
+        return own + sum(walk(child) for child in node.get("Plans", []))
+
+    return walk(plan[0]["Plan"])
+
+
+@pytest.mark.parametrize("preset", ["work_queue", "processed"])
+def test_untimed_seeds_count_their_depth(preset, backend_name, tmp_path, small_cap):  # noqa: F811
+    """Seeds 002 and 003 have no times: what finished between two polls is what arrived less the depth's change,
+    so the depth is counted, never tracked (it would be counting on itself)."""
+    s = make_seeded(preset, backend_name, tmp_path)
+    try:
+        enqueue(s, 60)
+        with s.open("monitor") as monitor_db:
+            collector = collector_for(monitor_db, s.layout)
+            assert not collector.tracks_depth
+            collector.poll()
+            work_off(s, 10)
+            delete_pending(s, 5)
+            row = collector.poll().totals
+            assert (row.depth, row.depth_is_estimate) == (45, False)
+    finally:
+        with s.open() as db:
+            drop_seed(db, s.tables)
+
+
+def test_a_second_split_over_two_tables_is_counted_whole():
+    """Seed 001's arrivals are counted in RequestsQueue and RequestsCompleted, a row per table for the same
+    second: the second's count is their sum (before, each table's count was compared with the other's, and a
+    second half moved on was never counted again)."""
+    watch = TimeWatch(60.0)
+    now = datetime(2026, 11, 24, 12, 0, 0)
+    watch.start(now)
+    second, latest = now - timedelta(seconds=1), now - timedelta(seconds=0.5)
+    counted: list[int] = []
+
+    def take(*per_table: int) -> None:
+        watch.take([(None, second, n, 0, latest) for n in per_table], now, lambda v: v, str,
+                   lambda _type, _at, jobs, _dead: counted.append(jobs))  # fmt: skip
+
+    take(70, 30)  # 100 arrived in that second: 70 still queued, 30 already moved to the completed table
+    take(60, 50)  # 10 more, and 20 of the others moved on
+    assert counted == [100, 10]
