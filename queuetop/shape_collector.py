@@ -52,7 +52,7 @@ from queuetop.layouts import STATES, Layout
 from queuetop.layouts.sql import Statements
 from queuetop.recount import Recounter
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
-from queuetop.watermarks import CompletionWatch, IdentityWatch, Reads, TimeWatch, seconds
+from queuetop.watermarks import CompletionWatch, FinishedWatch, IdentityWatch, Reads, TimeWatch, seconds
 
 WINDOW_S = 60.0
 SHORT_WINDOW_S = 10.0
@@ -92,6 +92,8 @@ class ShapeCollector:
         self._identities = IdentityWatch()
         self._arrivals_by_time = TimeWatch(window_s)
         self._completions = CompletionWatch(window_s)
+        self._finished = FinishedWatch() if layout.done is not None else None  # no times: rows done past a base
+        self._finished_at_recount: dict[str, int] = {}  # what `_finished` had seen when the running count began
         self.reads = Reads()  # what the last poll fetched
         self._low_id: int | None = None  # the lowest id still in a state at the last poll (ranged layouts)
         self._lows: deque[tuple[float, int]] = deque()  # (poll time, its low id): what completions may read from
@@ -167,7 +169,8 @@ class ShapeCollector:
         asked_at = time.monotonic()
         heads: list[tuple[Any, ...]] = []
         if first:
-            rows = reads.fetch(self.db, self.statements.state_counts(states, self.settings, low))
+            rows = reads.fetch(self.db, self.statements.state_counts(states, self.settings, low,
+                                                                     finished=self._finished is not None))
             events: dict[str, list[tuple[Any, ...]]] = {}
         else:
             rows, events, heads = self._read_at_once(read, low, ranged, asked_at, asked)
@@ -177,9 +180,12 @@ class ShapeCollector:
         now = decode(next(row[2] for row in rows if row[0] == "now"))
         self._clock = (now, asked_at)
         counts: dict[str, dict[str, tuple[int, datetime | None]]] = {name: {} for name in states}
-        live_ids = []
+        live_ids, finished_from_low = [], []
         for part, job_type, oldest, *per_state in rows:
             if part == "now":
+                continue
+            if part.strip() == "finished":  # the first poll's: where the finished rows' count starts
+                finished_from_low.append((job_type, per_state[0]))
                 continue
             if ranged and per_state[-1] is not None:
                 live_ids.append(int(per_state.pop()))
@@ -209,6 +215,11 @@ class ShapeCollector:
             else:
                 self._completions.read(self.db, self.statements, now, reads, self._type, self._completed,
                                        self._sampled, self.settings, self._completions_low(now) if ranged else None)
+        elif self._finished is not None:
+            if first:
+                self._observed["completions"] = seconds(now)
+            else:
+                self._finished.take(events["finished"], seconds(now), self._type, self._completed)
         if tracking:
             live_ids += self._pending_from_heads(now, counts, read, heads, asked, low)
         elif self.tracks_depth:  # the first poll counted everything: the tracking starts from it
@@ -223,6 +234,8 @@ class ShapeCollector:
             newest_settled = self._identities.settled + 1  # ids above may still commit late
             self._low_id = max(0, min([*live_ids, newest_settled]))
             self._lows.append((seconds(now), self._low_id))
+            if first and self._finished is not None:  # the statement counted from this same low id
+                self._finished.start(finished_from_low, self._low_id, self._type)
         depth = {t: c for t, (c, _) in counts["pending"].items()}
         if layout.throughput_from_depth:
             self._completions_from_depth(now, depth)
@@ -253,8 +266,12 @@ class ShapeCollector:
             self._done_low = self._completions_low(guess) if ranged else None
             completed = (self._completions.prepare(guess), self._done_low)
         capped = (self._raw(heads), DEPTH_EXACT_UP_TO + 1) if heads else None
+        finished = None
+        if self._finished is not None:
+            assert self._low_id is not None  # a layout with `done` is ranged: its first poll set it
+            finished = self._finished.bounds(self._low_id)
         rows = self.reads.fetch(self.db, self.statements.shape_poll(states, self.settings, low, identity, created,
-                                                                    completed, capped))  # fmt: skip
+                                                                    completed, capped, finished))  # fmt: skip
         width = len(states) + ranged
         state_rows, events, head_rows = [], {}, []
         for part, job_type, at, latest, *counts in rows:
@@ -265,11 +282,13 @@ class ShapeCollector:
                 events.setdefault(part, []).append((job_type, at, *counts[:3]))
             elif part in ("arrived", "done"):
                 events.setdefault(part, []).append((job_type, at, counts[0], counts[1] or 0, latest))
+            elif part == "finished":
+                events.setdefault(part, []).append((job_type, counts[0], counts[1]))
             else:
                 state_rows.append((part, job_type, at, *counts[:width]))
-        for part in ("arrived", "done"):  # a read that found nothing still ran: its watch must take its empty rows
-            if (part == "arrived" and (identity is not None or created is not None)) or \
-                    (part == "done" and completed is not None):
+        for part, asked in (("arrived", identity is not None or created is not None), ("done", completed is not None),
+                            ("finished", finished is not None)):  # a read that found nothing still ran: its watch
+            if asked:                                             # must take its empty rows
                 events.setdefault(part, [])
         return state_rows, events, head_rows
 
@@ -340,7 +359,9 @@ class ShapeCollector:
             [name for name in STATES if name in layout.states], self.settings,
             self._identities.highest if layout.arrivals == "identity" else None,
             self._arrivals_by_time.mark if layout.arrivals == "created" else None,
-            self._completions.mark)  # fmt: skip
+            self._completions.mark, self._finished.base if self._finished is not None else None)  # fmt: skip
+        if self._finished is not None:
+            self._finished_at_recount = dict(self._finished.seen)
         self._recount.start(self.db, t, lambda db: db.fetchall(*statement))
 
     def _take_recount(self, states: list[str]) -> None:
@@ -359,6 +380,9 @@ class ShapeCollector:
                 continue
             if part in ("arrived", "done"):
                 past[name] = past.get(name, 0) + (int(per_state[0]) if part == "arrived" else -int(per_state[0]))
+                continue
+            if part == "finished":  # finished since the poll before the count: that poll's count of them is out
+                past[name] = past.get(name, 0) - (int(per_state[0]) - self._finished_at_recount.get(name, 0))
                 continue
             if ranged and per_state[len(states)] is not None:
                 lows.append(int(per_state[len(states)]))
@@ -513,10 +537,11 @@ class ShapeCollector:
 
 def depth_tracked(layout: Layout) -> bool:
     """Can the depth be tracked? The jobs in any state change only by arrivals and completions where both are read
-    and pending is a state of the queue table; a shape without times takes its throughput from the depth, which
-    must then be counted."""
+    (completions by their time, or, without times, as the rows in the layout's `done` state) and pending is a
+    state of the queue table; a shape that takes its throughput from the depth must have the depth counted."""
     pending = layout.states.get("pending")
-    return (pending is not None and pending.table == "queue" and layout.completions is not None
+    return (pending is not None and pending.table == "queue"
+            and (layout.completions is not None or layout.done is not None)
             and layout.arrivals in ("identity", "created") and not layout.throughput_from_depth)
 
 

@@ -242,5 +242,42 @@ class IdentityWatch:
         self._seen.append((t, self.highest))
 
 
+class FinishedWatch:
+    """Completions of a shape with no times whose finished rows stay in a state of their own (a layout's `done`:
+    seeds 002 and 003), as counts: per job type, the rows done with an id from a base on, the base at or below
+    every live row's. Between two polls counted from the same base, what the count grew by is what finished
+    (a row finished by a claim still uncommitted is counted when it commits). Each poll counts from the old base
+    and, in the same pass, from a new one (the last poll's lowest live id), so the base follows the live end of
+    the table and the rows counted are those finished over about two polls: with an index that leads with the
+    flag (seed 003's (PROCESSED, ID)) a seek, whatever the history, not a count of the backlog."""
+
+    def __init__(self) -> None:
+        self.base: int | None = None  # `seen` counts the done rows with ids from here on, as of the last poll
+        self.seen: dict[str, int] = {}
+        self._next: int | None = None
+
+    def start(self, rows: Sequence[tuple[Any, ...]], base: int, type_of: TypeOf) -> None:
+        """The first poll's count (`state_counts(..., finished=True)`: rows of (type, count) from `base`)."""
+        self.base, self.seen = base, {type_of(job_type): int(count or 0) for job_type, count in rows}
+
+    def bounds(self, next_base: int) -> tuple[int, int]:
+        """(old base, new base) for this poll's count (`shape_poll`'s `finished`); then `take` its rows."""
+        assert self.base is not None, "start first"
+        self._next = next_base
+        return self.base, next_base
+
+    def take(self, rows: Sequence[tuple[Any, ...]], at: float, type_of: TypeOf, counted: Counted) -> None:
+        """Rows of (job type, done from the old base, done from the new one); each type's growth is counted at
+        `at`. A count that fell (rows deleted or made pending again by hand) finished nothing."""
+        seen: dict[str, int] = {}
+        for job_type, from_old, from_new in rows:
+            name = type_of(job_type)
+            fresh = int(from_old or 0) - self.seen.get(name, 0)
+            if fresh > 0:
+                counted(name, at, fresh, 0)
+            seen[name] = int(from_new or 0)
+        self.base, self.seen = self._next, seen
+
+
 def _span(start: datetime | None, end: datetime | None) -> float | None:
     return None if start is None or end is None else (end - start).total_seconds()

@@ -1,16 +1,17 @@
 """A seed's depth at a cost that does not grow with its backlog (issue 10), on real SQLite files and a real
-PostgreSQL server, for every seed whose arrivals and completions are both read (000 queuesample, 001 requests,
-004 job_queue): the pending rows are read up to a cap per type, deeper ones are tracked from arrivals and
-completions (and marked as an estimate), a full count on a connection and a thread of its own corrects what
-bypassed them, a capped count above a tracked figure that said shallow starts that count at once, and the depth
-is exact again once a load comes to rest. Seeds 002 and 003 have no times: their throughput is the change in an
-exact depth, so they are counted (`test_untimed_seeds_count_their_depth`)."""
+PostgreSQL server, for every seed: the pending rows are read up to a cap per type, deeper ones are tracked from
+arrivals and completions (and marked as an estimate), a full count on a connection and a thread of its own
+corrects what bypassed them, a capped count above a tracked figure that said shallow starts that count at once,
+and the depth is exact again once a load comes to rest. Seeds 002 and 003 have no times: their completions are
+the rows their claim flagged, counted from a base id that follows the live end of the table (`FinishedWatch`),
+not the change in a counted depth."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
@@ -21,23 +22,38 @@ from queuetop.db.dialects import SQLiteDialect
 from queuetop.layouts import PRESET_NAMES, load_layout
 from queuetop.layouts.sql import Statements
 from queuetop.shape_collector import DEPTH_EXACT_UP_TO, ShapeCollector, depth_tracked
-from queuetop.watermarks import TimeWatch
+from queuetop.watermarks import FinishedWatch, TimeWatch
 
-from .seedshapes import drop_seed, finish, pop, push
+from .seedshapes import bit_sql, drop_seed, finish, pop, push
 from .test_shapes import Seeded, backend_name, make_seeded  # noqa: F401 - the backend fixture
 
 CAP = 20
 KIND = "5E0B4F5C-7C8B-4F3B-9E2A-0000000000A1"  # seed 000's JobType is a GUID
 OTHER = "5E0B4F5C-7C8B-4F3B-9E2A-0000000000B2"
-TRACKED = ["queuesample", "requests", "job_queue"]
+TRACKED = ["queuesample", "requests", "job_queue", "work_queue", "processed"]
+UNTIMED = {"work_queue": "processed_flag", "processed": "PROCESSED"}  # seed → its flag
+
+
+def _seeded(preset: str, backend: str, tmp_path) -> Iterator[Seeded]:
+    made = make_seeded(preset, backend, tmp_path)
+    yield made
+    with made.open() as db:
+        drop_seed(db, made.tables)
 
 
 @pytest.fixture(params=TRACKED)
 def seeded(request, backend_name, tmp_path):  # noqa: F811
-    made = make_seeded(request.param, backend_name, tmp_path)
-    yield made
-    with made.open() as db:
-        drop_seed(db, made.tables)
+    yield from _seeded(request.param, backend_name, tmp_path)
+
+
+@pytest.fixture(params=[seed for seed in TRACKED if seed not in UNTIMED])
+def timed(request, backend_name, tmp_path):  # noqa: F811
+    yield from _seeded(request.param, backend_name, tmp_path)
+
+
+@pytest.fixture(params=list(UNTIMED))
+def untimed(request, backend_name, tmp_path):  # noqa: F811
+    yield from _seeded(request.param, backend_name, tmp_path)
 
 
 @pytest.fixture
@@ -82,6 +98,9 @@ def undo_completions(s: Seeded) -> None:
     with s.open() as db:
         if s.tables.seed == "queuesample":
             db.execute(f'UPDATE {q} SET "RetrievedDate" = NULL, "RetrievedBy" = NULL WHERE "RetrievedDate" IS NOT NULL')
+        elif s.tables.seed in UNTIMED:
+            flag = UNTIMED[s.tables.seed]
+            db.execute(f'UPDATE {q} SET "{flag}" = {bit_sql(db, 0)} WHERE "{flag}" = {bit_sql(db, 1)}')
         elif s.tables.seed == "job_queue":
             db.execute(f'UPDATE {q} SET "Attempts" = 0, "Processing_Mark" = NULL, "Last_Attempt_End_Date" = NULL, '
                        '"Last_Attempt_Start_Date" = NULL WHERE "Last_Attempt_End_Date" IS NOT NULL')  # fmt: skip
@@ -98,7 +117,7 @@ def full_count_now(collector: ShapeCollector) -> None:
     collector._recount.schedule.next_at = collector._recount.schedule.earliest_at = 0.0
 
 
-def test_the_tracked_seeds_are_the_ones_with_arrivals_and_completions():
+def test_every_seed_has_its_depth_tracked():
     assert {name for name in PRESET_NAMES if depth_tracked(load_layout(name))} == set(TRACKED)
 
 
@@ -114,7 +133,8 @@ def test_a_deep_backlog_is_tracked_not_counted_and_a_full_count_corrects_it(seed
         time.sleep(1.1)
         moved = collector.poll()
         assert (moved.totals.depth, moved.totals.depth_is_estimate) == (80, True)  # 100 + 10 arrived − 30 done
-        assert moved.totals.arrivals_total == 110 and moved.totals.completions_total == 30
+        looked_back = 100 if s.layout.has("created") else 0  # the first poll's look back needs creation times
+        assert moved.totals.arrivals_total == 10 + looked_back and moved.totals.completions_total == 30
         assert collector.reads.statements <= 2 and collector.reads.most_rows <= 40  # counts, never the rows
         assert json.loads(json.dumps(moved.to_json()))["totals"]["depth_is_estimate"] is True
         delete_pending(s, 5)  # bypasses what the tracking reads: the depth is not counted, so it cannot see it
@@ -139,11 +159,14 @@ def test_a_shallow_type_is_counted_exactly_on_every_poll(seeded, small_cap):
         delete_pending(s, 3)  # within the cap, the count sees even what bypassed the tracking
         row = collector.poll().totals
         assert (row.depth, row.depth_is_estimate) == (7, False)
-        assert row.oldest_age_s is not None and row.oldest_age_s >= 0
+        if s.layout.has("created"):  # seeds 002 and 003 have no times: no age
+            assert row.oldest_age_s is not None and row.oldest_age_s >= 0
+        else:
+            assert row.oldest_age_s is None
 
 
-def test_a_capped_count_above_a_shallow_tracked_figure_starts_a_full_count_at_once(seeded, small_cap):
-    s = seeded
+def test_a_capped_count_above_a_shallow_tracked_figure_starts_a_full_count_at_once(timed, small_cap):
+    s = timed
     ranged = Statements(SQLiteDialect(), s.layout).ranged  # rows that stay, read from the lowest live id
     if ranged:  # a job that stays at the low end, so the jobs made pending again lie inside the range read
         enqueue(s, 1, job_type=OTHER, **({"available_in_s": 3600} if s.tables.seed == "job_queue" else {}))
@@ -163,6 +186,41 @@ def test_a_capped_count_above_a_shallow_tracked_figure_starts_a_full_count_at_on
         row = collector.poll().totals
         assert (row.depth, row.depth_is_estimate) == (pending_in_table(s), False)
         assert row.depth == 33 + other_type
+
+
+def flag_by_hand(s: Seeded, value: int, above_id: int) -> None:
+    """Seeds 002 and 003: the flag of every row with an id above `above_id` set by hand."""
+    q, flag, id_col = s.q(s.tables.queue), UNTIMED[s.tables.seed], s.layout.columns["id"]
+    with s.open() as db:
+        db.execute(f'UPDATE {q} SET "{flag}" = {bit_sql(db, value)} WHERE "{id_col}" > ?', (above_id,))
+
+
+def lowest_pending_id(s: Seeded) -> int:
+    with s.open() as db:
+        statements = Statements(db.dialect, s.layout)
+        return int(db.fetchall(*statements.ids_in_state("pending", None, 1, s.layout.settings))[0][0])
+
+
+def test_rows_made_pending_again_above_the_lowest_live_one_start_a_full_count_at_once(untimed, small_cap):
+    """Seeds 002 and 003 have no type and no other state that could keep a job at the low end of the range read:
+    the rows made pending again by hand must lie above the lowest live one, so they were flagged done by hand
+    first, which the finished count sees as completions."""
+    s = untimed
+    enqueue(s, 32)
+    with s.open("monitor") as monitor_db:
+        collector = collector_for(monitor_db, s.layout)
+        collector.poll()
+        flag_by_hand(s, 1, lowest_pending_id(s) + 1)  # all but the two lowest done
+        row = collector.poll().totals
+        assert (row.depth, row.completions_total) == (2, 30)
+        undo_completions(s)  # 30 more pending, which nothing the tracking reads saw
+        enqueue(s, 1)
+        drifted = collector.poll()
+        assert drifted.totals.depth_is_estimate and collector._recount.running  # counted at once, off the poll
+        assert drifted.totals.completions_total == 30  # a count that fell finished nothing
+        collector.settle()
+        row = collector.poll().totals
+        assert (row.depth, row.depth_is_estimate) == (33, False) == (pending_in_table(s), False)
 
 
 def test_a_full_count_taken_while_the_queue_moves_counts_each_move_once(seeded, small_cap, monkeypatch):
@@ -286,24 +344,77 @@ def rows_touched(db, statement) -> int:
     return walk(plan[0]["Plan"])
 
 
-@pytest.mark.parametrize("preset", ["work_queue", "processed"])
-def test_untimed_seeds_count_their_depth(preset, backend_name, tmp_path, small_cap):  # noqa: F811
-    """Seeds 002 and 003 have no times: what finished between two polls is what arrived less the depth's change,
-    so the depth is counted, never tracked (it would be counting on itself)."""
-    s = make_seeded(preset, backend_name, tmp_path)
-    try:
-        enqueue(s, 60)
-        with s.open("monitor") as monitor_db:
-            collector = collector_for(monitor_db, s.layout)
-            assert not collector.tracks_depth
-            collector.poll()
+def test_an_untimed_seed_counts_each_completion_once_as_its_base_moves(untimed, small_cap):
+    """Seeds 002 and 003: every flagged row counted once as a completion while the base of the count follows the
+    lowest live id up, in the poll's one statement; the depth is tracked from them, not counted."""
+    s = untimed
+    enqueue(s, 100)
+    with s.open("monitor") as monitor_db:
+        collector = collector_for(monitor_db, s.layout)
+        assert collector.tracks_depth
+        first = collector.poll().totals
+        assert first.completions_60s_per_s is None  # no times: no look back, so no rate yet (never a fake 0)
+        bases = []
+        for step in range(1, 6):
             work_off(s, 10)
-            delete_pending(s, 5)
+            enqueue(s, 5)
             row = collector.poll().totals
-            assert (row.depth, row.depth_is_estimate) == (45, False)
+            assert (row.completions_total, row.arrivals_total) == (10 * step, 5 * step)
+            assert collector.reads.statements == 1
+            bases.append(collector._finished.base)
+        assert bases == sorted(bases) and bases[-1] > bases[0]  # the counted range follows the live end
+        assert (row.depth, row.depth_is_estimate) == (75, True) and pending_in_table(s) == 75
+        assert row.completions_60s_per_s is not None and row.completions_60s_per_s > 0
+
+
+def test_the_finished_count_reads_what_finished_since_its_base_not_the_history(tmp_path):
+    """Seed 003 on PostgreSQL, its (PROCESSED, ID) index: EXPLAIN ANALYZE of the poll's count of finished rows
+    touches the 50 finished since its base, with 3,000 rows of history as with 30,000 (the same count from the
+    first id touches every one of them)."""
+    s = make_seeded("processed", "postgres", tmp_path)
+    try:
+        touched = {}
+        for history in (3_000, 30_000):
+            with s.open() as db:
+                table, done, waiting = s.q(s.tables.queue), bit_sql(db, 1), bit_sql(db, 0)
+                db.execute(f"DELETE FROM {table}")
+                db.execute(f'INSERT INTO {table} ("COMMAND", "PROCESSED") SELECT \'c\', {done} '
+                           "FROM generate_series(1, ?)", (history,))
+                db.execute(f'INSERT INTO {table} ("COMMAND", "PROCESSED") SELECT \'c\', {waiting} '
+                           "FROM generate_series(1, 100)")
+                base = lowest_pending_id(s)
+                # 50 finished since the base (the lowest id then pending), the history below it
+                db.execute(f'UPDATE {table} SET "PROCESSED" = {done} WHERE "ID" < ? AND "ID" >= ?', (base + 50, base))
+                db.execute(f"VACUUM ANALYZE {table}")
+                statements = Statements(db.dialect, s.layout)
+                since_base = statements.shape_poll([], None, base, None, None, None, None, (base, base))
+                from_first = statements.shape_poll([], None, base, None, None, None, None, (1, 1))
+                rows = db.fetchall(*since_base)
+                assert [r[4:6] for r in rows if r[0].strip() == "finished"] == [(50, 50)]
+                touched[history] = (rows_touched(db, since_base), rows_touched(db, from_first))
+        assert touched[3_000][1] >= 3_050 and touched[30_000][1] >= 30_050, touched  # the measure sees a full read
+        assert touched[3_000][0] <= 51 and touched[30_000][0] <= 51, touched
     finally:
         with s.open() as db:
             drop_seed(db, s.tables)
+
+
+def test_the_finished_watch_counts_growth_from_one_base_and_rebases():
+    watch = FinishedWatch()
+    counted: list[tuple[str, int]] = []
+
+    def take(*rows: tuple[str, int, int]) -> None:
+        watch.take(rows, 0.0, str, lambda name, _at, jobs, _dead: counted.append((name, jobs)))
+
+    watch.start([("a", 5)], 100, str)
+    assert watch.bounds(120) == (100, 120)
+    take(("a", 12, 3))  # 7 finished since the last poll; 3 of all of them lie at or above the new base
+    assert watch.bounds(130) == (120, 130)
+    take(("a", 2, 0), ("b", 4, 4))  # a's count fell (undone by hand): nothing finished; b is new
+    assert watch.bounds(90) == (130, 90)  # a full count found a live row lower down: the base goes back
+    take(("b", 6, 40))
+    assert counted == [("a", 7), ("b", 4), ("b", 2)]
+    assert (watch.base, watch.seen) == (90, {"b": 40})
 
 
 def test_a_second_split_over_two_tables_is_counted_whole():

@@ -166,6 +166,9 @@ class Layout:
     arrivals: str | None = None  # "identity" (ids above the last seen) | "created" (times past a watermark)
     completions: Completions | None = None
     throughput_from_depth: bool = False  # no times: completions = arrivals − Δdepth between polls
+    # No times, but the rows a claim finished stay, in a state of their own (seeds 002, 003): completions are
+    # those rows counted from a base id that follows the queue's live end (`watermarks.FinishedWatch`).
+    done: State | None = None
     release: Release | None = None
     dead_actions: bool = False  # dead jobs can be retried or deleted
     enqueue_fields: Mapping[str, str] = field(default_factory=dict)  # form field → role it fills
@@ -230,7 +233,7 @@ class Layout:
         if self.native:
             return dict.fromkeys(FIGURES, True) | {"scheduled": False, "lost": False}
         pending = self.states.get("pending")
-        completions = self.completions is not None or self.throughput_from_depth
+        completions = self.completions is not None or self.throughput_from_depth or self.done is not None
         return {
             "depth": pending is not None,
             "oldest_age_s": pending is not None and self.has("created" if pending.table == "queue" else "c_created"),
@@ -352,6 +355,15 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         if release.state not in states or release.action not in ("clear", "requeue"):
             raise UsageError(f"{where}: release needs a defined state and the action clear or requeue")
     claim = _claim(data["claim"], data.get("complete", {}), columns, states, where) if "claim" in data else None
+    done = state(data["done"], "done") if "done" in data else None
+    if done is not None:
+        if completions is not None or data.get("throughput_from_depth"):
+            raise UsageError(f"{where}: done is for a shape without completion times",
+                             "give done, or [completions], or throughput_from_depth: one of them")
+        if data.get("arrivals") != "identity" or any(s.table != "queue" for s in (done, *states.values())):
+            raise UsageError(f"{where}: done needs rows that stay in the queue table and arrivals = \"identity\"",
+                             "without them, leave done out: completions are then the depth's change "
+                             "(throughput_from_depth = true)")
     engine = data.get("engine", "states")
     if engine != "native" and "pending" not in states:
         raise UsageError(f"{where}: no pending state", "say which rows wait, e.g. pending = \"claimed_at is null\"")
@@ -371,6 +383,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         arrivals=data.get("arrivals"),
         completions=completions,
         throughput_from_depth=bool(data.get("throughput_from_depth", False)),
+        done=done,
         release=release,
         dead_actions=bool(data.get("dead_actions", False)) or "dead_retry" in data,
         enqueue_fields={source: role for role, source in data.get("enqueue", {}).items() if isinstance(source, str)},

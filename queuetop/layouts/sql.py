@@ -111,7 +111,7 @@ class Statements:
 
     # -- monitor reads -----------------------------------------------------------------------------------
     def state_counts(self, states: Sequence[str], settings: dict[str, Any] | None = None,
-                     low_id: int | None = None) -> Statement:
+                     low_id: int | None = None, finished: bool = False) -> Statement:
         """One round trip, one pass per table. Columns: (part, job type, oldest pending created, then one count
         per state in the order given). The first row is ('now', NULL, the database's clock, NULLs); then one row
         per table and job type, its counts NULL for the states of the other table. A table is read once for
@@ -120,20 +120,43 @@ class Statements:
 
         On a layout whose rows never leave the queue table (`ranged`), a last column gives the lowest id in any
         state, and `low_id` limits the read to ids from there on: a range of the primary key, so the poll reads
-        the live end of the table, not its finished history."""
+        the live end of the table, not its finished history.
+
+        `finished` (a layout with `done`, no low id) adds, in the same snapshot, ('finished', type, NULL, the rows
+        done from the lowest id in any state on, NULLs): where `FinishedWatch` starts its count."""
         ranged = self.ranged
+        width = len(states) + ranged
 
         def build(binds: list) -> str:
-            nulls = ", ".join([NO_COUNT] * (len(states) + ranged))
+            nulls = ", ".join([NO_COUNT] * width)
             arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_oldest, {nulls}"]
             for table in ("queue", "completed"):
                 mine = [name for name in states if self.layout.states[name].table == table]
                 if mine:
                     arms.append(self._table_arm(table, states, mine, binds, low_id is not None))
+            if finished:
+                live = " OR ".join(f"({self.condition(self.layout.states[name].condition, binds)})" for name in states)
+                lowest = f"(SELECT MIN({self.col('id')}) FROM {self.table('queue')}{self._hint()} WHERE {live})"
+                arms.append(self._finished_arm(binds, "NULL", lowest, width - 1))  # binds in the text's order
             return " UNION ALL ".join(arms)
 
-        sql, params = self._bound(f"state_counts:{','.join(states)}:{low_id is not None}", build, settings)
+        assert not (finished and low_id is not None), "the finished rows are counted from the whole table's low id"
+        sql, params = self._bound(f"state_counts:{','.join(states)}:{low_id is not None}:{finished}", build,
+                                  settings)
         return sql, (*params, *(() if low_id is None else (low_id,)))
+
+    def _finished_arm(self, binds: list, times: str, base: str, pad: int, from_new: str = "") -> str:
+        """The rows in the layout's `done` state with ids from `base` on, per job type: ('finished', type, `times`,
+        the count, `from_new` (a second count, from a later base), `pad` NULL counts). With an index that leads
+        with the done flag (seed 003's (PROCESSED, ID)) a seek of the rows finished since the base."""
+        layout = self.layout
+        assert layout.done is not None
+        job_type = self.col("type") if layout.has("type") else None
+        done = self.condition(layout.done.condition, binds)
+        nulls = "".join(f", {NO_COUNT}" for _ in range(pad))
+        return (f"SELECT 'finished', {job_type or 'NULL'}, {times}, COUNT(*){from_new}{nulls} "
+                f"FROM {self.table('queue')}{self._hint()} WHERE {done} AND {self.col('id')} >= {base}"
+                f"{' GROUP BY ' + job_type if job_type else ''}")
 
     @property
     def ranged(self) -> bool:
@@ -356,7 +379,8 @@ class Statements:
 
     def shape_poll(self, states: Sequence[str], settings: dict[str, Any] | None, low_id: int | None,
                    identity: tuple[int, int] | None, created_since: Any, completed: tuple[Any, int | None] | None,
-                   heads: tuple[Sequence[Any], int] | None = None) -> Statement:  # fmt: skip
+                   heads: tuple[Sequence[Any], int] | None = None,
+                   finished: tuple[int, int] | None = None) -> Statement:  # fmt: skip
         """A shape's poll but the latency sample, in one round trip: `state_counts` (with its 'now' row), the
         arrivals (`identity`: (after id, settle id) of `arrival_counts`; or `created_since` for
         `arrival_counts_since`), `completed`: (since, low id) of `completion_counts`, and `heads`: (job types, cap)
@@ -364,13 +388,14 @@ class Statements:
         time, latest, then counts): 'now' (the clock as time); the tables' state rows as in `state_counts` (time
         = oldest pending, latest NULL, one count per state, the lowest id where ranged); 'arrived' and 'done'
         (time = the second, latest = the latest created / completed, then rows, rows above settle / dead, highest
-        id; NULL where the read has none); 'heads' as `shape_heads` gives them; padded with NULL counts to the
-        widest."""
+        id; NULL where the read has none); 'heads' as `shape_heads` gives them; 'finished' (a layout with `done`):
+        `finished` = (old base, new base), the rows done from each base on (`FinishedWatch`); padded with NULL
+        counts to the widest."""
         layout = self.layout
         width = max(len(states) + self.ranged, 3)
         no_time = self._no_time()
         values = {**(settings or {}), "__low": low_id, "__identity": identity, "__since": created_since,
-                  "__completed": completed, "__heads": heads}  # fmt: skip
+                  "__completed": completed, "__heads": heads, "__finished": finished}  # fmt: skip
 
         def build(binds: list) -> str:
             nulls = ", ".join([NO_COUNT] * width)
@@ -401,11 +426,17 @@ class Statements:
                                                         "".join([f", {NO_COUNT}"] * (width - 2)), True))
                 if completed[1] is not None:
                     binds.append(lambda v: v["__completed"][1])
+            if finished is not None:
+                id_param = self.dialect.param(layout.type_of("id"))
+                binds.append(lambda v: v["__finished"][1])
+                from_new = f", SUM(CASE WHEN {self.col('id')} >= {id_param} THEN 1 ELSE 0 END)"
+                arms.append(self._finished_arm(binds, f"{no_time}, {no_time}", id_param, width - 2, from_new))
+                binds.append(lambda v: v["__finished"][0])
             return " UNION ALL ".join(arms)
 
         key = (f"shape_poll:{','.join(states)}:{low_id is not None}:{identity is not None}:"
                f"{created_since is not None}:{completed is not None and completed[1] is not None}:{completed is None}:"
-               f"{len(heads[0]) if heads is not None else None}")
+               f"{len(heads[0]) if heads is not None else None}:{finished is not None}")
         return self._bound(key, build, values)
 
     def _no_time(self) -> str:
@@ -460,15 +491,18 @@ class Statements:
                 f"FROM ({inner}) AS qt_capped")
 
     def shape_recount(self, states: Sequence[str], settings: dict[str, Any] | None, after_id: int | None,
-                      created_after: Any, completed_after: Any) -> Statement:  # fmt: skip
+                      created_after: Any, completed_after: Any,
+                      finished_from: int | None = None) -> Statement:  # fmt: skip
         """A shape's full count, off the poll (`recount.py`): every state of every row, as `state_counts` with no
         low id, and, in the same snapshot, what had already moved past the collector's marks when it was taken:
         'arrived' rows (ids above `after_id`, or created after `created_after`) and 'done' rows (completed after
-        `completed_after`), per job type: (part, type, NULL, then the count)."""
+        `completed_after`; a layout with `done`: 'finished', the rows done with ids from `finished_from` on), per job
+        type: (part, type, NULL, then the count)."""
         layout = self.layout
         width = len(states) + self.ranged
         pad = "".join(f", {NO_COUNT}" for _ in range(width - 1))
-        values = {**(settings or {}), "__after_id": after_id, "__created": created_after, "__done": completed_after}
+        values = {**(settings or {}), "__after_id": after_id, "__created": created_after, "__done": completed_after,
+                  "__finished": finished_from}  # fmt: skip
 
         def moved(part: str, table: str, prefix: str, where: str) -> str:
             job_type = self.col(prefix + "type") if layout.has(prefix + "type") else None
@@ -499,10 +533,13 @@ class Statements:
                 if where_node is not None:
                     condition += " AND " + self.condition(where_node, binds)
                 arms.append(moved("done", table, prefix, condition))
+            if finished_from is not None:
+                arms.append(self._finished_arm(binds, "NULL", self.dialect.param(layout.type_of("id")), width - 1))
+                binds.append(lambda v: v["__finished"])
             return " UNION ALL ".join(arms)
 
         key = f"shape_recount:{','.join(states)}:{after_id is not None}:{created_after is not None}:" \
-              f"{completed_after is not None}"
+              f"{completed_after is not None}:{finished_from is not None}"
         return self._bound(key, build, values)
 
     def native_poll(self, after_id: int, settle_id: int, since: Any, now: Any,

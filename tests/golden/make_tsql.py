@@ -130,6 +130,9 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
     }
     if s.ranged:
         out["state_counts"].append(("from the live end", lambda: s.state_counts(states, low_id=5)))
+    if layout.done is not None:
+        out["state_counts"].append(("first poll: finished rows from the lowest live id",
+                                    lambda: s.state_counts(states, finished=True)))
     if layout.arrivals == "identity":
         out["max_id"] = [("", s.max_id)]
         out["arrivals_by_id"] = [("", lambda: s.arrivals_by_id(10, 1000))]
@@ -160,11 +163,13 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
             kinds = ["A6A3C1E0-0000-4000-8000-000000000001", "A6A3C1E0-0000-4000-8000-000000000002"]
             types = kinds if layout.has_job_type else [None]
             low = 5 if s.ranged else None
+            finished = (3, 5) if layout.done is not None else None  # no times: finished rows from two bases
             out["shape_poll"].append(("tracked depth: pending heads capped", lambda: s.shape_poll(
-                others, None, low, identity, created, completed, (types, 201))))
+                others, None, low, identity, created, completed, (types, 201), finished)))
             out["shape_heads"] = [("a new type", lambda: s.shape_heads(types[:1], 201, low))]
             out["shape_recount"] = [("off the poll", lambda: s.shape_recount(
-                states, None, 10 if identity else None, created, NOW))]
+                states, None, 10 if identity else None, created, NOW if layout.completions else None,
+                3 if layout.done is not None else None))]
     if layout.native:
         out["native_poll"] = [
             ("heads of two types", lambda: s.native_poll(10, 5, NOW, NOW, [("email", True), ("report", False)], 201)),

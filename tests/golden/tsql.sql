@@ -521,17 +521,29 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- work_queue: rows_in_states pending rows
 /* queuetop */ SELECT TOP (?) [work_queue_id], NULL, [name] FROM [dbo].[work_queue] WITH (READPAST) WHERE (([processed_flag] = 0)) ORDER BY [work_queue_id];
 
+-- work_queue: shape_heads a new type
+/* queuetop */ SELECT 'heads', NULL, MIN(qt_at), CAST(NULL AS datetime2(3)), COUNT(*), MIN(qt_id), CAST(NULL AS bigint) FROM (SELECT TOP (?) CAST(NULL AS datetime2(3)) AS qt_at, [work_queue_id] AS qt_id FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [processed_flag] = 0 AND [work_queue_id] >= CAST(? AS int) ORDER BY [work_queue_id]) AS qt_capped;
+
 -- work_queue: shape_poll
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_time, CAST(NULL AS datetime2(3)) AS qt_latest, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, CAST(NULL AS datetime2(3)), SUM(CASE WHEN [processed_flag] = 0 THEN 1 ELSE 0 END), MIN([work_queue_id]), CAST(NULL AS bigint) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE ([processed_flag] = 0) UNION ALL SELECT 'arrived', NULL, NULL, CAST(NULL AS datetime2(3)), COUNT(*), SUM(CASE WHEN [work_queue_id] > CAST(? AS int) THEN 1 ELSE 0 END), MAX([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [work_queue_id] > CAST(? AS int);
 
 -- work_queue: shape_poll from the live end
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_time, CAST(NULL AS datetime2(3)) AS qt_latest, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, CAST(NULL AS datetime2(3)), SUM(CASE WHEN [processed_flag] = 0 THEN 1 ELSE 0 END), MIN([work_queue_id]), CAST(NULL AS bigint) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE ([processed_flag] = 0) AND [work_queue_id] >= CAST(? AS int) UNION ALL SELECT 'arrived', NULL, NULL, CAST(NULL AS datetime2(3)), COUNT(*), SUM(CASE WHEN [work_queue_id] > CAST(? AS int) THEN 1 ELSE 0 END), MAX([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [work_queue_id] > CAST(? AS int);
 
+-- work_queue: shape_poll tracked depth: pending heads capped
+/* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_time, CAST(NULL AS datetime2(3)) AS qt_latest, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'heads', NULL, MIN(qt_at), CAST(NULL AS datetime2(3)), COUNT(*), MIN(qt_id), CAST(NULL AS bigint) FROM (SELECT TOP (?) CAST(NULL AS datetime2(3)) AS qt_at, [work_queue_id] AS qt_id FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [processed_flag] = 0 AND [work_queue_id] >= CAST(? AS int) ORDER BY [work_queue_id]) AS qt_capped UNION ALL SELECT 'arrived', NULL, NULL, CAST(NULL AS datetime2(3)), COUNT(*), SUM(CASE WHEN [work_queue_id] > CAST(? AS int) THEN 1 ELSE 0 END), MAX([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [work_queue_id] > CAST(? AS int) UNION ALL SELECT 'finished', NULL, CAST(NULL AS datetime2(3)), CAST(NULL AS datetime2(3)), COUNT(*), SUM(CASE WHEN [work_queue_id] >= CAST(? AS int) THEN 1 ELSE 0 END), CAST(NULL AS bigint) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [processed_flag] = 1 AND [work_queue_id] >= CAST(? AS int);
+
+-- work_queue: shape_recount off the poll
+/* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [processed_flag] = 0 THEN 1 ELSE 0 END), MIN([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE ([processed_flag] = 0) UNION ALL SELECT 'arrived', NULL, NULL, COUNT(*), CAST(NULL AS bigint) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [work_queue_id] > CAST(? AS int) UNION ALL SELECT 'finished', NULL, NULL, COUNT(*), CAST(NULL AS bigint) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [processed_flag] = 1 AND [work_queue_id] >= CAST(? AS int);
+
 -- work_queue: state_counts
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [processed_flag] = 0 THEN 1 ELSE 0 END), MIN([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE ([processed_flag] = 0);
 
 -- work_queue: state_counts from the live end
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [processed_flag] = 0 THEN 1 ELSE 0 END), MIN([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE ([processed_flag] = 0) AND [work_queue_id] >= CAST(? AS int);
+
+-- work_queue: state_counts first poll: finished rows from the lowest live id
+/* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [processed_flag] = 0 THEN 1 ELSE 0 END), MIN([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE ([processed_flag] = 0) UNION ALL SELECT 'finished', NULL, NULL, COUNT(*), CAST(NULL AS bigint) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [processed_flag] = 1 AND [work_queue_id] >= (SELECT MIN([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE ([processed_flag] = 0));
 
 -- processed: arrival_counts
 /* queuetop */ SELECT NULL, NULL, COUNT(*), SUM(CASE WHEN [ID] > CAST(? AS bigint) THEN 1 ELSE 0 END), MAX([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE [ID] > CAST(? AS bigint);
@@ -563,17 +575,29 @@ SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_I
 -- processed: rows_in_states pending rows
 /* queuetop */ SELECT TOP (?) [ID], NULL, [COMMAND] FROM [dbo].[work_items] WITH (READPAST) WHERE (([PROCESSED] = 0)) ORDER BY [ID];
 
+-- processed: shape_heads a new type
+/* queuetop */ SELECT 'heads', NULL, MIN(qt_at), CAST(NULL AS datetime2(3)), COUNT(*), MIN(qt_id), CAST(NULL AS bigint) FROM (SELECT TOP (?) CAST(NULL AS datetime2(3)) AS qt_at, [ID] AS qt_id FROM [dbo].[work_items] WITH (NOLOCK) WHERE [PROCESSED] = 0 AND [ID] >= CAST(? AS bigint) ORDER BY [ID]) AS qt_capped;
+
 -- processed: shape_poll
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_time, CAST(NULL AS datetime2(3)) AS qt_latest, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, CAST(NULL AS datetime2(3)), SUM(CASE WHEN [PROCESSED] = 0 THEN 1 ELSE 0 END), MIN([ID]), CAST(NULL AS bigint) FROM [dbo].[work_items] WITH (NOLOCK) WHERE ([PROCESSED] = 0) UNION ALL SELECT 'arrived', NULL, NULL, CAST(NULL AS datetime2(3)), COUNT(*), SUM(CASE WHEN [ID] > CAST(? AS bigint) THEN 1 ELSE 0 END), MAX([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE [ID] > CAST(? AS bigint);
 
 -- processed: shape_poll from the live end
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_time, CAST(NULL AS datetime2(3)) AS qt_latest, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, CAST(NULL AS datetime2(3)), SUM(CASE WHEN [PROCESSED] = 0 THEN 1 ELSE 0 END), MIN([ID]), CAST(NULL AS bigint) FROM [dbo].[work_items] WITH (NOLOCK) WHERE ([PROCESSED] = 0) AND [ID] >= CAST(? AS bigint) UNION ALL SELECT 'arrived', NULL, NULL, CAST(NULL AS datetime2(3)), COUNT(*), SUM(CASE WHEN [ID] > CAST(? AS bigint) THEN 1 ELSE 0 END), MAX([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE [ID] > CAST(? AS bigint);
 
+-- processed: shape_poll tracked depth: pending heads capped
+/* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_time, CAST(NULL AS datetime2(3)) AS qt_latest, CAST(NULL AS bigint), CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'heads', NULL, MIN(qt_at), CAST(NULL AS datetime2(3)), COUNT(*), MIN(qt_id), CAST(NULL AS bigint) FROM (SELECT TOP (?) CAST(NULL AS datetime2(3)) AS qt_at, [ID] AS qt_id FROM [dbo].[work_items] WITH (NOLOCK) WHERE [PROCESSED] = 0 AND [ID] >= CAST(? AS bigint) ORDER BY [ID]) AS qt_capped UNION ALL SELECT 'arrived', NULL, NULL, CAST(NULL AS datetime2(3)), COUNT(*), SUM(CASE WHEN [ID] > CAST(? AS bigint) THEN 1 ELSE 0 END), MAX([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE [ID] > CAST(? AS bigint) UNION ALL SELECT 'finished', NULL, CAST(NULL AS datetime2(3)), CAST(NULL AS datetime2(3)), COUNT(*), SUM(CASE WHEN [ID] >= CAST(? AS bigint) THEN 1 ELSE 0 END), CAST(NULL AS bigint) FROM [dbo].[work_items] WITH (NOLOCK) WHERE [PROCESSED] = 1 AND [ID] >= CAST(? AS bigint);
+
+-- processed: shape_recount off the poll
+/* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [PROCESSED] = 0 THEN 1 ELSE 0 END), MIN([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE ([PROCESSED] = 0) UNION ALL SELECT 'arrived', NULL, NULL, COUNT(*), CAST(NULL AS bigint) FROM [dbo].[work_items] WITH (NOLOCK) WHERE [ID] > CAST(? AS bigint) UNION ALL SELECT 'finished', NULL, NULL, COUNT(*), CAST(NULL AS bigint) FROM [dbo].[work_items] WITH (NOLOCK) WHERE [PROCESSED] = 1 AND [ID] >= CAST(? AS bigint);
+
 -- processed: state_counts
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [PROCESSED] = 0 THEN 1 ELSE 0 END), MIN([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE ([PROCESSED] = 0);
 
 -- processed: state_counts from the live end
 /* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [PROCESSED] = 0 THEN 1 ELSE 0 END), MIN([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE ([PROCESSED] = 0) AND [ID] >= CAST(? AS bigint);
+
+-- processed: state_counts first poll: finished rows from the lowest live id
+/* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [PROCESSED] = 0 THEN 1 ELSE 0 END), MIN([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE ([PROCESSED] = 0) UNION ALL SELECT 'finished', NULL, NULL, COUNT(*), CAST(NULL AS bigint) FROM [dbo].[work_items] WITH (NOLOCK) WHERE [PROCESSED] = 1 AND [ID] >= (SELECT MIN([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE ([PROCESSED] = 0));
 
 -- job_queue: arrival_counts
 /* queuetop */ SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Available_Date]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), SUM(CASE WHEN [ID] > CAST(? AS bigint) THEN 1 ELSE 0 END), MAX([ID]) FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [ID] > CAST(? AS bigint) GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Available_Date]), CAST('2000-01-01' AS datetime2(0)));
