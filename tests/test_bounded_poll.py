@@ -250,11 +250,15 @@ def bounded_statements():
             if depth_tracked(layout):
                 others = [state for state in states if state != "pending"]
                 types = ["A6A3C1E0-0000-4000-8000-000000000001", "B"] if layout.has_job_type else [None]
+                finished = (3, 5) if layout.done is not None else None
                 out.append((name, "shape_poll tracked", s.shape_poll(others, None, low, identity, created, completed,
-                                                                     (types, 201))))  # fmt: skip
+                                                                     (types, 201), finished)))  # fmt: skip
                 out.append((name, "shape_heads", s.shape_heads(types, 201, low)))
-                out.append((name, "shape_recount", s.shape_recount(states, None, 10 if identity else None, created,
-                                                                   BASE)))  # fmt: skip
+                out.append((name, "shape_recount", s.shape_recount(
+                    states, None, 10 if identity else None, created, BASE if layout.completions else None,
+                    3 if finished else None)))
+            if layout.done is not None:
+                out.append((name, "state_counts finished", s.state_counts(states, finished=True)))
     return out
 
 

@@ -67,6 +67,16 @@ def test_a_state_must_use_known_roles_known_settings_and_one_table():
         layout_from_toml("x", head.replace("done bit", "done money") + '[states]\npending = "finished = 0"\n')
 
 
+def test_done_is_for_rows_that_stay_with_an_identity_and_no_completion_times():
+    assert layout_from_toml("mine", 'preset = "processed"\n[tables]\nqueue = "jobs"\n').done is not None
+    with pytest.raises(UsageError, match="done needs rows that stay in the queue table"):
+        layout_from_toml("mine", 'preset = "processed"\narrivals = "created"\n[tables]\nqueue = "jobs"\n')
+    with pytest.raises(UsageError, match="done is for a shape without completion times"):
+        layout_from_toml("mine", 'preset = "job_queue"\ndone = "finished is not null"\n')
+    with pytest.raises(UsageError, match="mentions colour"):
+        layout_from_toml("mine", 'preset = "processed"\ndone = "colour = 1"\n[tables]\nqueue = "jobs"\n')
+
+
 def test_a_file_may_start_from_a_preset_and_override_tables_and_columns():
     layout = layout_from_toml("mine", 'preset = "job_queue"\n[tables]\nschema = "ops"\nqueue = "jobs"\n'
                                       '[queue_columns]\ninfo = "Body nvarchar(400)"\n')  # fmt: skip

@@ -46,5 +46,5 @@ def test_identifiers_are_bracketed_and_no_value_is_pasted():
         for literal in re.findall(r"'([^']*)'", body):
             # the poll's arm names, the state names the load report's CASE answers with, and the epoch that
             # truncates a time to its second (mssql.second_sql): constants of the code, not values
-            assert literal in {"now", "queue", "completed", "done", "past", "overlap", "arrived", "heads", "2000-01-01",
-                               *STATES}, literal
+            assert literal in {"now", "queue", "completed", "done", "past", "overlap", "arrived", "heads", "finished",
+                               "2000-01-01", *STATES}, literal
