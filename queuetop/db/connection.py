@@ -13,11 +13,12 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from queuetop.db import sqlite_writers
 from queuetop.db.dialects import Dialect, SQLiteDialect, dialect_for_dbms
 from queuetop.db.target import Target
 from queuetop.errors import (
@@ -65,6 +66,9 @@ class Database:
         self._in_transaction = False
         self._deadline = float("inf")
         self._statement_timeout_s: float | None = None
+        # SQLite: this process's writers to the file take turns (sqlite_writers), so none starves in the busy handler
+        self._writers = sqlite_writers.lock_for(str(Path(target.value).expanduser().resolve())) \
+            if target.kind == "sqlite" else None
 
     # -- opening -----------------------------------------------------------------------------------------
     @classmethod
@@ -123,7 +127,7 @@ class Database:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run a statement; the number of rows it changed."""
         self._arm()
-        with self._translate():
+        with self._translate(), self._turn(sql):
             cursor = self._connection.cursor()
             try:
                 cursor.execute(sql, tuple(params))
@@ -133,7 +137,7 @@ class Database:
 
     def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         self._arm()
-        with self._translate():
+        with self._translate(), self._turn(sql):
             cursor = self._connection.cursor()
             try:
                 cursor.execute(sql, tuple(params))
@@ -147,26 +151,35 @@ class Database:
         rows = self.fetchall(sql, params)
         return rows[0] if rows else ()
 
+    def _turn(self, sql: str) -> AbstractContextManager[None]:
+        """A SQLite write outside a transaction waits for its turn among this process's writers."""
+        if self._writers is None or self._in_transaction or not sqlite_writers.writes(sql):
+            return nullcontext()
+        return sqlite_writers.turn(self._writers, SQLITE_BUSY_TIMEOUT_MS / 1000)
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Several statements as one. SQLite takes the write lock at once (BEGIN IMMEDIATE)."""
+        """Several statements as one. SQLite takes the write lock at once (BEGIN IMMEDIATE), in its turn."""
         if self._in_transaction:
             yield
             return
-        begin = "BEGIN IMMEDIATE" if self.target.kind == "sqlite" else None
-        self._in_transaction = True
-        try:
-            if begin:
-                self.execute(begin)
-            else:
-                self._connection.autocommit = False
-            yield
-            self._finish("COMMIT")
-        except BaseException:
-            self._finish("ROLLBACK")
-            raise
-        finally:
-            self._in_transaction = False
+        with ExitStack() as turn:
+            if self._writers is not None:
+                with self._translate():
+                    turn.enter_context(sqlite_writers.turn(self._writers, SQLITE_BUSY_TIMEOUT_MS / 1000))
+            self._in_transaction = True
+            try:
+                if self._writers is not None:
+                    self.execute("BEGIN IMMEDIATE")
+                else:
+                    self._connection.autocommit = False
+                yield
+                self._finish("COMMIT")
+            except BaseException:
+                self._finish("ROLLBACK")
+                raise
+            finally:
+                self._in_transaction = False
 
     def _finish(self, verb: str) -> None:
         with self._translate():
