@@ -8,22 +8,23 @@ users' own layouts — is read here, from its layout alone:
   kind, so every age is the server's time minus the server's time. What they cost depends on the shape's
   indexes (seed 003's (PROCESSED, ID) makes depth a seek; seed 002 has none, so it scans — README and bench/
   say which index fixes each);
-- the depth, where both arrivals and completions are read (seeds 000, 001, 004: `depth_tracked`), is not
+- the depth, where both arrivals and completions are read (every seed: `depth_tracked`), is not
   counted on every poll: the jobs of a type in any state change only by arrivals and completions, so the
   pending ones are those tracked jobs less the other states (few, and counted). The poll reads the pending rows
   of each type only up to DEPTH_EXACT_UP_TO + 1, in the queue's own order (so the oldest is among them): a
   shallow type is exact on every poll, a deep one is tracked and marked as an estimate (≈). A full count on a
   connection and a thread of its own (`recount.py`) corrects the tracked figures: every minute (at most 1 % of
   the time), at once when a capped count finds more than a tracked figure said, and when the queue comes to rest,
-  so the depth is exact again a poll or two after a load test stops. Seeds 002 and 003 have no times: their
-  throughput is the change in depth, so their depth is counted;
+  so the depth is exact again a poll or two after a load test stops;
 - arrivals: ids above the highest seen (identity shapes; ids of the last few seconds are counted again, since
   they commit out of order), or rows created past a time watermark (seed 001, whose ids are GUIDs) — counted
   per job type and second in the database, never fetched one by one (`watermarks.py`);
 - completions: counted the same way past a watermark on their completion time, with an overlap for late
   commits; wait and processing percentiles from a bounded, weighted sample of the new completions;
-- shapes with no times at all (seeds 002, 003): completions between two polls are the arrivals minus the change
-  in depth, over the time that really elapsed; the first poll has no rate (null, never 0).
+- shapes with no times at all whose finished rows stay flagged (a layout's `done`: seeds 002, 003): completions
+  are the growth of the count of those rows from a base id that follows the live end of the table
+  (`FinishedWatch`), at the poll's moment; a layout with neither times nor `done` takes them as the arrivals minus
+  the change in depth (its depth counted). The first poll has no rate (null, never 0).
 
 After the first poll, states, arrivals and completion counts are one round trip (`Statements.shape_poll`), the
 latency sample a second: under a load each statement waits for a slice of a busy server, whatever it reads.
