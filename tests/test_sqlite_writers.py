@@ -10,7 +10,7 @@ import time
 import pytest
 
 from queuetop.db import Database, connection, parse_target, sqlite_writers
-from queuetop.db.sqlite_writers import FairLock, writes
+from queuetop.db.sqlite_writers import TurnLock, writes
 
 
 def test_writes_are_told_from_reads_by_their_first_word_and_a_with_by_its_body():
@@ -21,8 +21,8 @@ def test_writes_are_told_from_reads_by_their_first_word_and_a_with_by_its_body()
     assert not writes("BEGIN IMMEDIATE") and not writes("PRAGMA wal_checkpoint(PASSIVE)")
 
 
-def test_the_turn_goes_to_the_writers_in_the_order_they_came():
-    lock, order, threads = FairLock(), [], []
+def test_writers_out_of_patience_are_served_in_the_order_they_came():
+    lock, order, threads = TurnLock(), [], []
     assert lock.acquire(1.0)
     for n in range(5):
         def wait_turn(n: int = n) -> None:
@@ -32,7 +32,7 @@ def test_the_turn_goes_to_the_writers_in_the_order_they_came():
 
         threads.append(threading.Thread(target=wait_turn))
         threads[-1].start()
-        while len(lock._waiters) < n + 1:  # this one is in line before the next one comes
+        while len(lock._line) < n + 1:  # this one is in line before the next one comes
             time.sleep(0.001)
     lock.release()
     for thread in threads:
@@ -42,11 +42,11 @@ def test_the_turn_goes_to_the_writers_in_the_order_they_came():
 
 
 def test_a_wait_past_the_timeout_leaves_the_line_and_the_lock_to_the_others():
-    lock = FairLock()
+    lock = TurnLock()
     assert lock.acquire(1.0)
     assert not lock.acquire(0.05)
     lock.release()
-    assert lock.acquire(0.0) and not lock._waiters
+    assert lock.acquire(0.0) and not lock._line
 
 
 def test_no_writer_starves_while_the_others_keep_the_file_busy(tmp_path, monkeypatch):
