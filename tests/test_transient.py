@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from queuetop.db import Conflict, LeaseLost, Timeout, TransientError, UsageError, retry_transient
+from queuetop.db import Conflict, Database, LeaseLost, Timeout, TransientError, UsageError, connection, retry_transient
 from queuetop.db.retry import ATTEMPTS, MAX_DELAY_S, backoff_s
 from queuetop.monitor import CONNECTED, TIMED_OUT, Monitor
 from queuetop.queue import Queue
@@ -89,6 +89,27 @@ def test_a_real_postgres_deadlock_is_a_conflict_not_a_lost_connection(pg_backend
         assert db.fetchone("SELECT 1") == (1,)
     for db in (a, b, q.db):
         db.close()
+
+
+def test_a_sqlite_worker_waits_out_a_writer_the_monitor_gives_up_on(sqlite_backend, monkeypatch) -> None:
+    """A worker waits longer for the write lock than the monitor: SQLite's busy handler is not fair, and under a
+    saturated load a consumer that missed the lock for 5 s six times over stopped the whole load run (the
+    defaults are 60 s and 5 s; shortened here)."""
+    monkeypatch.setitem(connection.SQLITE_BUSY_TIMEOUT_MS, "monitor", 100)
+    monkeypatch.setitem(connection.SQLITE_BUSY_TIMEOUT_MS, "worker", 5_000)
+    holder = sqlite3.connect(sqlite_backend.target.value, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # another connection's writer holds the lock for 0.6 s
+    let_go = threading.Timer(0.6, lambda: holder.execute("ROLLBACK"))
+    try:
+        with Database.open(sqlite_backend.target, purpose="monitor") as monitor, \
+                Database.open(sqlite_backend.target, purpose="worker") as worker:
+            with pytest.raises(Timeout):
+                Queue(monitor, sqlite_backend.layout).enqueue("email")
+            let_go.start()
+            assert Queue(worker, sqlite_backend.layout).enqueue("email") >= 1  # once the writer is done
+    finally:
+        let_go.join()
+        holder.close()
 
 
 def test_sqlite_busy_past_its_timeout_is_transient(sqlite_backend) -> None:

@@ -13,12 +13,11 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from queuetop.db import sqlite_writers
 from queuetop.db.dialects import Dialect, SQLiteDialect, dialect_for_dbms
 from queuetop.db.target import Target
 from queuetop.errors import (
@@ -35,7 +34,11 @@ from queuetop.errors import (
 
 Clock = Callable[[], datetime]
 LOGIN_TIMEOUT_S = 5
-SQLITE_BUSY_TIMEOUT_MS = 5000
+# SQLite: how long a statement waits for another connection's write lock (its busy timeout). A worker waits as
+# long as a PostgreSQL worker's statement may run. SQLite's busy handler is not fair: one that has waited long
+# tries every 100 ms, a newcomer after 1, 2, 5 ms, so under a saturated load a consumer could miss the lock for 5 s,
+# six times over with the retries, and stop the whole load run with "database is locked".
+SQLITE_BUSY_TIMEOUT_MS = {"monitor": 5_000, "worker": 60_000, "bulk": 60_000}
 # As PostgreSQL's statement_timeout in its session setup; "bulk" (benchmarks' and tests' builds): none.
 STATEMENT_TIMEOUT_S: dict[str, float | None] = {"monitor": 5, "worker": 60, "bulk": None}
 
@@ -66,9 +69,7 @@ class Database:
         self._in_transaction = False
         self._deadline = float("inf")
         self._statement_timeout_s: float | None = None
-        # SQLite: this process's writers to the file take turns (sqlite_writers), so none starves in the busy handler
-        self._writers = sqlite_writers.lock_for(str(Path(target.value).expanduser().resolve())) \
-            if target.kind == "sqlite" else None
+        self.busy_timeout_ms = 0  # SQLite: how long a statement waits for another connection's write lock
 
     # -- opening -----------------------------------------------------------------------------------------
     @classmethod
@@ -78,7 +79,9 @@ class Database:
         timeout: the builds of benchmarks)."""
         timeout_s = STATEMENT_TIMEOUT_S.get(purpose, STATEMENT_TIMEOUT_S["worker"])
         if target.kind == "sqlite":
-            db = cls(target, _open_sqlite(target, create), SQLiteDialect(), clock)
+            busy_ms = SQLITE_BUSY_TIMEOUT_MS.get(purpose, SQLITE_BUSY_TIMEOUT_MS["worker"])
+            db = cls(target, _open_sqlite(target, create, busy_ms), SQLiteDialect(), clock)
+            db.busy_timeout_ms = busy_ms
             if timeout_s is not None:
                 db._limit_sqlite_statements(timeout_s)
         else:
@@ -127,7 +130,7 @@ class Database:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run a statement; the number of rows it changed."""
         self._arm()
-        with self._translate(), self._turn(sql):
+        with self._translate():
             cursor = self._connection.cursor()
             try:
                 cursor.execute(sql, tuple(params))
@@ -137,7 +140,7 @@ class Database:
 
     def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         self._arm()
-        with self._translate(), self._turn(sql):
+        with self._translate():
             cursor = self._connection.cursor()
             try:
                 cursor.execute(sql, tuple(params))
@@ -151,35 +154,26 @@ class Database:
         rows = self.fetchall(sql, params)
         return rows[0] if rows else ()
 
-    def _turn(self, sql: str) -> AbstractContextManager[None]:
-        """A SQLite write outside a transaction waits for its turn among this process's writers."""
-        if self._writers is None or self._in_transaction or not sqlite_writers.writes(sql):
-            return nullcontext()
-        return sqlite_writers.turn(self._writers, SQLITE_BUSY_TIMEOUT_MS / 1000)
-
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Several statements as one. SQLite takes the write lock at once (BEGIN IMMEDIATE), in its turn."""
+        """Several statements as one. SQLite takes the write lock at once (BEGIN IMMEDIATE)."""
         if self._in_transaction:
             yield
             return
-        with ExitStack() as turn:
-            if self._writers is not None:
-                with self._translate():
-                    turn.enter_context(sqlite_writers.turn(self._writers, SQLITE_BUSY_TIMEOUT_MS / 1000))
-            self._in_transaction = True
-            try:
-                if self._writers is not None:
-                    self.execute("BEGIN IMMEDIATE")
-                else:
-                    self._connection.autocommit = False
-                yield
-                self._finish("COMMIT")
-            except BaseException:
-                self._finish("ROLLBACK")
-                raise
-            finally:
-                self._in_transaction = False
+        begin = "BEGIN IMMEDIATE" if self.target.kind == "sqlite" else None
+        self._in_transaction = True
+        try:
+            if begin:
+                self.execute(begin)
+            else:
+                self._connection.autocommit = False
+            yield
+            self._finish("COMMIT")
+        except BaseException:
+            self._finish("ROLLBACK")
+            raise
+        finally:
+            self._in_transaction = False
 
     def _finish(self, verb: str) -> None:
         with self._translate():
@@ -220,7 +214,7 @@ class Database:
         return DatabaseError(f"the database refused the statement: {text}")
 
 
-def _open_sqlite(target: Target, create: bool) -> sqlite3.Connection:
+def _open_sqlite(target: Target, create: bool, busy_ms: int) -> sqlite3.Connection:
     path = Path(target.value).expanduser()
     if not path.exists():
         if not create:
@@ -232,9 +226,9 @@ def _open_sqlite(target: Target, create: bool) -> sqlite3.Connection:
     elif path.is_dir():
         raise TargetError(f"{path} is a directory, not a SQLite file", "give the path of a .db file")
     try:
-        connection = sqlite3.connect(str(path), timeout=SQLITE_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+        connection = sqlite3.connect(str(path), timeout=busy_ms / 1000, isolation_level=None,
                                      check_same_thread=False)
-        connection.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        connection.execute(f"PRAGMA busy_timeout = {busy_ms}")
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
     except sqlite3.DatabaseError as exc:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from queuetop.db.connection import SQLITE_BUSY_TIMEOUT_MS
 from queuetop.db.diagnostics import TAG, Access, AccessKind, Diagnostics, Plan, SessionRow, TableSize
 from queuetop.errors import QueuetopError, Timeout
 
@@ -81,7 +80,7 @@ class SQLiteDiagnostics(Diagnostics):
         else:
             db.execute("ROLLBACK")
         finally:
-            db.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+            db.execute(f"PRAGMA busy_timeout = {int(db.busy_timeout_ms)}")
         return []
 
     def retention_sql(self, schema: str | None, table: str, column: str, clock: str, days: int,
