@@ -98,8 +98,8 @@ def test_a_sqlite_worker_waits_out_a_writer_the_monitor_gives_up_on(sqlite_backe
     monkeypatch.setitem(connection.SQLITE_BUSY_TIMEOUT_MS, "monitor", 100)
     monkeypatch.setitem(connection.SQLITE_BUSY_TIMEOUT_MS, "worker", 5_000)
     holder = sqlite3.connect(sqlite_backend.target.value, isolation_level=None, check_same_thread=False)
-    holder.execute("BEGIN IMMEDIATE")  # another connection's writer holds the lock for 0.6 s
-    let_go = threading.Timer(0.6, lambda: holder.execute("ROLLBACK"))
+    holder.execute("BEGIN IMMEDIATE")  # another connection's writer holds the lock, then 2 s more (past the retries)
+    let_go = threading.Timer(2.0, lambda: holder.execute("ROLLBACK"))
     try:
         with Database.open(sqlite_backend.target, purpose="monitor") as monitor, \
                 Database.open(sqlite_backend.target, purpose="worker") as worker:
