@@ -128,16 +128,12 @@ class Statements:
         width = len(states) + ranged
 
         def build(binds: list) -> str:
-            nulls = ", ".join([NO_COUNT] * width)
-            arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_oldest, {nulls}"]
-            for table in ("queue", "completed"):
-                mine = [name for name in states if self.layout.states[name].table == table]
-                if mine:
-                    arms.append(self._table_arm(table, states, mine, binds, low_id is not None))
+            arms = self._state_arms(states, binds, low_id is not None)
             if finished:
                 live = " OR ".join(f"({self.condition(self.layout.states[name].condition, binds)})" for name in states)
                 lowest = f"(SELECT MIN({self.col('id')}) FROM {self.table('queue')}{self._hint()} WHERE {live})"
-                arms.append(self._finished_arm(binds, "NULL", lowest, width - 1))  # binds in the text's order
+                arms.append(self._count_arm("finished", "queue", self._done_from(binds, lowest),
+                                            pad=width - 1))  # its binds follow the states': the text's order
             return " UNION ALL ".join(arms)
 
         assert not (finished and low_id is not None), "the finished rows are counted from the whole table's low id"
@@ -145,18 +141,30 @@ class Statements:
                                   settings)
         return sql, (*params, *(() if low_id is None else (low_id,)))
 
-    def _finished_arm(self, binds: list, times: str, base: str, pad: int, from_new: str = "") -> str:
-        """The rows in the layout's `done` state with ids from `base` on, per job type: ('finished', type, `times`,
-        the count, `from_new` (a second count, from a later base), `pad` NULL counts). With an index that leads
-        with the done flag (seed 003's (PROCESSED, ID)) a seek of the rows finished since the base."""
-        layout = self.layout
-        assert layout.done is not None
-        job_type = self.col("type") if layout.has("type") else None
-        done = self.condition(layout.done.condition, binds)
+    def _state_arms(self, states: Sequence[str], binds: list, from_low: bool) -> list[str]:
+        """`state_counts`' arms: the 'now' row, then one per table with states among `states`."""
+        nulls = ", ".join([NO_COUNT] * (len(states) + self.ranged))
+        arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_oldest, {nulls}"]
+        for table in ("queue", "completed"):
+            mine = [name for name in states if self.layout.states[name].table == table]
+            if mine:
+                arms.append(self._table_arm(table, states, mine, binds, from_low))
+        return arms
+
+    def _count_arm(self, part: str, table: str, where: str, prefix: str = "", times: str = "NULL",
+                   more: str = "", pad: int = 0) -> str:  # fmt: skip
+        """(`part`, job type, `times`, the rows of `table` WHERE `where`, `more` columns, `pad` NULL counts) per
+        job type: the full count's moves past the marks, and the finished rows of a layout with `done`."""
+        job_type = self.col(prefix + "type") if self.layout.has(prefix + "type") else None
         nulls = "".join(f", {NO_COUNT}" for _ in range(pad))
-        return (f"SELECT 'finished', {job_type or 'NULL'}, {times}, COUNT(*){from_new}{nulls} "
-                f"FROM {self.table('queue')}{self._hint()} WHERE {done} AND {self.col('id')} >= {base}"
-                f"{' GROUP BY ' + job_type if job_type else ''}")
+        return (f"SELECT '{part}', {job_type or 'NULL'}, {times}, COUNT(*){more}{nulls} FROM {self.table(table)}"
+                f"{self._hint()} WHERE {where}{' GROUP BY ' + job_type if job_type else ''}")
+
+    def _done_from(self, binds: list, base: str) -> str:
+        """The rows in the layout's `done` state with ids from `base` on: with an index that leads with the done
+        flag (seed 003's (PROCESSED, ID)), a seek of the rows finished since the base."""
+        assert self.layout.done is not None
+        return f"{self.condition(self.layout.done.condition, binds)} AND {self.col('id')} >= {base}"
 
     @property
     def ranged(self) -> bool:
@@ -430,7 +438,8 @@ class Statements:
                 id_param = self.dialect.param(layout.type_of("id"))
                 binds.append(lambda v: v["__finished"][1])
                 from_new = f", SUM(CASE WHEN {self.col('id')} >= {id_param} THEN 1 ELSE 0 END)"
-                arms.append(self._finished_arm(binds, f"{no_time}, {no_time}", id_param, width - 2, from_new))
+                arms.append(self._count_arm("finished", "queue", self._done_from(binds, id_param),
+                                            times=f"{no_time}, {no_time}", more=from_new, pad=width - 2))
                 binds.append(lambda v: v["__finished"][0])
             return " UNION ALL ".join(arms)
 
@@ -500,22 +509,14 @@ class Statements:
         type: (part, type, NULL, then the count)."""
         layout = self.layout
         width = len(states) + self.ranged
-        pad = "".join(f", {NO_COUNT}" for _ in range(width - 1))
         values = {**(settings or {}), "__after_id": after_id, "__created": created_after, "__done": completed_after,
                   "__finished": finished_from}  # fmt: skip
 
         def moved(part: str, table: str, prefix: str, where: str) -> str:
-            job_type = self.col(prefix + "type") if layout.has(prefix + "type") else None
-            return (f"SELECT '{part}', {job_type or 'NULL'}, NULL, COUNT(*){pad} FROM {self.table(table)}"
-                    f"{self._hint()} WHERE {where}{' GROUP BY ' + job_type if job_type else ''}")
+            return self._count_arm(part, table, where, prefix, pad=width - 1)
 
         def build(binds: list) -> str:
-            nulls = ", ".join([NO_COUNT] * width)
-            arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_oldest, {nulls}"]
-            for table in ("queue", "completed"):
-                mine = [name for name in states if layout.states[name].table == table]
-                if mine:
-                    arms.append(self._table_arm(table, states, mine, binds, False))
+            arms = self._state_arms(states, binds, False)
             if after_id is not None:
                 newer = f"{self.col('id')} > {self.dialect.param(layout.type_of('id'))}"
                 arms.append(moved("arrived", "queue", "", newer))
@@ -534,7 +535,8 @@ class Statements:
                     condition += " AND " + self.condition(where_node, binds)
                 arms.append(moved("done", table, prefix, condition))
             if finished_from is not None:
-                arms.append(self._finished_arm(binds, "NULL", self.dialect.param(layout.type_of("id")), width - 1))
+                id_param = self.dialect.param(layout.type_of("id"))
+                arms.append(moved("finished", "queue", "", self._done_from(binds, id_param)))
                 binds.append(lambda v: v["__finished"])
             return " UNION ALL ".join(arms)
 
