@@ -49,14 +49,13 @@ from queuetop.db.dialects.base import HEADS_PER_STATEMENT
 from queuetop.history import EventWindow, LatencyWindow, drain_eta, rate_per_s
 from queuetop.layouts import NATIVE, Layout
 from queuetop.layouts.sql import Statements
-from queuetop.recount import RECOUNT_EVERY_S, RECOUNT_MAX_SHARE, Recounter
+from queuetop.recount import DEPTH_EXACT_UP_TO, Recounter
 from queuetop.shape_collector import ShapeCollector
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 from queuetop.watermarks import CompletionWatch, Counted, IdentityWatch, Reads, seconds
 
 WINDOW_S = 60.0
 SHORT_WINDOW_S = 10.0
-DEPTH_EXACT_UP_TO = 200  # pending jobs per type counted exactly on every poll; deeper ones are tracked
 
 
 def collector_for(db: Database, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
@@ -112,7 +111,7 @@ class Collector:
         self._moved_dead: dict[str, int] = {}  # per type, dead jobs since then
         self._counted_at_rest: set[str] = set()  # types that have not moved since their last full count
         self._just_counted: set[str] = set()  # ... and that count was taken by this poll: its depth is exact
-        self._recount: Recounter[dict] = Recounter("the queue", RECOUNT_EVERY_S, RECOUNT_MAX_SHARE)
+        self._recount: Recounter[dict] = Recounter("the queue")
         self.reads = Reads()  # what the last poll fetched
         self.note: str | None = None
 

@@ -14,6 +14,7 @@ from typing import Generic, TypeVar
 
 from queuetop.db import Database, QueuetopError
 
+DEPTH_EXACT_UP_TO = 200  # pending jobs per type counted on every poll; deeper ones are tracked between counts
 RECOUNT_EVERY_S = 60.0  # a full count corrects the tracked figures this often ...
 RECOUNT_MAX_SHARE = 0.01  # ... spaced out so it takes at most this share of the time (0.5 s → every 50 s)
 

@@ -51,13 +51,12 @@ from queuetop.db import Database, Timeout
 from queuetop.history import EventWindow, LatencyWindow, drain_eta, rate_per_s
 from queuetop.layouts import STATES, Layout
 from queuetop.layouts.sql import Statements
-from queuetop.recount import Recounter
+from queuetop.recount import DEPTH_EXACT_UP_TO, Recounter
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
 from queuetop.watermarks import CompletionWatch, FinishedWatch, IdentityWatch, Reads, TimeWatch, seconds
 
 WINDOW_S = 60.0
 SHORT_WINDOW_S = 10.0
-DEPTH_EXACT_UP_TO = 200  # pending jobs per type counted on every poll (where depth is tracked); deeper: tracked
 FULL_PASS_EVERY_S = 60.0  # a read of the whole table this often (and no more than 1 % of the time) ...
 FULL_PASS_MAX_SHARE = 0.01  # ... corrects what a ranged read cannot see (a row changed by hand below the range)
 

@@ -11,6 +11,7 @@ from queuetop import collector as collector_module
 from queuetop.collector import Collector
 from queuetop.db import Database
 from queuetop.queue import Queue
+from queuetop.recount import RECOUNT_EVERY_S
 
 from .helpers import FakeClock
 
@@ -147,7 +148,7 @@ def test_a_purge_by_hand_shows_at_once_and_a_partial_one_at_the_next_full_count(
         snapshot = collector.poll()
         assert row(snapshot, "gone") == (0, False)
         assert row(snapshot, "bulk") == (20, True)  # not seen yet, and marked as an estimate
-        clock.at(1 + collector_module.RECOUNT_EVERY_S)
+        clock.at(1 + RECOUNT_EVERY_S)
         assert row(collector.poll(), "bulk") == (20, True)  # the full count begins, off the poll
         collector.settle()
         assert row(collector.poll(), "bulk") == (16, False)  # and the next poll takes it
