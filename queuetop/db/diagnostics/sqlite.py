@@ -80,7 +80,7 @@ class SQLiteDiagnostics(Diagnostics):
         else:
             db.execute("ROLLBACK")
         finally:
-            db.execute(f"PRAGMA busy_timeout = {int(db.busy_timeout_ms)}")
+            db.execute(f"PRAGMA busy_timeout = {db.busy_timeout_ms}")
         return []
 
     def retention_sql(self, schema: str | None, table: str, column: str, clock: str, days: int,
