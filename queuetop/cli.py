@@ -908,7 +908,7 @@ def _history(args: argparse.Namespace, target: Target, layout: Layout) -> tuple[
 
 def cmd_history(args: argparse.Namespace) -> int:
     from queuetop.history_report import history_csv, history_json, history_markdown
-    from queuetop.history_store import HistoryStore, find_history, history_dir, parse_duration
+    from queuetop.history_store import HistoryStore, damaged_histories, find_history, history_dir, parse_duration
 
     since_s = parse_duration(args.since, "--since")
     target = parse_target(args.db)
@@ -920,6 +920,12 @@ def cmd_history(args: argparse.Namespace) -> int:
         layout_name = load_layout(name).name
     found = find_history(target, layout_name, table=args.table)
     shown = f"{target.display}" + (f" (layout {layout_name})" if layout_name else "")
+    damaged = damaged_histories() if not found else []
+    if damaged:
+        path, reason = damaged[0]
+        others = f" (and {len(damaged) - 1} more there)" if len(damaged) > 1 else ""
+        raise UsageError(f"no readable history for {shown}: the history file {path} is damaged ({reason}){others}",
+                         f"move it away (`mv {path} {path}.damaged`); the dashboard starts a new one")  # fmt: skip
     if not found:
         raise UsageError(f"no history kept for {shown} in {history_dir()}",
                          "the dashboard keeps it while it runs (`queuetop watch`), unless --no-history")
@@ -969,6 +975,8 @@ def configure(args: argparse.Namespace) -> list[argparse.Namespace]:
 
     path, named = find_config(args.config)
     file = load_config(path, named)
+    if file.warning:
+        print(f"queuetop: warning: {file.warning}", file=sys.stderr)
     names = targets_to_use(args.targets, getattr(args, "all_targets", False), file)
     if len(names) > 1 and args.command not in MANY_TARGETS:
         raise UsageError(f"`queuetop {args.command}` works on one target, not {len(names)}",
@@ -1236,10 +1244,27 @@ def render_workers(view: WorkersView) -> str:
 
 
 # -- entry point -----------------------------------------------------------------------------------------
+def _names_a_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> bool:
+    """Whether the first word that is no option's value is a command: in `queuetop -t release -t up`, `release`
+    names a target, and the command is the dashboard."""
+    watch = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["watch"]
+    takes_value = {flag for p in (parser, watch) for action in p._actions if action.nargs != 0
+                   for flag in action.option_strings}  # fmt: skip
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            return next(words, None) in COMMANDS
+        if not word.startswith("-"):
+            return word in COMMANDS
+        if word in takes_value:
+            next(words, None)  # the option's value, whatever it says
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not any(a in COMMANDS for a in argv) and not {"-h", "--help", "--version"} & set(argv):
+    if not _names_a_command(parser, argv) and not {"-h", "--help", "--version"} & set(argv):
         argv.insert(0, "watch")  # `queuetop` alone is the dashboard
     args = parser.parse_args(argv)
     try:

@@ -35,9 +35,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from queuetop.db import connstr
 from queuetop.db.target import ENV_VAR as DB_ENV_VAR
-from queuetop.db.target import mask_secrets
 from queuetop.errors import UsageError
+from queuetop.files import writable_by_others
 from queuetop.slo import Limit, Slo, Slos
 
 CONFIG_ENV_VAR = "QUEUETOP_CONFIG"
@@ -65,7 +66,6 @@ RANGES = {"interval": (0.1, 3600.0), "lost_after": (0.001, 10.0**7)}  # as the c
 WHERE_THE_QUEUE_IS = ("db", "layout", "table", "completed_table")  # what -t NAME chooses, over the environment
 TOP_LEVEL_ONLY = ("default_target", "targets", "slo")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_PASSWORD = re.compile(r"(?i)\b(pwd|password)\s*=\s*(\{[^}]*\}|[^;]*)")
 
 
 def default_config_path() -> Path:
@@ -92,6 +92,7 @@ class ConfigFile:
     targets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     target_slos: Mapping[str, Slos] = field(default_factory=dict)
     default_target: str | None = None
+    warning: str | None = None  # said once on stderr: the file can be written by others
 
     def where(self, target: str | None = None) -> str:
         """Where in the file (the file itself is named once, at the top of `queuetop config`)."""
@@ -119,10 +120,17 @@ def load_config(path: Path, required: bool) -> ConfigFile:
         return ConfigFile()
     except OSError as exc:
         raise UsageError(f"cannot read the config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        line = _line_of(path.read_bytes(), exc.start)
+        raise UsageError(f"the config file {path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} on line "
+                         f"{line})", "save it as UTF-8") from None  # fmt: skip
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"the config file {path} is not valid TOML: {exc}") from None
+    mode = writable_by_others(path)
+    warning = (f"the config file {path} can be written by others (mode {mode}): whoever writes it chooses the "
+               f"database queuetop connects to; `chmod go-w {path}`") if mode else None  # fmt: skip
     top = {k: v for k, v in data.items() if k not in TOP_LEVEL_ONLY}
     _check_settings(top, f"{path}", allow_db=False)
     targets = data.get("targets", {})
@@ -145,7 +153,11 @@ def load_config(path: Path, required: bool) -> ConfigFile:
         raise UsageError(f"{path}: default_target {default_target!r} is not one of its targets",
                          f"targets: {', '.join(target_settings) or 'none'}")  # fmt: skip
     return ConfigFile(path, top, parse_slos(data.get("slo", {}), f"{path} [slo]", "config file [slo]"),
-                      target_settings, target_slos, default_target)  # fmt: skip
+                      target_settings, target_slos, default_target, warning)  # fmt: skip
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
 
 
 def _check_settings(values: Mapping[str, Any], where: str, allow_db: bool) -> None:
@@ -169,13 +181,13 @@ def _kind_words(kind: type) -> str:
 
 
 def _refuse_literal_password(db: str, where: str) -> None:
-    for match in _PASSWORD.finditer(db):
-        secret = match.group(2).strip()
-        if secret.startswith("{") and secret.endswith("}"):  # an ODBC braced value: PWD={...}
-            secret = secret[1:-1]
-        if secret and not _VARIABLE.fullmatch(secret):
-            raise UsageError(f"{where}: db holds a password ({match.group(1)}=...) written into the file",
-                             f"put it in the environment and write {match.group(1)}=${{NAME_OF_THE_VARIABLE}}")
+    hidden, _ = _hide_variables(db)
+    for pair in connstr.parse(hidden):
+        secret = pair.value.strip()
+        if connstr.is_secret(pair.name) and secret and not (len(secret) == 1 and _HIDDEN.match(secret)):
+            raise UsageError(f"{where}: db holds a password ({pair.key}=...) written into the file",
+                             f"put it in the environment and write {pair.key}=${{NAME_OF_THE_VARIABLE}} "
+                             f"(or {pair.key}={{${{NAME}}}} when it holds ; or }})")
 
 
 def parse_slos(section: Any, where: str, source: str) -> Slos:
@@ -214,19 +226,55 @@ def slo_from_option(text: str) -> Limit:
     return _limit(name.strip(), number, job_type or None, "--slo", "command line (--slo)")
 
 
-def expand(value: Any, where: str, environ: Mapping[str, str]) -> Any:
-    """`${NAME}` in a string replaced by the environment variable's value; a missing one is an error."""
+def expand(value: Any, where: str, environ: Mapping[str, str], *, connection_string: bool = False) -> Any:
+    """`${NAME}` in a string replaced by the environment variable's value; a missing one is an error.
+
+    In a connection string a variable is expanded as a value, so a password holding `;` or `}` stays one value:
+    inside braces (`PWD={${NAME}}`) the value is escaped for them; bare (`PWD=${NAME}`) it is taken as written
+    when it is itself a braced ODBC value (`{a}}b;c}`), else braced when it needs to be."""
     if not isinstance(value, str):
         return value
 
-    def variable(match: re.Match[str]) -> str:
-        name = match.group(1)
+    def value_of(name: str) -> str:
         if name not in environ:
             raise UsageError(f"{where} needs ${name}, which is not set in the environment",
                              f"export {name}=... before running queuetop; secrets are never kept in the file")
         return environ[name]
 
-    return _VARIABLE.sub(variable, value)
+    if not connection_string or "=" not in value:
+        return _VARIABLE.sub(lambda match: value_of(match.group(1)), value)
+    # `${NAME}` stands in the text as one character the tokenizer passes over, so `PWD={${NAME}}` reads as a
+    # braced variable, not as `}}` (an escaped brace) after `${NAME`.
+    hidden, names = _hide_variables(value)
+
+    def restore(text: str) -> str:
+        return _HIDDEN.sub(lambda match: value_of(names[ord(match.group()) - _FIRST_HIDDEN]), text)
+
+    out, last = [], 0
+    for pair in connstr.parse(hidden):
+        written = hidden[pair.start : pair.end]
+        if _HIDDEN.search(written):
+            expanded = restore(pair.value)
+            written = "{" + expanded.replace("}", "}}") + "}" if pair.braced else \
+                expanded if connstr.is_braced(expanded) else connstr.quote(expanded)  # fmt: skip
+        out += [restore(hidden[last : pair.start]), written]
+        last = pair.end
+    return "".join(out) + restore(hidden[last:])
+
+
+_FIRST_HIDDEN = 0xF0000  # Unicode's private use plane: never in a connection string a user writes
+_HIDDEN = re.compile("[\U000F0000-\U000FFFFD]")
+
+
+def _hide_variables(text: str) -> tuple[str, list[str]]:
+    """`text` with each `${NAME}` replaced by one private-use character; the names, in order."""
+    names: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        names.append(match.group(1))
+        return chr(_FIRST_HIDDEN + len(names) - 1)
+
+    return _VARIABLE.sub(hide, text), names
 
 
 # -- the effective settings ----------------------------------------------------------------------------------
@@ -266,7 +314,7 @@ class Effective:
 
 
 def _masked(name: str, value: Any) -> Any:
-    return mask_secrets(value) if name == "db" and isinstance(value, str) else value
+    return connstr.mask(value) if name == "db" and isinstance(value, str) else value
 
 
 def shown(name: str, value: Any) -> str:
@@ -320,13 +368,17 @@ def _pick(name: str, default: Any, kind: type, env_var: str | None, given: Any, 
     if given is not None:
         return Setting(given, Origin.COMMAND_LINE, "--" + name.replace("_", "-"))
     in_target = name in section
+
+    def in_section() -> Any:
+        return expand(section[name], f"{file.path} {file.where(target)} {name}", environ,
+                      connection_string=name == "db")  # fmt: skip
+
     if in_target and chosen_on_cli and name in WHERE_THE_QUEUE_IS:
-        return Setting(expand(section[name], f"{file.path} {file.where(target)} {name}", environ), Origin.FILE,
-                       file.where(target) + " (chosen on the command line)")  # fmt: skip
+        return Setting(in_section(), Origin.FILE, file.where(target) + " (chosen on the command line)")
     if env_var and environ.get(env_var):
         return Setting(environ[env_var], Origin.ENVIRONMENT, f"${env_var}")
     if in_target:
-        value = expand(section[name], f"{file.path} {file.where(target)} {name}", environ)
+        value = in_section()
         return Setting(float(value) if kind is float else value, Origin.FILE, file.where(target))
     if name in file.top:
         value = expand(file.top[name], f"{file.path} {name}", environ)

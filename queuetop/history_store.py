@@ -49,7 +49,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
-from queuetop.db import Target, UsageError
+from queuetop.db import Target, UsageError, connstr
+from queuetop.files import private_file
 from queuetop.history import drain_eta
 from queuetop.layouts import Layout
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
@@ -214,9 +215,7 @@ def history_path(target: Target, layout: Layout, folder: Path | None = None) -> 
     if target.kind == "sqlite":
         hint = Path(who).stem
     else:
-        parts = dict(p.split("=", 1) for p in who.split(";") if "=" in p)
-        lowered = {k.strip().lower(): v.strip() for k, v in parts.items()}
-        hint = "-".join(v for v in (lowered.get("server"), lowered.get("database")) if v) or "odbc"
+        hint = "-".join(v for v in (connstr.get(who, "server"), connstr.get(who, "database")) if v) or "odbc"
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{hint}.{layout.name}").strip("._")[:60] or "queue"
     digest = hashlib.sha256(f"{who}\0{shape}".encode()).hexdigest()[:12]
     path = (folder or history_dir()) / f"{slug}.{digest}.sqlite3"
@@ -425,16 +424,16 @@ class HistoryStore:
         self.path = Path(path)
         if not create and not self.path.exists():
             raise UsageError(f"no history file {self.path}")
-        if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            if create:  # before SQLite opens it: its -wal and -shm files take the file's mode
+                private_file(self.path)
             self._db = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # a crash may lose the last polls, never the file
             if create:
                 self._create(target, layout, clock, retention or DEFAULT_RETENTION)
             self.meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise UsageError(f"cannot use the history file {self.path}: {exc}",
                              f"move it away, or start with --no-history (or ${DIR_ENV_VAR} elsewhere)") from None
         kept = Retention.parse(self.meta["retention"])
@@ -975,8 +974,7 @@ def find_history(target: Target, layout_name: str | None, folder: Path | None = 
     folder = folder or history_dir()
     for path in sorted(folder.glob("*.sqlite3")):
         try:
-            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-                meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            meta = _meta_of(path)
         except sqlite3.Error:
             continue
         if meta.get("target") != who:
@@ -989,6 +987,25 @@ def find_history(target: Target, layout_name: str | None, folder: Path | None = 
         found.append((path, meta))
     found.sort(key=lambda item: -item[0].stat().st_mtime)
     return found
+
+
+def damaged_histories(folder: Path | None = None) -> list[tuple[Path, str]]:
+    """The history files in the folder that cannot be read, with SQLite's reason: `find_history` passes them by."""
+    damaged = []
+    for path in sorted((folder or history_dir()).glob("*.sqlite3")):
+        try:
+            _meta_of(path)
+        except sqlite3.Error as exc:
+            damaged.append((path, str(exc)))
+    return damaged
+
+
+def _meta_of(path: Path) -> dict[str, str]:
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return dict(db.execute("SELECT key, value FROM meta").fetchall())
+    finally:
+        db.close()
 
 
 def snapshot_from(records: Sequence[Record], *, like: Snapshot | None, target: str, clock: str) -> Snapshot | None:

@@ -128,3 +128,13 @@ def test_watch_keeps_history_in_the_data_directory_unless_told_not_to(
 def test_a_bad_history_keep_is_refused_before_the_dashboard_starts(tmp_path: Path, capsys) -> None:
     code, _, err = run(capsys, "watch", "--db", str(tmp_path / "q.db"), "--history-keep", "raw:1h,2h:7d")
     assert code == 2 and "history retention: 2h buckets must be from 1 s to the raw polls' 1h" in err
+
+
+def test_a_damaged_history_file_is_named_with_how_to_move_it_away(tmp_path: Path, capsys, history_dir: Path) -> None:
+    db = tmp_path / "q.db"
+    keep_history(db, 3)
+    (kept,) = history_dir.glob("*.sqlite3")
+    kept.write_bytes(b"not a database, a disk that lost its blocks" * 100)
+    code, out, err = run(capsys, "history", "--db", str(db))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"the history file {kept} is damaged" in err and f"mv {kept} {kept}.damaged" in err

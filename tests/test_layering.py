@@ -19,7 +19,7 @@ import queuetop
 
 PACKAGE = Path(queuetop.__file__).parent
 LAYERS = [  # bottom first: (rank, module prefixes)
-    (0, ("queuetop", "queuetop.errors")),
+    (0, ("queuetop", "queuetop.errors", "queuetop.files")),
     (1, ("queuetop.db",)),
     (2, ("queuetop.layouts",)),
     (3, ("queuetop.snapshot", "queuetop.history", "queuetop.format")),

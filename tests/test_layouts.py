@@ -3,6 +3,8 @@ the statements built from them (no database: the SQL text and its parameters).""
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from queuetop.db.dialects import MSSQLDialect, PostgresDialect, SQLiteDialect
@@ -10,6 +12,8 @@ from queuetop.errors import UsageError
 from queuetop.layouts import PRESET_NAMES, layout_from_toml, load_layout, require_table, split_table, with_tables
 from queuetop.layouts.predicate import parse_predicate, roles_of, settings_of
 from queuetop.layouts.sql import Statements
+
+from .test_cli import assert_clean_failure, queuetop
 
 DIALECTS = [SQLiteDialect(), PostgresDialect(), MSSQLDialect()]
 
@@ -46,10 +50,33 @@ def test_conditions_parse_with_precedence_and_name_their_roles_and_settings():
     ("(claimed_at is null", "expected \\)"),
     ("now - 5 > created", "shifted by a \\$setting"),
     ("", "empty"),
+    pytest.param("(" * 2000 + "claimed_at is null" + ")" * 2000, "nested more than 32 deep", id="2000 parens"),
+    pytest.param("not " * 2000 + "claimed_at is null", "nested more than 32 deep", id="2000 nots"),
 ])  # fmt: skip
 def test_a_condition_that_is_not_the_language_is_refused_naming_what(text, complaint):
     with pytest.raises(UsageError, match=complaint):
         parse_predicate(text, "state pending")
+
+
+def test_a_layout_file_with_a_condition_nested_2000_deep_is_one_line(tmp_path):
+    path = tmp_path / "deep.toml"
+    path.write_text(NESTED_LAYOUT.replace("CONDITION", "(" * 2000 + "claimed_at is null" + ")" * 2000))
+    with sqlite3.connect(tmp_path / "q.db") as db:
+        db.execute("CREATE TABLE q (id INTEGER PRIMARY KEY, claimed_at TEXT)")
+    result = queuetop("stats", "--db", str(tmp_path / "q.db"), "--layout", str(path))
+    assert_clean_failure(result, "nested more than 32 deep")
+    assert len(result.stderr) < 300
+
+
+NESTED_LAYOUT = """
+[tables]
+queue = "q"
+[queue_columns]
+id = "id"
+claimed_at = "claimed_at"
+[states]
+pending = "CONDITION"
+"""
 
 
 def test_a_state_must_use_known_roles_known_settings_and_one_table():

@@ -77,3 +77,21 @@ def test_each_target_gets_its_own_settings_slos_and_history_file(config: Path, t
     seen.clear()
     assert main(["--config", str(config), "-t", "b", "-t", "b"]) == 0  # one target, named twice: the usual dashboard
     assert seen["single"].value == str(tmp_path / "b.db") and "targets" not in seen
+
+
+def test_targets_named_like_commands_open_the_dashboard_on_both(tmp_path: Path, monkeypatch) -> None:
+    from queuetop import tui as dashboard_package
+    from queuetop.cli import main
+
+    for name in ("release", "up"):
+        assert queuetop("init", "--db", str(tmp_path / f"{name}.db")).returncode == 0
+    config = tmp_path / "config.toml"
+    config.write_text(f'[targets.release]\ndb = "{tmp_path / "release.db"}"\n'
+                      f'[targets.up]\ndb = "{tmp_path / "up.db"}"\n', encoding="utf-8")  # fmt: skip
+    seen: dict = {}
+    monkeypatch.setattr(dashboard_package, "run_multi_dashboard", lambda targets, **_: seen.update(targets=targets))
+    assert main(["--config", str(config), "-t", "release", "-t", "up"]) is None
+    assert [t.name for t in seen["targets"]] == ["release", "up"]
+    seen.clear()
+    assert main(["--config", str(config), "--target=release", "--interval", "2", "-t", "up"]) is None
+    assert [t.name for t in seen["targets"]] == ["release", "up"]

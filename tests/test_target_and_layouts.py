@@ -38,7 +38,7 @@ def test_unknown_odbc_driver_lists_what_is_installed():
 
 def test_the_microsoft_driver_is_found_in_the_wheel_when_unixodbc_does_not_know_it():
     resolved = resolve_driver("Driver={ODBC Driver 18 for SQL Server};Server=db", [])
-    assert resolved.startswith("DRIVER={/") and "libmsodbcsql-18" in resolved and resolved.endswith(";Server=db")
+    assert resolved.startswith("Driver={/") and "libmsodbcsql-18" in resolved and resolved.endswith(";Server=db")
 
 
 @pytest.mark.parametrize("bad", ["Work Queue", "x;drop table y", 'a"b', "1abc", "", "a" * 129, "t]--"])

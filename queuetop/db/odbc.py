@@ -7,16 +7,14 @@ driver library shipped in the `mssql-python-odbc` wheel (`pip install 'queuetop[
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 
+from queuetop.db import connstr
 from queuetop.errors import DriverMissing
 
 MSSQL_DRIVER_NAME = "ODBC Driver 18 for SQL Server"
-_DRIVER_KEY = re.compile(r"(?i)(^|;)\s*driver\s*=\s*(\{[^}]*\}|[^;]*)")
-_DSN_KEY = re.compile(r"(?i)(^|;)\s*dsn\s*=\s*(\{[^}]*\}|[^;]*)")
 
 # psqlODBC's defaults cost every statement round trips of its own: in a transaction a SAVEPOINT before each
 # statement (statement-level rollback), and for each statement with parameters a named server-side plan,
@@ -40,13 +38,8 @@ def import_pyodbc() -> ModuleType:
     return pyodbc
 
 
-def _value(pattern: re.Pattern[str], connection_string: str) -> str | None:
-    match = pattern.search(connection_string)
-    return match.group(2).strip().strip("{}").strip() if match else None
-
-
 def driver_name(connection_string: str) -> str | None:
-    return _value(_DRIVER_KEY, connection_string)
+    return connstr.get(connection_string, "driver")
 
 
 def is_psqlodbc(connection_string: str, dsn_drivers: Callable[[], Mapping[str, str]]) -> bool:
@@ -54,7 +47,7 @@ def is_psqlodbc(connection_string: str, dsn_drivers: Callable[[], Mapping[str, s
     (`dsn_drivers` is asked only then: it reads unixODBC's ini files)."""
     name = driver_name(connection_string)
     if name is None:
-        dsn = _value(_DSN_KEY, connection_string)
+        dsn = connstr.get(connection_string, "dsn")
         name = dsn_drivers().get(dsn, "") if dsn else ""
     lowered = name.lower()
     return "postgres" in lowered or "psqlodbc" in lowered
@@ -64,7 +57,7 @@ def with_driver_defaults(connection_string: str, dsn_drivers: Callable[[], Mappi
     """The connection string with queuetop's psqlODBC settings added where it leaves them to the driver."""
     if not is_psqlodbc(connection_string, dsn_drivers):
         return connection_string
-    keys = {part.split("=", 1)[0].strip().lower() for part in connection_string.split(";") if "=" in part}
+    keys = connstr.keys(connection_string)
     extra = [f"{name}={value}" for name, short, value in PSQLODBC_DEFAULTS
              if name.lower() not in keys and short.lower() not in keys]  # fmt: skip
     return ";".join([connection_string.rstrip(";"), *extra]) if extra else connection_string
@@ -96,7 +89,7 @@ def resolve_driver(connection_string: str, known_drivers: list[str]) -> str:
                 f"the ODBC driver {name!r} is not installed",
                 "install it with `pip install 'queuetop[mssql]'` (or Microsoft's msodbcsql18 package)",
             )
-        return _DRIVER_KEY.sub(lambda m: f"{m.group(1)}DRIVER={{{library}}}", connection_string, count=1)
+        return connstr.with_value(connection_string, "driver", f"{{{library}}}")
     hint = "install it, e.g. `sudo apt install odbc-postgresql` for PostgreSQL"
     if known_drivers:
         hint += f"; unixODBC knows: {', '.join(known_drivers)}"

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from queuetop.db import connstr
 from queuetop.errors import TargetError
 
 ENV_VAR = "QUEUETOP_DB"
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
-_SECRET_KEYS = re.compile(r"(?i)\b(pwd|password|accesstoken|token)\s*=\s*(\{[^}]*\}|[^;]*)")
 
 
 @dataclass(frozen=True)
@@ -24,11 +23,7 @@ class Target:
     @property
     def display(self) -> str:
         """The target as it may be shown on screen: passwords masked."""
-        return mask_secrets(self.value) if self.kind == "odbc" else self.value
-
-
-def mask_secrets(connection_string: str) -> str:
-    return _SECRET_KEYS.sub(lambda m: f"{m.group(1)}=***", connection_string)
+        return connstr.mask(self.value) if self.kind == "odbc" else self.value
 
 
 def default_database_path() -> Path:

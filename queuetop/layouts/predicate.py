@@ -24,6 +24,7 @@ OPERATORS = ("<=", ">=", "<>", "!=", "=", "<", ">")
 _TOKEN = re.compile(r"\s*(?:(<=|>=|<>|!=|=|<|>|\(|\)|\+|-)|(\$[A-Za-z_][A-Za-z0-9_]*)|(\d+)|([A-Za-z_][A-Za-z0-9_]*)"
                     r"|('[A-Za-z0-9_ .-]{0,64}'))")
 KEYWORDS = {"and", "or", "not", "is", "null", "true", "false", "now"}
+MAX_NESTING = 32  # parentheses and `not`s inside each other: far past any real state, far below Python's stack
 
 
 @dataclass(frozen=True)
@@ -99,9 +100,11 @@ class _Parser:
         self.text, self.where = text, where
         self.tokens = _tokens(text, where)
         self.pos = 0
+        self.depth = 0
 
     def fail(self, what: str) -> UsageError:
-        return UsageError(f"{self.where}: {what} in {self.text!r}")
+        shown = self.text if len(self.text) <= 80 else self.text[:60] + " ... " + self.text[-15:]
+        return UsageError(f"{self.where}: {what} in {shown!r}")
 
     def peek(self) -> str | None:
         return self.tokens[self.pos].lower() if self.pos < len(self.tokens) else None
@@ -135,13 +138,15 @@ class _Parser:
 
     def factor(self) -> Node:
         token = self.peek()
-        if token == "not":
+        if token in ("not", "("):
             self.take()
-            return Not(self.factor())
-        if token == "(":
-            self.take()
-            node = self.expr()
-            self.take(")")
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise self.fail(f"parentheses and nots nested more than {MAX_NESTING} deep")
+            node = Not(self.factor()) if token == "not" else self.expr()
+            if token == "(":
+                self.take(")")
+            self.depth -= 1
             return node
         if token in ("true", "false"):
             self.take()

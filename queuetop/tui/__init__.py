@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from queuetop.db import Target
+from queuetop.files import private_file
 from queuetop.history_store import Retention
 from queuetop.layouts import NATIVE, Layout
 from queuetop.slo import Slos
@@ -136,8 +137,7 @@ def logging_to(path: Path | None) -> Iterator[None]:
     handler: logging.Handler = logging.NullHandler()
     if path is not None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+            handler = logging.FileHandler(private_file(path), encoding="utf-8", delay=True)
             handler.setFormatter(logging.Formatter(LOG_FORMAT))
         except OSError:
             pass  # no log file is better than no dashboard
