@@ -9,17 +9,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from queuetop import __version__
 from queuetop import format as fmt
 from queuetop.config import CONFIG_ENV_VAR, default_config_path
 from queuetop.db import Database, QueuetopError, UsageError, parse_target
 from queuetop.db.target import ENV_VAR, Target, default_database_path
+from queuetop.errors import Stopped
 from queuetop.layouts import CLAIM_FORMS, NATIVE, PRESET_NAMES, Layout
 from queuetop.load.command import add_load_arguments
 from queuetop.snapshot import Snapshot, TypeStats
@@ -68,6 +71,31 @@ targets (--db, or ${ENV_VAR}):
 """
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """argparse with the README's promise: a mistake on the command line is one line on stderr, exit 2, naming
+    the option, what it takes and where the rest is said (`--help`), instead of the whole usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"queuetop: error: {_plain(message)} (see `{self.prog} --help`)\n")
+
+
+_ARGPARSE_WORDING = [  # argparse's phrases, said as the rest of queuetop's errors say things
+    (re.compile(r"^argument (\S+?)(?:/\S+)?: invalid int value: (.*)$"), r"\1 takes a whole number, not \2"),
+    (re.compile(r"^argument (\S+?)(?:/\S+)?: invalid float value: (.*)$"), r"\1 takes a number, not \2"),
+    (re.compile(r"^argument (\S+?)(?:/\S+)?: invalid choice: (.*) \(choose from (.*)\)$"),
+     r"\1 takes one of \3, not \2"),
+    (re.compile(r"^argument (\S+?)(?:/\S+)?: expected one argument$"), r"\1 needs a value"),
+    (re.compile(r"^argument (\S+?)(?:/\S+)?: (.*)$"), r"\1: \2"),
+]
+
+
+def _plain(message: str) -> str:
+    for pattern, wording in _ARGPARSE_WORDING:
+        if pattern.match(message):
+            return pattern.sub(wording, message)
+    return message
+
+
 def _parser() -> argparse.ArgumentParser:
     # The options every command shares are accepted before and after the subcommand. The subcommand's copy
     # defaults to "not given" (SUPPRESS), so it never overwrites a value given before it.
@@ -76,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     # enqueue, release and dead have long used -t for --type: there only --target names a target.
     common_after_no_t = _common_options(argparse.ArgumentParser(add_help=False), suppress=True, short_target=False)
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog="queuetop",
         description="htop for job queues that live in SQL tables (SQL Server, PostgreSQL, SQLite).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -502,12 +530,17 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from queuetop.collector import collector_for
 
     settings = settings_from(args)
-    with open_target(args, purpose="monitor") as db:
-        layout, note = resolve_layout(args, db)
-        _announce(note)
-        if args.types and not layout.has_job_type:
-            raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
-        snapshot = collector_for(db, layout, job_types=args.types, settings=settings, note=note).poll()
+    try:
+        with open_target(args, purpose="monitor") as db:
+            layout, note = resolve_layout(args, db)
+            _announce(note)
+            if args.types and not layout.has_job_type:
+                raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
+            snapshot = collector_for(db, layout, job_types=args.types, settings=settings, note=note).poll()
+    except QueuetopError as exc:
+        if args.format not in ("json", "openmetrics"):  # the table (--format's default, or none given)
+            raise
+        return _could_not_read(args, exc, args.format, {"types": [], "totals": None})
     if args.format == "json":
         print(json.dumps(snapshot.to_json(), indent=2))
     elif args.format == "openmetrics":
@@ -519,6 +552,27 @@ def cmd_stats(args: argparse.Namespace) -> int:
     else:
         print(render_table(snapshot))
     return 0
+
+
+def _could_not_read(args: argparse.Namespace, error: QueuetopError, output: str, nothing: dict[str, object]) -> int:
+    """For a script reading `--json` or `--format openmetrics`: the document still comes, saying what went wrong
+    (`error`, with `nothing` for the figures; `queuetop_up 0`), and the error's line still goes to stderr. Exit 2."""
+    if output == "openmetrics":
+        from queuetop.exporter import TargetState, exposition
+        from queuetop.monitor import RECONNECTING, PollOutcome
+
+        print(exposition([TargetState(target_label(args), PollOutcome(RECONNECTING, error=str(error)))]), end="")
+    else:
+        from queuetop.db.connection import utc_now
+
+        try:
+            shown = parse_target(args.db).display
+        except QueuetopError:
+            shown = None  # the target itself is what could not be read: never echo it back
+        print(json.dumps({"taken_at": utc_now().isoformat(timespec="milliseconds") + "Z", "target": shown,
+                          "error": str(error), **nothing}, indent=2))  # fmt: skip
+    print(f"queuetop: error: {error}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:
@@ -632,10 +686,15 @@ def cmd_dead(args: argparse.Namespace) -> int:
 def cmd_workers(args: argparse.Namespace) -> int:
     from queuetop.workers import read_workers
 
-    with open_target(args, purpose="monitor") as db:
-        layout, note = resolve_layout(args, db)
-        _announce(note)
-        view = read_workers(db, layout, settings_from(args))
+    try:
+        with open_target(args, purpose="monitor") as db:
+            layout, note = resolve_layout(args, db)
+            _announce(note)
+            view = read_workers(db, layout, settings_from(args))
+    except QueuetopError as exc:
+        if not args.json:
+            raise
+        return _could_not_read(args, exc, "json", {"workers": []})
     if args.json:
         print(json.dumps(view.to_json(), indent=2))
     elif view.reason is not None:
@@ -1262,6 +1321,32 @@ def _names_a_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> bo
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command. Its exit codes: 0 done (check: OK), 1 a verdict that failed (check: a breach; load: jobs lost
+    or duplicated) or a bug, 2 an error, 128 + N stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP) where
+    there is no verdict to give (load gives its verdict, serve exits 0), 141 stdout closed (`| head`)."""
+    saved = {signum: signal.signal(signum, _stop) for signum in STOPPING_SIGNALS}
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # here, not at exit: a reader that left must be met where it can be handled
+        return code
+    except BrokenPipeError:
+        # The reader left (`queuetop stats | head -1`): end as a pipeline expects, quietly. stdout goes to
+        # /dev/null so the interpreter's own flush at exit does not complain about the same pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+
+
+STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # systemd, docker, kill; a closed terminal
+
+
+def _stop(signum: int, _frame: object) -> None:
+    raise Stopped(signum)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not _names_a_command(parser, argv) and not {"-h", "--help", "--version"} & set(argv):
@@ -1285,9 +1370,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"queuetop: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("queuetop: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, Stopped) else signal.SIGINT
+        print("queuetop: interrupted" if signum == signal.SIGINT else
+              f"queuetop: stopped by {signal.Signals(signum).name}", file=sys.stderr)  # fmt: skip
+        return 128 + signum
+    except BrokenPipeError:
+        raise
     except Exception as exc:  # a bug: say so in one line unless asked for the traceback
         if args.debug:
             raise

@@ -72,3 +72,12 @@ class ErrorKind(Enum):
     SCHEMA = "schema"  # a table or schema is missing
     TIMEOUT = "timeout"  # statement or lock timeout; SQLite busy
     CONFLICT = "conflict"  # deadlock victim, serialization failure
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Ctrl-C raises KeyboardInterrupt: every command stops as on Ctrl-C (claims
+    handed back, the verdict printed where there is one) and exits 128 + the signal's number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum

@@ -112,9 +112,9 @@ def test_bad_arguments_fail_cleanly_and_change_nothing(queue_file, args, phrases
     assert snapshot_of_tables(queue_file) == before
 
 
-def test_argparse_mistakes_exit_2_with_usage():
+def test_argparse_mistakes_exit_2_in_one_line():
     result = queuetop("enqueue", "--type", "x", "--count", "three")
-    assert result.returncode == 2 and "argument --count/-n: invalid int value: 'three'" in result.stderr
+    assert_clean_failure(result, "--count takes a whole number, not 'three'", "see `queuetop enqueue --help`")
 
 
 def test_a_native_enqueue_without_a_type_says_so(queue_file):

@@ -118,10 +118,11 @@ def load_types(spec: str | None, layout: Layout) -> tuple[tuple[str, float], ...
             raise UsageError(f"layout {layout.name} has no job type column, so --types cannot be produced",
                              "drop --types")
         return ((layout.queue_table, 1.0),)
+    given = DEFAULT_TYPES if spec is None else spec  # an empty --types '' is a mistake, not the default
     if layout.type_of("type") != "guid":
-        return parse_types(spec or DEFAULT_TYPES)
-    if spec is None or spec.strip().isdigit():
-        named = parse_types(spec or DEFAULT_TYPES)
+        return parse_types(given)
+    if given.strip().isdigit():
+        named = parse_types(given)
         guids = [*SEED_GUID_TYPES, *(str(uuid.uuid5(_TYPE_NAMESPACE, name)).upper() for name, _ in named)]
         return tuple((guid, 1.0) for guid in guids[: len(named)])
     return tuple((check_guid(name), weight) for name, weight in parse_types(spec))

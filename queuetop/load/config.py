@@ -258,7 +258,9 @@ def parse_work_time(spec: str) -> WorkTime:
 
 def _items(text: str, option: str, example: str) -> list[str]:
     parts = [p.strip() for p in text.split(",")]
-    if not text or any(not p for p in parts):
+    if not text.strip():
+        raise UsageError(f"{option} is empty", f"e.g. {example}, or leave {option} out for the default")
+    if any(not p for p in parts):
         raise UsageError(f"{option}: {text!r} has an empty item", f"e.g. {example}")
     return parts
 

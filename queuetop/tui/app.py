@@ -12,8 +12,10 @@ one escapes anyway, the app ends with a one-line message naming the log instead 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shlex
+import signal
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -142,6 +144,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", tooltip="quit (a load started with the dashboard stops too)"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True, tooltip="quit, as q does"),
         Binding("question_mark", "help", "Help", key_display="?", tooltip="this list of keys"),
         Binding("e", "enqueue", "Enqueue", tooltip="enqueue test jobs (type prefilled from the selection)"),
         Binding("r", "release", "Release", tooltip="release timed-out claims: dry-run count first, then confirm"),
@@ -232,6 +235,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         return self.cursor_t - self.series.latest
 
     def on_mount(self) -> None:
+        self._quit_on_signals()
         self.push_screen(self.main)
         self.set_interval(1.0, self._tick)
         self._read_load_line()
@@ -240,6 +244,16 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             self.notify(self.greeting, timeout=15, markup=False)
         if self._poll_on_start:
             self._start_poll()
+
+    def _quit_on_signals(self) -> None:
+        """SIGTERM and SIGHUP end the dashboard as `q` does — the terminal restored, a load started with it
+        stopped and its claims handed back — with 128 + the signal's number as the exit code."""
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(signum, self.exit, None, 128 + signum)
+            except (RuntimeError, ValueError):  # not the main thread (a test's app): signals are not ours there
+                return
 
     # -- the poll loop ---------------------------------------------------------------------------------------
     def _start_poll(self) -> None:
