@@ -255,7 +255,7 @@ def expand(value: Any, where: str, environ: Mapping[str, str], *, connection_str
         written = hidden[pair.start : pair.end]
         if _HIDDEN.search(written):
             expanded = restore(pair.value)
-            written = "{" + expanded.replace("}", "}}") + "}" if pair.braced else \
+            written = connstr.brace(expanded) if pair.braced else \
                 expanded if connstr.is_braced(expanded) else connstr.quote(expanded)  # fmt: skip
         out += [restore(hidden[last : pair.start]), written]
         last = pair.end

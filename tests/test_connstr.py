@@ -48,8 +48,7 @@ def test_parsing_what_render_wrote_gives_the_same_connection(pairs):
 @given(password=PASSWORDS)
 def test_a_password_inside_psqlodbc_s_libpq_options_is_masked(password):
     libpq = "'" + password.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    options = f"sslmode=require password={libpq} connect_timeout=3".replace("}", "}}")
-    text = f"DRIVER={{PostgreSQL Unicode}};pqopt={{{options}}}"
+    text = f"DRIVER={{PostgreSQL Unicode}};pqopt={connstr.brace(f'sslmode=require password={libpq} connect_timeout=3')}"
     masked = connstr.mask(text)
     assert masked == "DRIVER={PostgreSQL Unicode};pqopt={sslmode=require password=*** connect_timeout=3}"
 

@@ -89,17 +89,19 @@ def _braced(text: str, start: int) -> tuple[str, int]:
 
 def is_braced(text: str) -> bool:
     """Whether `text` is one whole braced value, `{...}` with every inner `}` doubled."""
-    if not text.startswith("{"):
-        return False
-    value, end = _braced(text, 0)
-    return end == len(text) and text.endswith("}") and len(value.replace("}", "}}")) == len(text) - 2
+    return text.startswith("{") and brace(_braced(text, 0)[0]) == text
+
+
+def brace(value: str) -> str:
+    """`value` in braces, `}` doubled: how a connection string writes any value, whatever it holds."""
+    return "{" + value.replace("}", "}}") + "}"
 
 
 def quote(value: str) -> str:
-    """`value` as a connection string writes it: braced (with `}` doubled) when it could not stand bare."""
+    """`value` as a connection string writes it: bare when it can stand so, else braced."""
     if value and not any(c in value for c in ";{}") and value == value.strip():
         return value
-    return "{" + value.replace("}", "}}") + "}"
+    return brace(value)
 
 
 def render(pairs: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> str:
@@ -150,7 +152,7 @@ def _masked_value(pair: Pair) -> str | None:
         masked = _mask_libpq(pair.value)
         if masked == pair.value:
             return None
-        return "{" + masked.replace("}", "}}") + "}" if pair.braced else quote(masked)
+        return brace(masked) if pair.braced else quote(masked)
     return None
 
 
