@@ -522,7 +522,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:
-    from queuetop.queue import DEFAULT_PRIORITY, Queue
+    from queuetop.queue import DEFAULT_PRIORITY, Interrupted, Queue
     from queuetop.shape_queue import ShapeQueue
 
     if args.delay < 0:
@@ -530,15 +530,19 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
     with open_target(args) as db:
         layout, note = resolve_layout(args, db)
         _announce(note)
-        if layout.native:
-            if args.job_type is None:
-                raise UsageError("the job type is missing", "name it with --type T")
-            priority = DEFAULT_PRIORITY if args.priority is None else args.priority
-            ids = Queue(db, layout).enqueue_many(args.job_type, args.count, info=args.info, priority=priority,
-                                                 delay_s=args.delay, created_by="queuetop-cli")  # fmt: skip
-        else:
-            ids = ShapeQueue(db, layout).enqueue_many(args.job_type, args.count, info=args.info,
-                                                      priority=args.priority, delay_s=args.delay)  # fmt: skip
+        try:
+            if layout.native:
+                if args.job_type is None:
+                    raise UsageError("the job type is missing", "name it with --type T")
+                priority = DEFAULT_PRIORITY if args.priority is None else args.priority
+                ids = Queue(db, layout).enqueue_many(args.job_type, args.count, info=args.info, priority=priority,
+                                                     delay_s=args.delay, created_by="queuetop-cli")  # fmt: skip
+            else:
+                ids = ShapeQueue(db, layout).enqueue_many(args.job_type, args.count, info=args.info,
+                                                          priority=args.priority, delay_s=args.delay)  # fmt: skip
+        except Interrupted as exc:  # Ctrl-C between two chunks: what stayed, exactly
+            print(f"queuetop: {exc.message}", file=sys.stderr)
+            return 130
     noun = "job" if len(ids) == 1 else "jobs"
     listed = ", ".join(map(str, ids)) if len(ids) <= 10 else f"{ids[0]}..{ids[-1]}"
     kind = f" of type {args.job_type!r}" if args.job_type is not None else f" into {layout.queue_table}"
