@@ -76,6 +76,7 @@ class ShapeQueue:
                      delay_s: float = 0.0) -> list[Any]:  # fmt: skip
         """Add `count` jobs the way the seed's insert does, in short transactions (`insert_in_chunks`); their ids."""
         layout, fields = self.layout, self.layout.enqueue_fields
+        layout.require("enqueue")  # before anything else: no row is ever made up for a table
         job_type = self.check_job_type(job_type)
         check_count(count)
         if priority is not None:
@@ -109,7 +110,8 @@ class ShapeQueue:
         """Count (dry run) or release what this shape's `[release]` names; raises UsageError if it has none."""
         release = self.layout.release
         if release is None:
-            raise UsageError(f"layout {self.layout.name} has nothing to release: {nothing_to_release(self.layout)}")
+            raise UsageError(f"layout {self.layout.name} has nothing to release: {nothing_to_release(self.layout)}; "
+                             "it declares no [release] section")
         job_type = self._filter_type(job_type)
         found = int(self.db.fetchone(*self.statements.count_state(release.state, job_type, self.settings))[0])
         dead = self._count("dead", job_type)
@@ -176,9 +178,13 @@ class ShapeQueue:
 
     # -- dead jobs ---------------------------------------------------------------------------------------
     def dead(self, action: str, job_type: str | None = None) -> int:
-        """"count", "retry" (back to pending, as if never tried) or "delete" the dead jobs (of one type)."""
-        if "dead" not in self.layout.states or not self.layout.dead_actions:
-            raise UsageError(f"layout {self.layout.name} has no dead jobs", "only shapes with an attempt limit do")
+        """"count", "retry" (back to pending, as if never tried) or "delete" the dead jobs (of one type). Counting
+        needs only the dead state (so it agrees with `stats`); retry and delete need their declaration."""
+        if "dead" not in self.layout.states:
+            raise UsageError(f"layout {self.layout.name} has no dead jobs: it defines no dead state",
+                             "only shapes with an attempt limit do")
+        if action != "count":
+            self.layout.require(f"dead {action}")
         job_type = self._filter_type(job_type)
         if action == "count":
             return self._count("dead", job_type)

@@ -144,6 +144,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         Binding("q", "quit", "Quit", tooltip="quit (a load started with the dashboard stops too)"),
         Binding("question_mark", "help", "Help", key_display="?", tooltip="this list of keys"),
         Binding("e", "enqueue", "Enqueue", tooltip="enqueue test jobs (type prefilled from the selection)"),
+        # On a shape that declares no [enqueue], `e` is not offered (check_action) and says why when pressed.
+        Binding("e", "enqueue_refused", show=False),
         Binding("r", "release", "Release", tooltip="release timed-out claims: dry-run count first, then confirm"),
         Binding("p", "pause", "Pause", tooltip="pause or resume polling"),
         Binding("plus,equals_sign", "interval(1)", "Interval", key_display="+", group=INTERVAL,
@@ -432,7 +434,20 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             return False
         return True
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("enqueue", "enqueue_refused"):
+            declared = self._layout().refusal("enqueue") is None
+            return declared if action == "enqueue" else not declared
+        return True
+
+    def action_enqueue_refused(self) -> None:
+        self.notify(f"{self._layout().refusal('enqueue')}.", severity="warning", markup=False)
+
     def action_enqueue(self) -> None:
+        reason = self._layout().refusal("enqueue")
+        if reason is not None:  # the command palette, or a binding shown before the layout was known
+            self.notify(f"{reason}.", severity="warning", markup=False)
+            return
         if not self._may_change_queue("enqueue"):
             return
         known = [row.job_type for row in self.latest.types] if self.latest else []
@@ -456,8 +471,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
     def action_release(self) -> None:
         layout = self._layout()
         if not layout.native and layout.release is None:
-            self.notify(f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}",
-                        severity="warning", markup=False)  # fmt: skip
+            self.notify(f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}; it declares "
+                        "no [release] section", severity="warning", markup=False)  # fmt: skip
             return
         if not self._may_change_queue("release"):
             return
@@ -484,9 +499,12 @@ class QueuetopApp(HandlesThreadResults, App[int]):
     def action_dead_jobs(self) -> None:
         """From the drill-down: the type's dead jobs, counted, then retried or deleted."""
         layout = self._layout()
-        if not layout.dead_actions:
+        if "dead" not in layout.states:
             self.notify(f"layout {layout.name} has no dead jobs: only shapes with an attempt limit do.",
                         severity="warning", markup=False)  # fmt: skip
+            return
+        if (reason := layout.refusal("dead delete")) is not None:
+            self.notify(f"{reason}.", severity="warning", markup=False)
             return
         if not self._may_change_queue("retrying or deleting dead jobs"):
             return

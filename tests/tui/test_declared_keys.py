@@ -1,0 +1,57 @@
+"""The dashboard offers only the writes a layout declares: on a shape without `[enqueue]` the footer has no
+`e Enqueue`, and pressing `e` says which section is missing; a shape that declares it keeps the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from queuetop.layouts import load_layout
+from queuetop.tui.main import MainScreen
+from queuetop.tui.scenes import LIVE, FixedActions, scene_app
+from tests.tui.conftest import RecordingApp
+
+WATCH_ONLY = """
+[tables]
+queue = "procrastinate_jobs"
+[queue_columns]
+id = "id bigint"
+type = "task_name varchar(128)"
+finished = "status varchar(16)"
+[states]
+pending = "finished = 'todo'"
+"""
+
+
+def app_for(layout) -> RecordingApp:
+    return RecordingApp(scene_app(LIVE).source, FixedActions(layout), poll_on_start=False)
+
+
+def offered(app: RecordingApp) -> set[str]:
+    """The actions the footer shows now."""
+    return {active.binding.action for active in app.screen.active_bindings.values() if active.binding.show}
+
+
+async def test_no_enqueue_key_on_a_layout_without_enqueue_and_a_notice_when_pressed(tmp_path: Path) -> None:
+    path = tmp_path / "procrastinate.toml"
+    path.write_text(WATCH_ONLY)
+    app = app_for(load_layout(str(path)))
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.apply(LIVE)
+        await pilot.pause()
+        assert "enqueue" not in offered(app) and "quit" in offered(app)
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)  # no dialog opened
+        assert app.notes == ["layout procrastinate declares no [enqueue] section, so queuetop does not know how to "
+                             "write a job into its table."]
+
+
+async def test_a_layout_that_declares_enqueue_keeps_the_key() -> None:
+    app = app_for(load_layout("job_queue"))
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.apply(LIVE)
+        await pilot.pause()
+        assert "enqueue" in offered(app)
+        await pilot.press("e")
+        await pilot.pause()
+        assert not isinstance(app.screen, MainScreen) and app.notes == []  # the enqueue dialog
