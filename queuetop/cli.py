@@ -138,7 +138,9 @@ examples:
     enqueue.add_argument("--type", "-t", dest="job_type", metavar="T",
                          help="job type (required where the shape has one; seed 000: a GUID)")
     enqueue.add_argument("--count", "-n", type=int, default=1, metavar="N", help="how many jobs (default 1)")
-    enqueue.add_argument("--info", metavar="TEXT", help="payload stored in JobInfo")
+    enqueue.add_argument("--info", metavar="TEXT",
+                         help="the payload (JobInfo; a seed's payload column). Without it: none on the native schema; "
+                              "'queuetop test job' on a seed's table, whose payload column takes no NULL")
     enqueue.add_argument("--priority", "-p", type=int, default=None, metavar="P",
                          help="0 (most urgent) to 255 (least); default: the table's (native 128, job_queue 255)")
     enqueue.add_argument("--delay", type=float, default=0.0, metavar="S", help="seconds before the jobs are available")

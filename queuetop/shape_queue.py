@@ -20,6 +20,10 @@ from queuetop.layouts.sql import Statements
 from queuetop.queue import ReleaseResult, check_count, check_job_type, check_priority, insert_in_chunks
 
 RELEASE_BATCH = 500  # rows looked at per round of a release
+# The payload of a test job enqueued without one: the seeds' payload columns are NOT NULL (001's request, 002's
+# name, 003's COMMAND), and a job queuetop made should be recognisable as one in the table.
+TEST_PAYLOAD = "queuetop test job"
+TEST_PAYLOAD_XML = '<test by="queuetop"/>'
 
 
 def check_guid(value: str) -> str:
@@ -47,6 +51,14 @@ def nothing_to_release(layout: Layout) -> str:
     if taken_by & {"claimed_at", "token", "claimed_by"}:  # ... when a worker stamps it as taken
         return "retrieval is final (no claims time out)"
     return "taking a job is final (no claims time out)"
+
+
+def payload_for_test_job(sql_type: str | None) -> str:
+    """The payload of a test job, as the payload column takes it (xml, or text cut to a varchar's length)."""
+    if sql_type == "xml":
+        return TEST_PAYLOAD_XML
+    length = sql_type.partition("(")[2].rstrip(")") if sql_type else ""
+    return TEST_PAYLOAD[: int(length)] if length.isdigit() else TEST_PAYLOAD
 
 
 class ShapeQueue:
@@ -90,6 +102,8 @@ class ShapeQueue:
                 raise UsageError(f"--delay must be zero or more seconds, not {delay_s}")
         if info is not None and "info" not in fields:
             raise UsageError(f"layout {layout.name} keeps no payload", "drop --info")
+        if info is None and "info" in fields:
+            info = payload_for_test_job(layout.type_of(fields["info"]))
         given = {"type": job_type, "info": info, "priority": priority}
         roles, values = [], []
         for field_name, role in fields.items():
