@@ -19,7 +19,7 @@ import pytest
 from queuetop.db import Database, UsageError, parse_target
 from queuetop.db.dialects import PostgresDialect, SQLiteDialect
 from queuetop.db.recording import StatementRecorder
-from queuetop.layouts import ACTIONS, PRESET_NAMES, load_layout
+from queuetop.layouts import ACTIONS, PRESET_NAMES, load_layout, with_tables
 from queuetop.shape_queue import ShapeQueue
 from queuetop.shape_worker import check_claim_form
 from queuetop.workers import make_available
@@ -112,10 +112,7 @@ def test_every_write_a_layout_does_not_declare_is_refused_and_nothing_is_written
     assert load.returncode == 2 and "[claim]" in load.stderr
     assert library.rows() == before  # not one row made up, changed or removed
     with library.open() as db:
-        layout = load_layout(str(library.layout_file))
-        from queuetop.layouts import with_tables
-
-        layout = with_tables(layout, library.table)
+        layout = with_tables(load_layout(str(library.layout_file)), library.table)
         with pytest.raises(UsageError, match=r"declares no \[make_available\] section"):
             make_available(db, layout, None)
     assert library.rows() == before
@@ -163,3 +160,12 @@ def test_every_preset_declares_what_it_does_and_dead_count_follows_stats(preset:
         with pytest.raises(UsageError, match="no dead jobs"):
             queue.dead("count")
     assert set(ACTIONS) >= layout.declares
+
+
+def test_a_load_needs_the_enqueue_its_producers_write_with(tmp_path: Path) -> None:
+    own = tmp_path / "claims_only.toml"  # seed 002's table with its dequeue described, but not its insert
+    own.write_text('[tables]\nqueue = "work_queue"\n[queue_columns]\nid = "work_queue_id int"\n'
+                   'finished = "processed_flag bit"\n[states]\npending = "finished = 0"\n'
+                   '[claim]\nforms = ["update_top"]\nset = { finished = 1 }\n')
+    with pytest.raises(UsageError, match=r"declares no \[enqueue\] section"):
+        check_claim_form(load_layout(str(own)), None)
