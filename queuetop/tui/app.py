@@ -732,7 +732,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Enqueue test jobs", "Add jobs of a type (e)", self.action_enqueue)
+        if self._layout().refusal("enqueue") is None:
+            yield SystemCommand("Enqueue test jobs", "Add jobs of a type (e)", self.action_enqueue)
         yield SystemCommand("Release timed-out claims", "Dry-run count, then confirm (r)", self.action_release)
         yield SystemCommand("Pause or resume polling", "p", self.action_pause)
         yield SystemCommand("Poll less often", "+", lambda: self.action_interval(1))

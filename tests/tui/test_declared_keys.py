@@ -39,6 +39,7 @@ async def test_no_enqueue_key_on_a_layout_without_enqueue_and_a_notice_when_pres
         app.apply(LIVE)
         await pilot.pause()
         assert "enqueue" not in offered(app) and "quit" in offered(app)
+        assert not any(c.title.startswith("Enqueue") for c in app.get_system_commands(app.screen))  # nor the palette
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, MainScreen)  # no dialog opened
