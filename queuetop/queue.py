@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from queuetop.db import Database, LeaseLost, QueuetopError, UsageError, retry_transient
 from queuetop.db.dialects import Dialect
@@ -51,11 +51,13 @@ def signals_held() -> Iterator[None]:
         yield
         return
     caught: list[int] = []
-    held = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    held = {sig: handler for sig, handler in held.items() if handler not in (signal.SIG_IGN, None)}
-    for sig in held:
-        signal.signal(sig, lambda number, _frame: caught.append(number))
-    try:
+    held: dict[int, Any] = {}
+    try:  # a signal may come while the handlers are swapped: whatever was swapped is put back
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(sig)
+            if handler not in (signal.SIG_IGN, None):  # an ignored signal stays ignored
+                held[sig] = handler
+                signal.signal(sig, lambda number, _frame: caught.append(number))
         yield
     finally:
         for sig, handler in held.items():
