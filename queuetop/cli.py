@@ -166,7 +166,9 @@ examples:
     enqueue.add_argument("--type", "-t", dest="job_type", metavar="T",
                          help="job type (required where the shape has one; seed 000: a GUID)")
     enqueue.add_argument("--count", "-n", type=int, default=1, metavar="N", help="how many jobs (default 1)")
-    enqueue.add_argument("--info", metavar="TEXT", help="payload stored in JobInfo")
+    enqueue.add_argument("--info", metavar="TEXT",
+                         help="the payload (JobInfo; a seed's payload column). Without it: none on the native schema; "
+                              "'queuetop test job' on a seed's table, whose payload column takes no NULL")
     enqueue.add_argument("--priority", "-p", type=int, default=None, metavar="P",
                          help="0 (most urgent) to 255 (least); default: the table's (native 128, job_queue 255)")
     enqueue.add_argument("--delay", type=float, default=0.0, metavar="S", help="seconds before the jobs are available")
@@ -576,7 +578,7 @@ def _could_not_read(args: argparse.Namespace, error: QueuetopError, output: str,
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:
-    from queuetop.queue import DEFAULT_PRIORITY, Queue
+    from queuetop.queue import DEFAULT_PRIORITY, Interrupted, Queue
     from queuetop.shape_queue import ShapeQueue
 
     if args.delay < 0:
@@ -584,15 +586,19 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
     with open_target(args) as db:
         layout, note = resolve_layout(args, db)
         _announce(note)
-        if layout.native:
-            if args.job_type is None:
-                raise UsageError("the job type is missing", "name it with --type T")
-            priority = DEFAULT_PRIORITY if args.priority is None else args.priority
-            ids = Queue(db, layout).enqueue_many(args.job_type, args.count, info=args.info, priority=priority,
-                                                 delay_s=args.delay, created_by="queuetop-cli")  # fmt: skip
-        else:
-            ids = ShapeQueue(db, layout).enqueue_many(args.job_type, args.count, info=args.info,
-                                                      priority=args.priority, delay_s=args.delay)  # fmt: skip
+        try:
+            if layout.native:
+                if args.job_type is None:
+                    raise UsageError("the job type is missing", "name it with --type T")
+                priority = DEFAULT_PRIORITY if args.priority is None else args.priority
+                ids = Queue(db, layout).enqueue_many(args.job_type, args.count, info=args.info, priority=priority,
+                                                     delay_s=args.delay, created_by="queuetop-cli")  # fmt: skip
+            else:
+                ids = ShapeQueue(db, layout).enqueue_many(args.job_type, args.count, info=args.info,
+                                                          priority=args.priority, delay_s=args.delay)  # fmt: skip
+        except Interrupted as exc:  # Ctrl-C between two chunks: what stayed, exactly
+            print(f"queuetop: {exc.message}", file=sys.stderr)
+            return 130
     noun = "job" if len(ids) == 1 else "jobs"
     listed = ", ".join(map(str, ids)) if len(ids) <= 10 else f"{ids[0]}..{ids[-1]}"
     kind = f" of type {args.job_type!r}" if args.job_type is not None else f" into {layout.queue_table}"

@@ -425,8 +425,17 @@ class Doctor:
                 findings.append(dead)
         findings.append(self._retention_finding())
         if isinstance(self.diagnostics, SQLiteDiagnostics):
-            findings.append(self._free_pages_finding())
+            findings += [self._free_pages_finding(), self._journal_finding(self.diagnostics.journal_mode(self.db))]
         return findings
+
+    @staticmethod
+    def _journal_finding(mode: str) -> Finding:
+        if mode == "wal":
+            return Finding("journal mode", Status.OK, "wal: readers never wait for the writer")
+        return Finding("journal mode", Status.WARN, f"{mode}: a reader (the dashboard's poll) and the writer "
+                       "(enqueue, claim, complete) wait for each other", "queuetop keeps the mode of a file it "
+                       "watches; WAL would let them run at once", "-- once, by the file's owner (it stays WAL):\n"
+                       "PRAGMA journal_mode = WAL;")  # fmt: skip
 
     @staticmethod
     def growth(first: TableSize, second: TableSize, elapsed: float) -> float | None:

@@ -516,7 +516,11 @@ class HistoryStore:
     def _type_id(self, name: str) -> int:
         type_id = self._type_ids.get(name)
         if type_id is None:
-            type_id = self._db.execute("INSERT INTO job_types (name) VALUES (?) RETURNING id", (name,)).fetchone()[0]
+            # Another process (a second dashboard on the same queue) may have registered the name since this one
+            # read the table: take its id then, never a UNIQUE failure. Called inside the write's transaction, so
+            # the SELECT sees what the other one committed.
+            self._db.execute("INSERT OR IGNORE INTO job_types (name) VALUES (?)", (name,))
+            type_id = self._db.execute("SELECT id FROM job_types WHERE name = ?", (name,)).fetchone()[0]
             self._type_ids[name] = type_id
             self._type_names[type_id] = name
         return type_id
@@ -535,6 +539,23 @@ class HistoryStore:
     def write_many(self, polls: Sequence[tuple[Snapshot, Mapping[str, int] | None]]) -> int:
         """Several polls in one transaction (a writer that fell behind catches up at once); how many were kept."""
         started = time.perf_counter()
+        kept = rows = 0
+        try:
+            kept, rows = self._write_polls(polls)
+        except sqlite3.Error:
+            # Rolled back: names registered in it are gone again. Read them afresh, so that a failure costs these
+            # polls only, never the history keeping for good.
+            self._refresh_types()
+            raise
+        elapsed = time.perf_counter() - started
+        self.cost.snapshots += kept
+        self.cost.rows += rows
+        self.cost.seconds += elapsed
+        if len(self.cost.per_write_s) < 100_000:
+            self.cost.per_write_s.append(elapsed)
+        return kept
+
+    def _write_polls(self, polls: Sequence[tuple[Snapshot, Mapping[str, int] | None]]) -> tuple[int, int]:
         kept = rows = 0
         with self._transaction():
             for snapshot, breaches in polls:
@@ -558,13 +579,7 @@ class HistoryStore:
                 self._last_t = t
                 kept += 1
                 rows += 1 + len(snapshot.types)
-        elapsed = time.perf_counter() - started
-        self.cost.snapshots += kept
-        self.cost.rows += rows
-        self.cost.seconds += elapsed
-        if len(self.cost.per_write_s) < 100_000:
-            self.cost.per_write_s.append(elapsed)
-        return kept
+        return kept, rows
 
     def _roll_up(self, level_no: int, index: int) -> None:
         """One completed bucket: one entry per job type from the raw polls in it, added to its chunk in memory.

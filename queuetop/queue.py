@@ -9,11 +9,14 @@ least, 128 the default), then the job that has been available longest.
 
 from __future__ import annotations
 
+import signal
+import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from queuetop.db import Database, LeaseLost, QueuetopError, UsageError, retry_transient
 from queuetop.db.dialects import Dialect
@@ -31,11 +34,44 @@ OUTCOMES = ("succeeded", "failed")
 Id = TypeVar("Id")
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM, where the command makes it one) stopped a bulk write between two chunks: `message` says
+    exactly what was committed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back while one chunk runs, then delivered to the handlers they had: a chunk is
+    committed or not, never unknown. Only the main thread can hold signals; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    held: dict[int, Any] = {}
+    try:  # a signal may come while the handlers are swapped: whatever was swapped is put back
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(sig)
+            if handler not in (signal.SIG_IGN, None):  # an ignored signal stays ignored
+                held[sig] = handler
+                signal.signal(sig, lambda number, _frame: caught.append(number))
+        yield
+    finally:
+        for sig, handler in held.items():
+            signal.signal(sig, handler)
+        if caught:
+            signal.raise_signal(caught[0])  # as it would have come: KeyboardInterrupt, or the command's own
+
+
 def insert_in_chunks(db: Database, count: int, insert: Callable[[int], list[Id]],
                      chunk: int = ENQUEUE_CHUNK) -> list[Id]:  # fmt: skip
     """Write `count` rows as `insert(n)` does (it writes n rows and returns their ids), in transactions of at most
     `chunk` rows. Each chunk is all or nothing and is retried whole on a transient error (it was rolled back);
-    a failure after some chunks raises an error that says exactly which ids stayed."""
+    a failure after some chunks raises an error that says exactly which ids stayed. Ctrl-C stops it between
+    chunks (`Interrupted`, saying what was committed)."""
     ids: list[Id] = []
 
     def one_chunk(size: int) -> list[Id]:
@@ -45,7 +81,12 @@ def insert_in_chunks(db: Database, count: int, insert: Callable[[int], list[Id]]
     try:
         while len(ids) < count:
             size = min(chunk, count - len(ids))
-            ids += retry_transient(lambda size=size: one_chunk(size))
+            with signals_held():
+                ids += retry_transient(lambda size=size: one_chunk(size))
+    except KeyboardInterrupt as exc:
+        done = f"{len(ids):,} of {count:,} jobs were enqueued and committed (ids {ids[0]}..{ids[-1]})" if ids \
+            else f"none of the {count:,} jobs was enqueued"
+        raise Interrupted(f"interrupted: {done}; nothing else was written") from exc
     except QueuetopError as exc:
         if not ids:
             raise  # nothing was written

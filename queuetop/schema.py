@@ -16,13 +16,18 @@ class SchemaStep:
 
 
 def init_schema(db: Database, layout: Layout = NATIVE) -> list[SchemaStep]:
-    """Create the schema objects that are missing; report each one as created or found."""
+    """Create the schema objects that are missing; report each one as created or found. One transaction, taken in
+    turns (`Dialect.schema_lock`): inits run at once all succeed, each finding what the one before made."""
     steps = []
-    for obj in db.dialect.schema_objects(layout):
-        exists = bool(db.fetchone(obj.exists_sql, obj.exists_params))
-        if not exists:
-            db.execute(obj.create_sql)
-        steps.append(SchemaStep(obj.kind, obj.name, created=not exists))
+    with db.transaction():
+        lock = db.dialect.schema_lock(layout)
+        if lock is not None:
+            db.fetchall(*lock)
+        for obj in db.dialect.schema_objects(layout):
+            exists = bool(db.fetchone(obj.exists_sql, obj.exists_params))
+            if not exists:
+                db.execute(obj.create_sql)
+            steps.append(SchemaStep(obj.kind, obj.name, created=not exists))
     return steps
 
 

@@ -20,6 +20,10 @@ from queuetop.layouts.sql import Statements
 from queuetop.queue import ReleaseResult, check_count, check_job_type, check_priority, insert_in_chunks
 
 RELEASE_BATCH = 500  # rows looked at per round of a release
+# The payload of a test job enqueued without one: the seeds' payload columns are NOT NULL (001's request, 002's
+# name, 003's COMMAND), and a job queuetop made should be recognisable as one in the table.
+TEST_PAYLOAD = "queuetop test job"
+TEST_PAYLOAD_XML = '<test by="queuetop"/>'
 
 
 def check_guid(value: str) -> str:
@@ -49,6 +53,14 @@ def nothing_to_release(layout: Layout) -> str:
     return "taking a job is final (no claims time out)"
 
 
+def payload_for_test_job(sql_type: str | None) -> str:
+    """The payload of a test job, as the payload column takes it (xml, or text cut to a varchar's length)."""
+    if sql_type == "xml":
+        return TEST_PAYLOAD_XML
+    length = sql_type.partition("(")[2].rstrip(")") if sql_type else ""
+    return TEST_PAYLOAD[: int(length)] if length.isdigit() else TEST_PAYLOAD
+
+
 class ShapeQueue:
     """The actions on one queue of a state-machine layout, over one connection (so: one thread)."""
 
@@ -76,6 +88,7 @@ class ShapeQueue:
                      delay_s: float = 0.0) -> list[Any]:  # fmt: skip
         """Add `count` jobs the way the seed's insert does, in short transactions (`insert_in_chunks`); their ids."""
         layout, fields = self.layout, self.layout.enqueue_fields
+        layout.require("enqueue")  # before anything else: no row is ever made up for a table
         job_type = self.check_job_type(job_type)
         check_count(count)
         if priority is not None:
@@ -89,6 +102,8 @@ class ShapeQueue:
                 raise UsageError(f"--delay must be zero or more seconds, not {delay_s}")
         if info is not None and "info" not in fields:
             raise UsageError(f"layout {layout.name} keeps no payload", "drop --info")
+        if info is None and "info" in fields:
+            info = payload_for_test_job(layout.type_of(fields["info"]))
         given = {"type": job_type, "info": info, "priority": priority}
         roles, values = [], []
         for field_name, role in fields.items():
@@ -109,7 +124,8 @@ class ShapeQueue:
         """Count (dry run) or release what this shape's `[release]` names; raises UsageError if it has none."""
         release = self.layout.release
         if release is None:
-            raise UsageError(f"layout {self.layout.name} has nothing to release: {nothing_to_release(self.layout)}")
+            raise UsageError(f"layout {self.layout.name} has nothing to release: {nothing_to_release(self.layout)}; "
+                             "it declares no [release] section")
         job_type = self._filter_type(job_type)
         found = int(self.db.fetchone(*self.statements.count_state(release.state, job_type, self.settings))[0])
         dead = self._count("dead", job_type)
@@ -176,9 +192,13 @@ class ShapeQueue:
 
     # -- dead jobs ---------------------------------------------------------------------------------------
     def dead(self, action: str, job_type: str | None = None) -> int:
-        """"count", "retry" (back to pending, as if never tried) or "delete" the dead jobs (of one type)."""
-        if "dead" not in self.layout.states or not self.layout.dead_actions:
-            raise UsageError(f"layout {self.layout.name} has no dead jobs", "only shapes with an attempt limit do")
+        """"count", "retry" (back to pending, as if never tried) or "delete" the dead jobs (of one type). Counting
+        needs only the dead state (so it agrees with `stats`); retry and delete need their declaration."""
+        if "dead" not in self.layout.states:
+            raise UsageError(f"layout {self.layout.name} has no dead jobs: it defines no dead state",
+                             "only shapes with an attempt limit do")
+        if action != "count":
+            self.layout.require(f"dead {action}")
         job_type = self._filter_type(job_type)
         if action == "count":
             return self._count("dead", job_type)

@@ -42,6 +42,7 @@ def check_claim_form(layout: Layout, form: str | None) -> str:
     if not forms:
         raise UsageError(f"layout {layout.name} describes no dequeue, so `queuetop load` cannot drive it",
                          "add a [claim] section to the layout file (see `queuetop layouts --show work_queue`)")
+    layout.require("enqueue")  # the load's producers write the shape's rows
     if form is None:
         return forms[0]
     if form not in forms:

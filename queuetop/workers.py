@@ -197,6 +197,8 @@ def can_release_worker(layout: Layout) -> str | None:
     if layout.native:
         return None
     release = layout.release
+    if release is None and "timed_out" in layout.states:
+        return layout.refusal("release")
     if release is None or release.action != "clear" or not layout.has("token"):
         return f"layout {layout.name} has no claims that time out: nothing of a worker's to release"
     return None
@@ -275,9 +277,9 @@ class ScheduledResult:
 
 
 def no_scheduled_state(layout: Layout) -> str | None:
-    """Why a shape has no scheduled jobs to make available, or None when it has."""
+    """Why a shape has no scheduled jobs to make available (or does not declare how), or None when it may."""
     if "scheduled" in layout.states and layout.has("available"):
-        return None
+        return layout.refusal("make available")
     return f"layout {layout.name} has no scheduled jobs: its rows have no time before which a job may not be taken"
 
 

@@ -216,6 +216,10 @@ class Database:
 
 def _open_sqlite(target: Target, create: bool, busy_ms: int) -> sqlite3.Connection:
     path = Path(target.value).expanduser()
+    # WAL (readers never wait for the writer) is a property of the file that outlives the connection: only on a
+    # file queuetop owns, the embedded default or one it creates now (`init`, `demo` on a new path). A database
+    # queuetop only watches or acts on keeps its journal mode; `queuetop doctor` says when WAL would help.
+    owned = not path.exists() or path.stat().st_size == 0 or _is_embedded_default(path)
     if not path.exists():
         if not create:
             raise SchemaMissing(f"{path} (the file does not exist)")
@@ -229,11 +233,36 @@ def _open_sqlite(target: Target, create: bool, busy_ms: int) -> sqlite3.Connecti
         connection = sqlite3.connect(str(path), timeout=busy_ms / 1000, isolation_level=None,
                                      check_same_thread=False)
         connection.execute(f"PRAGMA busy_timeout = {busy_ms}")
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
+        if owned:
+            _use_wal(connection, busy_ms)
     except sqlite3.DatabaseError as exc:
         raise ConnectError(f"cannot open {path} as SQLite: {exc}", "is it a SQLite database file?") from exc
     return connection
+
+
+def _is_embedded_default(path: Path) -> bool:
+    from queuetop.db.target import default_database_path
+
+    try:
+        return path.resolve() == default_database_path().resolve()
+    except OSError:
+        return False
+
+
+def _use_wal(connection: sqlite3.Connection, busy_ms: int) -> None:
+    """Switch a file queuetop owns to WAL. The switch needs the file to itself and SQLite answers "locked" at once,
+    without its busy handler, when another connection opens it at the same moment (several `init`s): try again
+    until the busy timeout."""
+    deadline = time.monotonic() + busy_ms / 1000
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+    connection.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: a crash may lose the last commits only
 
 
 def _open_odbc(target: Target) -> tuple[Any, Dialect]:

@@ -56,6 +56,17 @@ FAILURES = {
 FIGURES = ("depth", "oldest_age_s", "scheduled", "claimed", "timed_out", "dead", "lost", "arrivals",
            "completions", "wait", "processing")  # fmt: skip
 SETTINGS = {"max_attempts": 3, "lost_after": 60}  # $settings a condition may use, with their defaults
+# Every write queuetop can make, and the section of a layout that declares it. A layout that does not declare an
+# action is refused it before any SQL is sent: a hand-written layout for a library's table must never get a row
+# queuetop made up. The native engine (the schema `queuetop init` makes) declares them all.
+ACTIONS = {  # action: (its section, what queuetop would not know how to do without it)
+    "enqueue": ("[enqueue]", "write a job into its table"),
+    "release": ("[release]", "release its claims"),
+    "dead retry": ("[dead_retry]", "put its dead jobs back to pending"),
+    "dead delete": ("[dead_retry]", "delete its dead jobs"),  # or dead_actions = true: deleted, never retried
+    "make available": ("[make_available]", "make its scheduled jobs available now"),
+    "load": ("[claim]", "take jobs from it as its workers do"),
+}
 CLOCKS = ("utc", "local")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _TYPE = re.compile(r"^(bigint|int|smallint|tinyint|bit|guid|datetime2?|text|xml|n?varchar\((\d{1,4}|max)\))$")
@@ -179,6 +190,7 @@ class Layout:
     settings: Mapping[str, int] = field(default_factory=lambda: dict(SETTINGS))
     table_required: bool = False  # the seed names no table: --table must
     claim: Claim | None = None  # the seed's own dequeue, for `queuetop load`; None: native, or none described
+    declares: frozenset[str] = frozenset()  # the ACTIONS its sections declare (native: all)
 
     def __post_init__(self) -> None:
         where = f"layout {self.name}"
@@ -215,6 +227,21 @@ class Layout:
 
     def has(self, *roles: str) -> bool:
         return all(role in self.columns for role in roles)
+
+    def refusal(self, action: str) -> str | None:
+        """Why this layout may not `action` (one of ACTIONS), in one line naming the section it lacks; None when it
+        declares it."""
+        if self.native or action in self.declares:
+            return None
+        section, what = ACTIONS[action]
+        return f"layout {self.name} declares no {section} section, so queuetop does not know how to {what}"
+
+    def require(self, action: str) -> None:
+        """Raise the refusal of an action this layout does not declare, before any SQL is sent."""
+        reason = self.refusal(action)
+        if reason is not None:
+            raise UsageError(reason, f"add {ACTIONS[action][0]} to the layout file (`queuetop layouts --show "
+                             "job_queue` shows one), or use a preset that has it")
 
     @property
     def native(self) -> bool:
@@ -367,6 +394,11 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
     engine = data.get("engine", "states")
     if engine != "native" and "pending" not in states:
         raise UsageError(f"{where}: no pending state", "say which rows wait, e.g. pending = \"claimed_at is null\"")
+    if "make_available" in data and not ("scheduled" in states and "available" in columns):
+        raise UsageError(f"{where}: [make_available] needs a scheduled state and the role available")
+    sections = {"enqueue": "enqueue" in data, "release": release is not None, "dead retry": "dead_retry" in data,
+                "dead delete": "dead_retry" in data or bool(data.get("dead_actions", False)),
+                "make available": "make_available" in data, "load": claim is not None}  # fmt: skip
     return Layout(
         name=data.get("name", name),
         schema=tables.get("schema"),
@@ -395,6 +427,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         settings=settings,
         table_required="queue" not in tables,
         claim=claim,
+        declares=frozenset(action for action, declared in sections.items() if declared),
     )
 
 

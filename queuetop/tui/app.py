@@ -147,6 +147,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True, tooltip="quit, as q does"),
         Binding("question_mark", "help", "Help", key_display="?", tooltip="this list of keys"),
         Binding("e", "enqueue", "Enqueue", tooltip="enqueue test jobs (type prefilled from the selection)"),
+        # On a shape that declares no [enqueue], `e` is not offered (check_action) and says why when pressed.
+        Binding("e", "refused('enqueue')", show=False),
         Binding("r", "release", "Release", tooltip="release timed-out claims: dry-run count first, then confirm"),
         Binding("p", "pause", "Pause", tooltip="pause or resume polling"),
         Binding("plus,equals_sign", "interval(1)", "Interval", key_display="+", group=INTERVAL,
@@ -446,7 +448,36 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             return False
         return True
 
+    # The keys of writes, and the action of ACTIONS each is: offered only where the layout declares it.
+    WRITE_KEYS: ClassVar[dict[str, str]] = {"enqueue": "enqueue", "dead_jobs": "dead delete",
+                                            "make_available": "make available"}  # fmt: skip
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.WRITE_KEYS:
+            return self.refusal(self.WRITE_KEYS[action]) is None
+        if action == "refused":  # the hidden twin of a write's key: there where the write is not
+            return self.refusal(str(parameters[0])) is not None
+        return True
+
+    def refusal(self, action: str) -> str | None:
+        """Why this queue's layout may not do `action` (one of layouts.ACTIONS), in a sentence; None when it may."""
+        layout = self._layout()
+        if action.startswith("dead") and "dead" not in layout.states:
+            return f"layout {layout.name} has no dead jobs: only shapes with an attempt limit do."
+        if action == "make available":
+            reason = no_scheduled_state(layout)
+            return None if reason is None else f"{reason}."
+        reason = layout.refusal(action)
+        return None if reason is None else f"{reason}."
+
+    def action_refused(self, action: str) -> None:
+        self.notify(self.refusal(action) or f"{action} is not offered here.", severity="warning", markup=False)
+
     def action_enqueue(self) -> None:
+        reason = self.refusal("enqueue")
+        if reason is not None:  # the command palette, or a binding shown before the layout was known
+            self.notify(reason, severity="warning", markup=False)
+            return
         if not self._may_change_queue("enqueue"):
             return
         known = [row.job_type for row in self.latest.types] if self.latest else []
@@ -470,8 +501,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
     def action_release(self) -> None:
         layout = self._layout()
         if not layout.native and layout.release is None:
-            self.notify(f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}",
-                        severity="warning", markup=False)  # fmt: skip
+            self.notify(f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}; it declares "
+                        "no [release] section", severity="warning", markup=False)  # fmt: skip
             return
         if not self._may_change_queue("release"):
             return
@@ -498,9 +529,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
     def action_dead_jobs(self) -> None:
         """From the drill-down: the type's dead jobs, counted, then retried or deleted."""
         layout = self._layout()
-        if not layout.dead_actions:
-            self.notify(f"layout {layout.name} has no dead jobs: only shapes with an attempt limit do.",
-                        severity="warning", markup=False)  # fmt: skip
+        if (reason := self.refusal("dead delete")) is not None:
+            self.notify(reason, severity="warning", markup=False)
             return
         if not self._may_change_queue("retrying or deleting dead jobs"):
             return
@@ -728,7 +758,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Enqueue test jobs", "Add jobs of a type (e)", self.action_enqueue)
+        if self.refusal("enqueue") is None:
+            yield SystemCommand("Enqueue test jobs", "Add jobs of a type (e)", self.action_enqueue)
         yield SystemCommand("Release timed-out claims", "Dry-run count, then confirm (r)", self.action_release)
         yield SystemCommand("Pause or resume polling", "p", self.action_pause)
         yield SystemCommand("Poll less often", "+", lambda: self.action_interval(1))

@@ -140,6 +140,9 @@ class DetailScreen(HandlesThreadResults, Screen):
         Binding("d", "app.dead_jobs", "Dead jobs", tooltip="retry or delete this type's dead jobs"),
         Binding("a", "app.make_available", "Available now",
                 tooltip="make this type's jobs scheduled for later available now: dry-run count, confirm"),
+        # Where the layout declares no such write, the key is not offered and says why (QueuetopApp.check_action).
+        Binding("d", "app.refused('dead delete')", show=False),
+        Binding("a", "app.refused('make available')", show=False),
     ]
 
     def __init__(self, job_type: str) -> None:

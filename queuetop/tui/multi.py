@@ -195,6 +195,7 @@ class MultiApp(QueuetopApp):
             return
         self.selected = pane
         self.refresh_screen()
+        self.refresh_bindings()  # the keys offered follow the selected target's layout (`e` where it declares it)
 
     def status_view(self) -> StatusView:
         view = super().status_view()

@@ -91,6 +91,8 @@ def native_statements(d: MSSQLDialect | None = None) -> list[Entry]:
                                                                          + d.session_setup("worker"))]
     out.append(("native", "server clock", d.server_now_sql(), ()))
     out.append(("native", "catalog (detect)", d.catalog_sql(), ()))
+    lock_sql, lock_params = d.schema_lock(NATIVE)  # type: ignore[misc]
+    out.append(("native", "init: take turns", lock_sql, lock_params))
     for obj in d.schema_objects(NATIVE):
         out.append(("native", f"init: is there {obj.kind} {obj.name}", obj.exists_sql, obj.exists_params))
         out.append(("native", f"init: create {obj.kind} {obj.name}", obj.create_sql, ()))

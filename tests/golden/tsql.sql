@@ -19,6 +19,9 @@ SELECT SYSUTCDATETIME();
 -- native: catalog (detect)
 SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, CASE WHEN t.TABLE_TYPE = 'VIEW' THEN 1 ELSE 0 END FROM INFORMATION_SCHEMA.COLUMNS AS c JOIN INFORMATION_SCHEMA.TABLES AS t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME;
 
+-- native: init: take turns
+/* queuetop */ EXEC sp_getapplock @Resource = ?, @LockMode = 'Exclusive', @LockOwner = 'Transaction', @LockTimeout = 60000;
+
 -- native: init: is there schema queuetop
 SELECT 1 WHERE SCHEMA_ID(?) IS NOT NULL;
 

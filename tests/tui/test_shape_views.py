@@ -139,7 +139,8 @@ async def test_work_queue_scene_shows_depth_and_rates_only_and_refuses_release_w
         notes: list[str] = []
         app.notify = lambda message, **kwargs: notes.append(message)  # type: ignore[method-assign]
         await pilot.press("r")
-        assert notes == ["layout work_queue has nothing to release: the processed flag is final (no claims time out)"]
+        assert notes == ["layout work_queue has nothing to release: the processed flag is final (no claims time out); "
+                         "it declares no [release] section"]
         assert isinstance(app.screen, MainScreen)
 
 

@@ -65,6 +65,10 @@ class SQLiteDiagnostics(Diagnostics):
         size = int(db.fetchone(TAG + "SELECT page_size FROM pragma_page_size")[0])
         return free, total, size
 
+    def journal_mode(self, db: Database) -> str:
+        """The file's journal mode, as it is ("wal", "delete", "truncate", ...): read, never changed."""
+        return str(db.fetchone(TAG + "SELECT journal_mode FROM pragma_journal_mode")[0]).lower()
+
     def sessions(self, db: Database, tables: list[tuple[str | None, str]]) -> list[SessionRow] | None:
         """Whether another connection holds the write lock now: BEGIN IMMEDIATE without waiting, then ROLLBACK at
         once. Taking the lock for that instant delays a writer by at most its busy-handler's first sleep; the

@@ -201,6 +201,16 @@ class Dialect:
         """What `queuetop init` must tell the user about the schema it made (none by default)."""
         return []
 
+    def schema_lock(self, layout: Layout) -> tuple[str, tuple[Any, ...]] | None:
+        """The statement that makes concurrent `queuetop init`s of one schema take turns, run first in init's
+        transaction (each then sees what the one before it made); None where the transaction already does (SQLite's
+        BEGIN IMMEDIATE)."""
+        return None
+
+    @staticmethod
+    def schema_lock_name(layout: Layout) -> str:
+        return f"queuetop init {layout.schema or ''}.{layout.queue_table}"
+
     def index_definitions(self, layout: Layout) -> list[tuple[str, str, str, str, str | None]]:
         """(name, table role, key columns, included columns, filter) for each native index."""
         n = self.names(layout)

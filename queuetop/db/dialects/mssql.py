@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from queuetop.db.dialects.base import Dialect, Row, SchemaObject, type_values
+from queuetop.db.dialects.base import TAG, Dialect, Row, SchemaObject, type_values
 from queuetop.errors import ErrorKind
 
 if TYPE_CHECKING:
@@ -217,6 +217,11 @@ class MSSQLDialect(Dialect):
             objects.append(SchemaObject("index", index[0], *index_id(tables[index[1]], index[0]),
                                         self.create_index_sql(layout, *index)))
         return objects
+
+    def schema_lock(self, layout: Layout) -> tuple[str, tuple[Any, ...]] | None:
+        # An application lock owned by init's transaction: a second init waits (up to 60 s), then sees the schema.
+        return (f"{TAG}EXEC sp_getapplock @Resource = ?, @LockMode = 'Exclusive', @LockOwner = 'Transaction', "
+                "@LockTimeout = 60000", (self.schema_lock_name(layout),))
 
     def schema_notes(self, layout: Layout) -> list[str]:
         return [f"{self.qualify(layout.schema, layout.queue_table)} has filtered indexes: every session and stored "

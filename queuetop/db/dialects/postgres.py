@@ -7,10 +7,11 @@ explicit casts because psqlODBC prepares statements server-side, where a bare `?
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from queuetop.db.dialects.base import Dialect, Row, SchemaObject
+from queuetop.db.dialects.base import TAG, Dialect, Row, SchemaObject
 from queuetop.errors import ErrorKind
 
 if TYPE_CHECKING:
@@ -136,6 +137,12 @@ class PostgresDialect(Dialect):
         for index in self.index_definitions(layout):
             objects.append(SchemaObject("index", index[0], *qualified(index[0]), self.create_index_sql(layout, *index)))
         return objects
+
+    def schema_lock(self, layout: Layout) -> tuple[str, tuple[Any, ...]] | None:
+        # CREATE ... IF NOT EXISTS is not enough: two at once can still collide in the catalog. A transaction-level
+        # advisory lock on a key made from the schema's name: released at commit.
+        key = zlib.crc32(self.schema_lock_name(layout).encode("utf-8"))
+        return f"{TAG}SELECT pg_advisory_xact_lock(CAST(? AS bigint))", (key,)
 
     # -- queue operations --------------------------------------------------------------------------------
     def enqueue(self, db: Database, layout: Layout, values: Sequence[Any], count: int) -> list[int]:
