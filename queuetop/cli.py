@@ -22,7 +22,7 @@ from queuetop import format as fmt
 from queuetop.config import CONFIG_ENV_VAR, default_config_path
 from queuetop.db import Database, QueuetopError, UsageError, parse_target
 from queuetop.db.target import ENV_VAR, Target, default_database_path
-from queuetop.errors import Stopped
+from queuetop.errors import STOP_SIGNALS, Stopped
 from queuetop.layouts import CLAIM_FORMS, NATIVE, PRESET_NAMES, Layout
 from queuetop.load.command import add_load_arguments
 from queuetop.snapshot import Snapshot, TypeStats
@@ -596,9 +596,9 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
             else:
                 ids = ShapeQueue(db, layout).enqueue_many(args.job_type, args.count, info=args.info,
                                                           priority=args.priority, delay_s=args.delay)  # fmt: skip
-        except Interrupted as exc:  # Ctrl-C between two chunks: what stayed, exactly
+        except Interrupted as exc:  # Ctrl-C (or SIGTERM, SIGHUP) between two chunks: what stayed, exactly
             print(f"queuetop: {exc.message}", file=sys.stderr)
-            return 130
+            return 128 + exc.signum
     noun = "job" if len(ids) == 1 else "jobs"
     listed = ", ".join(map(str, ids)) if len(ids) <= 10 else f"{ids[0]}..{ids[-1]}"
     kind = f" of type {args.job_type!r}" if args.job_type is not None else f" into {layout.queue_table}"
@@ -1330,7 +1330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command. Its exit codes: 0 done (check: OK), 1 a verdict that failed (check: a breach; load: jobs lost
     or duplicated) or a bug, 2 an error, 128 + N stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP) where
     there is no verdict to give (load gives its verdict, serve exits 0), 141 stdout closed (`| head`)."""
-    saved = {signum: signal.signal(signum, _stop) for signum in STOPPING_SIGNALS}
+    saved = {signum: signal.signal(signum, _stop) for signum in STOP_SIGNALS if signum != signal.SIGINT}
     try:
         code = _run(argv)
         sys.stdout.flush()  # here, not at exit: a reader that left must be met where it can be handled
@@ -1343,9 +1343,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for signum, handler in saved.items():
             signal.signal(signum, handler)
-
-
-STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # systemd, docker, kill; a closed terminal
 
 
 def _stop(signum: int, _frame: object) -> None:
@@ -1377,7 +1374,7 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"queuetop: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt as exc:
-        signum = exc.signum if isinstance(exc, Stopped) else signal.SIGINT
+        signum = Stopped.signal_of(exc)
         print("queuetop: interrupted" if signum == signal.SIGINT else
               f"queuetop: stopped by {signal.Signals(signum).name}", file=sys.stderr)  # fmt: skip
         return 128 + signum

@@ -6,6 +6,7 @@ it on stderr and exits 2; the dashboard shows it in the status line or a notific
 
 from __future__ import annotations
 
+import signal
 from enum import Enum
 
 
@@ -81,3 +82,12 @@ class Stopped(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+
+    @staticmethod
+    def signal_of(interrupt: KeyboardInterrupt) -> int:
+        """The signal behind an interrupt: SIGTERM or SIGHUP for a Stopped, else Ctrl-C's SIGINT."""
+        return interrupt.signum if isinstance(interrupt, Stopped) else signal.SIGINT
+
+
+# What stops a command as Ctrl-C does: Ctrl-C itself, systemd's and docker's stop, a closed terminal.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

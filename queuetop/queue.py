@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from queuetop.db import Database, LeaseLost, QueuetopError, UsageError, retry_transient
 from queuetop.db.dialects import Dialect
+from queuetop.errors import STOP_SIGNALS, Stopped
 from queuetop.layouts import NATIVE, Layout
 
 DEFAULT_PRIORITY = 128
@@ -38,14 +39,15 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM, where the command makes it one) stopped a bulk write between two chunks: `message` says
     exactly what was committed."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, signum: int = signal.SIGINT) -> None:
         super().__init__(message)
         self.message = message
+        self.signum = signum  # the signal that stopped it: exit 128 + signum
 
 
 @contextmanager
 def signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM held back while one chunk runs, then delivered to the handlers they had: a chunk is
+    """SIGINT, SIGTERM and SIGHUP held back while one chunk runs, then delivered to the handlers they had: a chunk is
     committed or not, never unknown. Only the main thread can hold signals; elsewhere this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -53,7 +55,7 @@ def signals_held() -> Iterator[None]:
     caught: list[int] = []
     held: dict[int, Any] = {}
     try:  # a signal may come while the handlers are swapped: whatever was swapped is put back
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             handler = signal.getsignal(sig)
             if handler not in (signal.SIG_IGN, None):  # an ignored signal stays ignored
                 held[sig] = handler
@@ -86,7 +88,7 @@ def insert_in_chunks(db: Database, count: int, insert: Callable[[int], list[Id]]
     except KeyboardInterrupt as exc:
         done = f"{len(ids):,} of {count:,} jobs were enqueued and committed (ids {ids[0]}..{ids[-1]})" if ids \
             else f"none of the {count:,} jobs was enqueued"
-        raise Interrupted(f"interrupted: {done}; nothing else was written") from exc
+        raise Interrupted(f"interrupted: {done}; nothing else was written", Stopped.signal_of(exc)) from exc
     except QueuetopError as exc:
         if not ids:
             raise  # nothing was written

@@ -29,8 +29,9 @@ def committed(backend: Backend) -> tuple[int, int | None, int | None]:
     return int(n), low, high
 
 
-@pytest.mark.parametrize("backend_name", ["sqlite", "postgres"])
-def test_ctrl_c_stops_a_bulk_enqueue_between_chunks_and_says_what_was_committed(backend_name: str,
+@pytest.mark.parametrize(("backend_name", "signum"), [("sqlite", signal.SIGINT), ("postgres", signal.SIGINT),
+                                                     ("sqlite", signal.SIGTERM), ("postgres", signal.SIGHUP)])
+def test_ctrl_c_stops_a_bulk_enqueue_between_chunks_and_says_what_was_committed(backend_name: str, signum: int,
                                                                                 tmp_path: Path) -> None:
     backend = make_backend(backend_name, tmp_path)
     try:
@@ -47,9 +48,9 @@ def test_ctrl_c_stops_a_bulk_enqueue_between_chunks_and_says_what_was_committed(
         while committed(backend)[0] == 0:  # interrupt once it is under way
             assert run.poll() is None and time.monotonic() < deadline, run.communicate()
             time.sleep(0.05)
-        run.send_signal(signal.SIGINT)
+        run.send_signal(signum)
         out, err = run.communicate(timeout=60)
-        assert run.returncode == 130, (out, err)
+        assert run.returncode == 128 + signum, (out, err)
         lines = err.strip().splitlines()
         assert len(lines) == 1, err
         said = re.fullmatch(r"queuetop: interrupted: ([\d,]+) of 1,000,000 jobs were enqueued and committed "
