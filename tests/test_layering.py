@@ -109,3 +109,12 @@ def test_every_module_imports_on_its_own(chunk: int) -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:
         failures = {module: error for module, error in pool.map(import_alone, modules) if error}
     assert failures == {}
+
+
+def test_the_import_linter_contract_in_pyproject_holds() -> None:
+    """The same order, declared as data in pyproject.toml and checked by import-linter (`lint-imports`)."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run([str(lint), "--no-cache", "--no-logo"], cwd=PACKAGE.parent, capture_output=True,
+                            text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 kept, 0 broken" in result.stdout
