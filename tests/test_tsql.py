@@ -1,9 +1,10 @@
 """Every T-SQL statement queuetop can send, for the native schema and every layout, held to the one T-SQL check
 (tests/tsql_check.py: sqlfluff's tsql grammar, the denylist, the structural rules) and to the reviewed golden
-file `golden/tsql.sql`. The checker is checked too: it refuses deliberately wrong statements, and the seeds' own
-T-SQL (golden/seeds/, extracted from /work/shared/seeds) passes it, save what SQL Server itself refuses.
+files `golden/tsql/<layout>/<operation>.sql`. The checker is checked too: it refuses deliberately wrong
+statements, and the seeds' own T-SQL (golden/seeds/, extracted from /work/shared/seeds) passes it, save what
+SQL Server itself refuses.
 
-After changing a statement: `.venv/bin/python -m tests.golden.make_tsql`, then read the diff of golden/tsql.sql.
+After changing a statement: `.venv/bin/python -m tests.golden.make_tsql`, then read the diff of golden/tsql/.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .golden.make_tsql import GOLDEN, SEED_OWN, every_statement, render, uncovered
+from .golden.make_tsql import SEED_OWN, every_statement, on_disk, render, uncovered
 from .tsql_check import GRAMMAR_GAPS, _linter, assert_tsql, markers_to_variables, problems, split_batches
 
 STATEMENTS = every_statement()
@@ -33,17 +34,16 @@ def test_every_sql_issuing_method_is_in_the_golden_file():
     assert uncovered() == []
 
 
-def test_the_statements_match_the_reviewed_golden_file():
-    expected = GOLDEN.read_text(encoding="utf-8")
-    text = render()
-    if text != expected:
-        new = [line for line in text.splitlines() if line not in set(expected.splitlines())]
-        pytest.fail("the T-SQL changed: run `.venv/bin/python -m tests.golden.make_tsql` and review the diff. "
-                    "New lines:\n" + "\n".join(new[:10]))
+def test_the_statements_match_the_reviewed_golden_files():
+    expected, made = on_disk(), render()
+    changed = sorted(path for path in set(expected) | set(made) if expected.get(path) != made.get(path))
+    if changed:
+        pytest.fail("the T-SQL changed: run `.venv/bin/python -m tests.golden.make_tsql` and review the diff of "
+                    f"tests/golden/tsql/: {len(changed)} file(s) differ: {', '.join(changed[:10])}")
 
 
 def test_each_golden_statement_ends_with_a_semicolon_at_a_line_end_under_its_comment():
-    blocks = [block for block in GOLDEN.read_text(encoding="utf-8").split("\n\n")[1:] if block.strip()]
+    blocks = [block for text in on_disk().values() for block in text.split("\n\n") if block.strip()]
     assert len(blocks) == len(STATEMENTS)
     for block in blocks:
         assert block.startswith("-- ") and ": " in block.splitlines()[0] and block.rstrip().endswith(";")

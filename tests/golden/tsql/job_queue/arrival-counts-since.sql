@@ -1,0 +1,2 @@
+-- job_queue: arrival_counts_since
+/* queuetop */ SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Available_Date]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), CAST(NULL AS bigint), MAX([Available_Date]) FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Available_Date] > CAST(? AS datetime) AND [ID] <= CAST(? AS bigint) GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Available_Date]), CAST('2000-01-01' AS datetime2(0)));

@@ -1,0 +1,2 @@
+-- job_queue: arrival_counts
+/* queuetop */ SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Available_Date]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), SUM(CASE WHEN [ID] > CAST(? AS bigint) THEN 1 ELSE 0 END), MAX([ID]) FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [ID] > CAST(? AS bigint) GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Available_Date]), CAST('2000-01-01' AS datetime2(0)));

@@ -1,0 +1,2 @@
+-- job_queue: clock
+/* queuetop */ SELECT GETDATE();

@@ -1,0 +1,2 @@
+-- job_queue: completion_counts
+/* queuetop */ SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Last_Attempt_End_Date]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), 0, MAX([Last_Attempt_End_Date]) FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Last_Attempt_End_Date] > CAST(? AS datetime) AND [Last_Attempt_End_Date] >= [Last_Attempt_Start_Date] GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [Last_Attempt_End_Date]), CAST('2000-01-01' AS datetime2(0)));

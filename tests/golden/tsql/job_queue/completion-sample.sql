@@ -1,0 +1,2 @@
+-- job_queue: completion_sample
+/* queuetop */ SELECT TOP (?) NULL, [Last_Attempt_End_Date], [Available_Date], [Last_Attempt_Start_Date], [Last_Attempt_Start_Date], [Last_Attempt_End_Date] FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE [Last_Attempt_End_Date] > CAST(? AS datetime) AND [Last_Attempt_End_Date] <= CAST(? AS datetime) AND [Last_Attempt_End_Date] >= [Last_Attempt_Start_Date] AND (([ID] % 65521) * 40503) % 65536 < ?;

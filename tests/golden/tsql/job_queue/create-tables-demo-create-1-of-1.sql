@@ -1,0 +1,2 @@
+-- job_queue: create_tables demo: create (1 of 1)
+/* queuetop */ CREATE TABLE [dbo].[Job_Queue] ([ID] bigint IDENTITY(1, 1) NOT NULL PRIMARY KEY, [Priority] tinyint NOT NULL DEFAULT 128, [Available_Date] datetime NOT NULL DEFAULT GETDATE(), [Timeout_Date] datetime NULL, [Attempts] int NOT NULL DEFAULT 0, [Processing_Mark] uniqueidentifier NULL, [Processing_Server] varchar(50) NULL, [Last_Attempt_Start_Date] datetime NULL, [Last_Attempt_End_Date] datetime NULL, [Payload] varchar(100) NULL);

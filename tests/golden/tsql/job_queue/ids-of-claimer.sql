@@ -1,0 +1,2 @@
+-- job_queue: ids_of_claimer
+/* queuetop */ SELECT TOP (?) [ID], [Processing_Mark] FROM [dbo].[Job_Queue] WHERE ([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date])))) AND [Processing_Server] = CAST(? AS varchar(50)) ORDER BY [ID];

@@ -1,0 +1,2 @@
+-- job_queue: max_id
+/* queuetop */ SELECT MAX([ID]) FROM [dbo].[Job_Queue] WITH (NOLOCK);

@@ -1,0 +1,2 @@
+-- job_queue: rows_in_states pending rows
+/* queuetop */ SELECT TOP (?) [ID], [Available_Date], [Payload] FROM [dbo].[Job_Queue] WITH (READPAST) WHERE ((([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date])))))) ORDER BY [Available_Date], [ID];

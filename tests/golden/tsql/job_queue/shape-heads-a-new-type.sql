@@ -1,0 +1,2 @@
+-- job_queue: shape_heads a new type
+/* queuetop */ SELECT 'heads', NULL, MIN(qt_at), CAST(NULL AS datetime), COUNT(*), MIN(qt_id), CAST(NULL AS bigint) FROM (SELECT TOP (?) [Available_Date] AS qt_at, [ID] AS qt_id FROM [dbo].[Job_Queue] WITH (NOLOCK) WHERE ([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date])))) AND [ID] >= CAST(? AS bigint) ORDER BY [ID]) AS qt_capped;

@@ -1,0 +1,10 @@
+-- native: claim one type
+/* queuetop */ WITH c AS (
+                SELECT TOP (?) * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK)
+                WHERE [RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME() AND [JobType] = CAST(? AS nvarchar(128))
+                ORDER BY [Priority], [AvailableDate])
+            UPDATE c SET [RetrievedDate] = SYSUTCDATETIME(), [RetrievedBy] = CAST(? AS nvarchar(128)),
+                [ProcessingMark] = CAST(? AS uniqueidentifier), [TimeoutDate] = DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME())),
+                [Attempts] = [Attempts] + 1
+            OUTPUT inserted.[WorkQueueID], inserted.[JobType], inserted.[JobInfo], inserted.[Priority], inserted.[CreatedDate],
+                   inserted.[Attempts], inserted.[TimeoutDate];

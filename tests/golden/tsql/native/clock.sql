@@ -1,0 +1,2 @@
+-- native: clock
+/* queuetop */ SELECT SYSUTCDATETIME();

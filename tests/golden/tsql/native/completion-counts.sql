@@ -1,0 +1,2 @@
+-- native: completion_counts
+/* queuetop */ SELECT [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CompletedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), SUM(CASE WHEN [Outcome] = 'dead' THEN 1 ELSE 0 END), MAX([CompletedDate]) FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] > CAST(? AS datetime2(3)) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CompletedDate]), CAST('2000-01-01' AS datetime2(0)));

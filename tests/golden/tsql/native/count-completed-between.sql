@@ -1,0 +1,2 @@
+-- native: count_completed_between
+/* queuetop */ SELECT COUNT(*) FROM [queuetop].[WorkCompleted] WITH (NOLOCK) WHERE [CompletedDate] > ? AND [CompletedDate] <= ?;

@@ -1,0 +1,2 @@
+-- native: count_state pending
+/* queuetop */ SELECT COUNT(*) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE ([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()) AND [JobType] = CAST(? AS nvarchar(128));

@@ -1,0 +1,2 @@
+-- native: init: create index IX_WorkCompleted_Completed
+/* queuetop */ CREATE INDEX [IX_WorkCompleted_Completed] ON [queuetop].[WorkCompleted] ([CompletedDate]) INCLUDE ([JobType], [CreatedDate], [RetrievedDate], [Outcome]);

@@ -1,0 +1,2 @@
+-- native: init: create schema queuetop
+CREATE SCHEMA [queuetop];

@@ -1,0 +1,2 @@
+-- native: init: is there schema queuetop
+SELECT 1 WHERE SCHEMA_ID(?) IS NOT NULL;

@@ -1,0 +1,2 @@
+-- native: rows_in_states pending rows
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [CreatedDate], [JobInfo] FROM [queuetop].[WorkQueue] WITH (READPAST) WHERE ((([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()))) AND [JobType] = CAST(? AS nvarchar(128)) ORDER BY [CreatedDate], [WorkQueueID];

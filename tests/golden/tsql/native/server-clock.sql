@@ -1,0 +1,2 @@
+-- native: server clock
+SELECT SYSUTCDATETIME();

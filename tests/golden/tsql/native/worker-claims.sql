@@ -1,0 +1,5 @@
+-- native: worker_claims
+/* queuetop */ SELECT [RetrievedBy], COUNT(*), SUM(CASE WHEN [TimeoutDate] < SYSUTCDATETIME() THEN 1 ELSE 0 END), SUM(CASE WHEN [RetrievedDate] > DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME())) THEN 1 ELSE 0 END), MAX([RetrievedDate]) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NOT NULL GROUP BY [RetrievedBy];
+
+-- native: worker_claims
+/* queuetop */ SELECT [RetrievedBy], SUM(CASE WHEN (([RetrievedDate] IS NOT NULL AND [TimeoutDate] >= SYSUTCDATETIME())) OR (([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME())) THEN 1 ELSE 0 END), SUM(CASE WHEN ([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME()) THEN 1 ELSE 0 END), SUM(CASE WHEN [RetrievedDate] >= DATEADD(millisecond, ?, SYSUTCDATETIME()) THEN 1 ELSE 0 END), MAX([RetrievedDate]) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE (([RetrievedDate] IS NOT NULL AND [TimeoutDate] >= SYSUTCDATETIME())) OR (([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME())) OR [RetrievedDate] >= DATEADD(millisecond, ?, SYSUTCDATETIME()) GROUP BY [RetrievedBy];

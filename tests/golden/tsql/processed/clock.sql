@@ -1,0 +1,2 @@
+-- processed: clock
+/* queuetop */ SELECT SYSUTCDATETIME();

@@ -1,0 +1,2 @@
+-- processed: max_id
+/* queuetop */ SELECT MAX([ID]) FROM [dbo].[work_items] WITH (NOLOCK);

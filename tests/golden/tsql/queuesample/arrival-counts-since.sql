@@ -1,0 +1,2 @@
+-- queuesample: arrival_counts_since
+/* queuetop */ SELECT [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), CAST(NULL AS bigint), MAX([CreatedDate]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [CreatedDate] > CAST(? AS datetime) AND [WorkQueueID] <= CAST(? AS bigint) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0)));

@@ -1,0 +1,2 @@
+-- queuesample: arrival_counts
+/* queuetop */ SELECT [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), SUM(CASE WHEN [WorkQueueID] > CAST(? AS bigint) THEN 1 ELSE 0 END), MAX([WorkQueueID]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [WorkQueueID] > CAST(? AS bigint) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CreatedDate]), CAST('2000-01-01' AS datetime2(0)));

@@ -1,0 +1,2 @@
+-- queuesample: clock
+/* queuetop */ SELECT GETDATE();

@@ -1,0 +1,2 @@
+-- queuesample: completion_counts
+/* queuetop */ SELECT [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [RetrievedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), 0, MAX([RetrievedDate]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] > CAST(? AS datetime) GROUP BY [JobType], DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [RetrievedDate]), CAST('2000-01-01' AS datetime2(0)));

@@ -1,0 +1,2 @@
+-- queuesample: max_id
+/* queuetop */ SELECT MAX([WorkQueueID]) FROM [QueueSample].[WorkQueue] WITH (NOLOCK);

@@ -1,0 +1,2 @@
+-- queuesample: shape_heads a new type
+/* queuetop */ SELECT 'heads', CAST(? AS uniqueidentifier), MIN(qt_at), CAST(NULL AS datetime), COUNT(*), MIN(qt_id), CAST(NULL AS bigint) FROM (SELECT TOP (?) [CreatedDate] AS qt_at, [WorkQueueID] AS qt_id FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [RetrievedDate] IS NULL AND [JobType] = CAST(? AS uniqueidentifier) AND [WorkQueueID] >= CAST(? AS bigint) ORDER BY [WorkQueueID]) AS qt_capped;

@@ -1,0 +1,2 @@
+-- requests: arrival_counts
+/* queuetop */ SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [InsertedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), SUM(CASE WHEN [id] > CAST(? AS uniqueidentifier) THEN 1 ELSE 0 END), MAX([id]) FROM [dbo].[RequestsQueue] WITH (NOLOCK) WHERE [id] > CAST(? AS uniqueidentifier) GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [InsertedDate]), CAST('2000-01-01' AS datetime2(0)));

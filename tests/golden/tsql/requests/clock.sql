@@ -1,0 +1,2 @@
+-- requests: clock
+/* queuetop */ SELECT GETDATE();

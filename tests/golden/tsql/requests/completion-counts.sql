@@ -1,0 +1,2 @@
+-- requests: completion_counts
+/* queuetop */ SELECT NULL, DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CompletedDate]), CAST('2000-01-01' AS datetime2(0))), COUNT(*), 0, MAX([CompletedDate]) FROM [dbo].[RequestsCompleted] WITH (NOLOCK) WHERE [CompletedDate] > CAST(? AS datetime) GROUP BY DATEADD(second, DATEDIFF(second, CAST('2000-01-01' AS datetime2(0)), [CompletedDate]), CAST('2000-01-01' AS datetime2(0)));

@@ -1,0 +1,2 @@
+-- requests: insert
+/* queuetop */ INSERT INTO [dbo].[RequestsQueue] ([request]) OUTPUT inserted.[id] VALUES (CAST(? AS varchar(512)));

@@ -1,0 +1,2 @@
+-- requests: move_delete seed's own claim (move)
+/* queuetop */ DELETE FROM [dbo].[RequestsQueue] WHERE [id] = CAST(? AS uniqueidentifier);

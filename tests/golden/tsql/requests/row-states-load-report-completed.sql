@@ -1,0 +1,2 @@
+-- requests: row_states load report: completed
+/* queuetop */ SELECT [id], CASE WHEN [CompletedDate] IS NOT NULL THEN 'done' WHEN ([CompletedDate] IS NULL AND [RemovedDate] >= DATEADD(millisecond, ?, GETDATE())) THEN 'claimed' WHEN ([CompletedDate] IS NULL AND [RemovedDate] < DATEADD(millisecond, ?, GETDATE())) THEN 'lost' ELSE NULL END FROM [dbo].[RequestsCompleted] WHERE [InsertedDate] >= DATEADD(millisecond, ?, GETDATE());

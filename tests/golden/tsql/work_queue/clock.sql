@@ -1,0 +1,2 @@
+-- work_queue: clock
+/* queuetop */ SELECT SYSUTCDATETIME();
