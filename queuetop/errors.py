@@ -37,6 +37,16 @@ class ConnectError(QueuetopError):
     """The server cannot be reached or refused the login."""
 
 
+class ConnectionLost(ConnectError):
+    """A connection that was open is gone: the server ended it (terminated, restarted), the network dropped it,
+    or it stopped answering. Whoever holds it opens a new one; never "the database refused the statement"."""
+
+
+class NotAnswering(ConnectionLost):
+    """A statement went past its deadline without a word from the server (a stalled server or network, which
+    cannot enforce its own timeout): queuetop cut the connection (db/watchdog.py)."""
+
+
 class SchemaMissing(QueuetopError):
     """The queue tables are not there."""
 
@@ -72,3 +82,4 @@ class ErrorKind(Enum):
     SCHEMA = "schema"  # a table or schema is missing
     TIMEOUT = "timeout"  # statement or lock timeout; SQLite busy
     CONFLICT = "conflict"  # deadlock victim, serialization failure
+    ENDED = "ended"  # the server ended the session (terminated, shutting down, restarted)

@@ -3,6 +3,10 @@ the database's clock), and direct reads of the queue tables (to check what reall
 
 from __future__ import annotations
 
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from queuetop.db import Database
@@ -68,3 +72,29 @@ def _shift(dialect: str, seconds: float) -> object:
     if dialect == "sqlite":
         return f"{-seconds:+.3f} seconds"
     return round(seconds * 1000) if dialect == "mssql" else seconds
+
+
+def backend_pid(target, client_port: int) -> int:
+    """The PostgreSQL backend serving the connection whose local port is `client_port` (read on a connection of
+    its own, so the test thread never touches the one under test)."""
+    with Database.open(target, purpose="monitor") as admin:
+        rows = admin.fetchall("SELECT pid FROM pg_stat_activity WHERE client_port = ?", (client_port,))
+    assert rows, f"no backend for client port {client_port}"
+    return int(rows[0][0])
+
+
+@contextmanager
+def stopped_backend(target, client_port: int) -> Iterator[int]:
+    """A server that stops answering: SIGSTOP on the backend of that connection, SIGCONT whatever happens."""
+    pid = backend_pid(target, client_port)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield pid
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def terminate_backend(target, client_port: int) -> None:
+    """The server ends that connection, as an administrator (or a restart) would."""
+    with Database.open(target, purpose="monitor") as admin:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE client_port = ?", (client_port,))

@@ -20,12 +20,15 @@ from typing import Any
 
 from queuetop.db.dialects import Dialect, SQLiteDialect, dialect_for_dbms
 from queuetop.db.target import Target
+from queuetop.db.watchdog import WATCHDOG, Watch, deadline_s, socket_cutter
 from queuetop.errors import (
     Conflict,
     ConnectError,
+    ConnectionLost,
     DatabaseError,
     DriverMissing,
     ErrorKind,
+    NotAnswering,
     QueuetopError,
     SchemaMissing,
     TargetError,
@@ -41,6 +44,10 @@ LOGIN_TIMEOUT_S = 5
 SQLITE_BUSY_TIMEOUT_MS = {"monitor": 5_000, "worker": 60_000, "bulk": 60_000}
 # As PostgreSQL's statement_timeout in its session setup; "bulk" (benchmarks' and tests' builds): none.
 STATEMENT_TIMEOUT_S: dict[str, float | None] = {"monitor": 5, "worker": 60, "bulk": None}
+# Past its statement timeout, how long a server has to say so before the watchdog cuts the connection (it has
+# stopped answering: db/watchdog.py). A monitor's deadline is 8 s, a worker's 65 s ($QUEUETOP_READ_DEADLINE_S
+# shortens both).
+DEADLINE_GRACE_S = {"monitor": 3.0, "worker": 5.0}
 
 
 def utc_now() -> datetime:
@@ -70,6 +77,8 @@ class Database:
         self._deadline = float("inf")
         self._statement_timeout_s: float | None = None
         self.busy_timeout_ms = 0  # SQLite: how long a statement waits for another connection's write lock
+        self._watch: Watch | None = None  # the deadline the server cannot enforce (ODBC connections)
+        self.client_port: int | None = None  # this connection's local TCP port, when watched
 
     # -- opening -----------------------------------------------------------------------------------------
     @classmethod
@@ -89,6 +98,7 @@ class Database:
             if dialect.name == "mssql":
                 connection.timeout = int(timeout_s or 0)  # the ODBC query timeout (0: none): no session setting
             db = cls(target, connection, dialect, clock)
+            db._watch_reads(deadline_s(timeout_s, DEADLINE_GRACE_S.get(purpose, DEADLINE_GRACE_S["worker"])))
         for statement in db.dialect.session_setup(purpose):
             db.execute(statement)
         db.dialect.configure_reads(db)
@@ -102,9 +112,33 @@ class Database:
         self._statement_timeout_s = timeout_s
         self._connection.set_progress_handler(lambda: time.monotonic() > self._deadline, 10_000)
 
+    def _watch_reads(self, limit_s: float | None) -> None:
+        """Give every statement a deadline the watchdog keeps: past it, the connection's socket is cut."""
+        if limit_s is None:
+            return
+        sql = self.dialect.client_port_sql()
+        port = None
+        if sql is not None:
+            try:
+                port = self.fetchone(sql)[0]
+            except DatabaseError:  # e.g. SQL Server without VIEW SERVER STATE: no watchdog for this one
+                port = None
+        if port is None:  # a Unix socket, or a server that will not say: the driver's own timeout only
+            return
+        self.client_port = int(port)
+        self._watch = Watch(limit_s, socket_cutter(self.client_port))
+        WATCHDOG.add(self._watch)
+
+    def abandon(self) -> bool:
+        """Cut the connection if a statement is in flight on it (from another thread: an owner that stops
+        waiting); that statement then fails as NotAnswering. Whether one was cut."""
+        return self._watch is not None and self._watch.fire()
+
     def _arm(self) -> None:
         if self._statement_timeout_s is not None:
             self._deadline = time.monotonic() + self._statement_timeout_s
+        if self._watch is not None:
+            self._watch.arm()
 
     def _measure_clock_offset(self) -> None:
         before = utc_now()
@@ -117,6 +151,8 @@ class Database:
         return self._clock() if self._clock else utc_now() + self._offset
 
     def close(self) -> None:
+        if self._watch is not None:
+            WATCHDOG.remove(self._watch)
         with suppress(Exception):  # closing a broken connection has nothing left to report
             self._connection.close()
 
@@ -129,7 +165,6 @@ class Database:
     # -- running statements ------------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run a statement; the number of rows it changed."""
-        self._arm()
         with self._translate():
             cursor = self._connection.cursor()
             try:
@@ -139,7 +174,6 @@ class Database:
                 cursor.close()
 
     def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        self._arm()
         with self._translate():
             cursor = self._connection.cursor()
             try:
@@ -186,6 +220,8 @@ class Database:
 
     @contextmanager
     def _translate(self) -> Iterator[None]:
+        """One call to the driver: under its deadline, and any driver error turned into a QueuetopError."""
+        self._arm()
         try:
             yield
         except QueuetopError:
@@ -195,9 +231,19 @@ class Database:
         except Exception as exc:
             if type(exc).__module__ != "pyodbc":
                 raise
+            if self._watch is not None and self._watch.fired_after_s is not None:
+                raise self._not_answering() from exc
             sqlstate = str(exc.args[0]) if exc.args else ""
             message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
             raise self._classify(sqlstate, message) from exc
+        finally:
+            if self._watch is not None:
+                self._watch.disarm()
+
+    def _not_answering(self) -> NotAnswering:
+        assert self._watch is not None and self._watch.fired_after_s is not None
+        return NotAnswering(f"the database is not answering: no reply for {self._watch.fired_after_s:.0f} s (a "
+                            "stalled server or network); its connection was closed")
 
     def _classify(self, sqlstate: str, message: str) -> QueuetopError:
         text = clean_driver_message(message)
@@ -209,9 +255,19 @@ class Database:
         if kind is ErrorKind.CONFLICT:
             return Conflict(f"the database rolled the statement back to resolve a conflict: {text}",
                             "nothing was changed; running it again is safe")
-        if sqlstate.startswith("08") or sqlstate == "HYT01":
-            return ConnectError(f"lost the connection to the database: {text}", "check that the server is up")
+        if kind is ErrorKind.ENDED:
+            return ConnectionLost(f"lost the connection to the database (the server ended it: {_first_clause(text)})")
+        if sqlstate.startswith("08") or sqlstate == "HYT01" or "connection has been lost" in message.lower():
+            return ConnectionLost(f"lost the connection to the database ({_first_clause(text)})")
         return DatabaseError(f"the database refused the statement: {text}")
+
+
+def _first_clause(text: str) -> str:
+    """'FATAL: terminating connection due to administrator command; The connection has been lost' -> the cause."""
+    first = text.split(";")[0].strip()
+    for prefix in ("FATAL:", "ERROR:", "PANIC:"):
+        first = first.removeprefix(prefix).strip()
+    return re.sub(r"\s+", " ", first) or text
 
 
 def _open_sqlite(target: Target, create: bool, busy_ms: int) -> sqlite3.Connection:
