@@ -264,7 +264,7 @@ class Database:
 
 def _first_clause(text: str) -> str:
     """'FATAL: terminating connection due to administrator command; The connection has been lost' -> the cause."""
-    first = text.split(";")[0].strip()
+    first = text.split(";")[0].split(" This probably means")[0].strip()  # libpq's guess after the fact: dropped
     for prefix in ("FATAL:", "ERROR:", "PANIC:"):
         first = first.removeprefix(prefix).strip()
     return re.sub(r"\s+", " ", first) or text
