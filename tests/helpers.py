@@ -102,13 +102,15 @@ def terminate_backend(target, client_port: int) -> None:
 
 def pg_client_ports(pid: int, server_port: int = 5432) -> set[int]:
     """The local ports of process `pid`'s TCP connections to the PostgreSQL server (Linux: /proc)."""
+    if not os.path.exists(f"/proc/{pid}/net/tcp"):
+        return set()  # the process is gone
     owned = set()
-    for name in os.listdir(f"/proc/{pid}/fd"):
+    for name in (os.listdir(f"/proc/{pid}/fd") if os.path.isdir(f"/proc/{pid}/fd") else ()):
         with suppress(OSError):
             owned.add(os.readlink(f"/proc/{pid}/fd/{name}"))
     ports = set()
     for table in (f"/proc/{pid}/net/tcp", f"/proc/{pid}/net/tcp6"):
-        with open(table) as lines:
+        with suppress(OSError), open(table) as lines:
             next(lines)
             for line in lines:
                 fields = line.split()
