@@ -46,6 +46,10 @@ class NotAnswering(ConnectionLost):
     """A statement went past its deadline without a word from the server (a stalled server or network, which
     cannot enforce its own timeout): queuetop cut the connection (db/watchdog.py)."""
 
+    def __init__(self, message: str, hint: str | None = None, silent_s: float = 0.0) -> None:
+        super().__init__(message, hint)
+        self.silent_s = silent_s  # how long the server had said nothing when the connection was cut
+
 
 class SchemaMissing(QueuetopError):
     """The queue tables are not there."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from queuetop.db.dialects import Dialect, SQLiteDialect, dialect_for_dbms
 from queuetop.db.target import Target
-from queuetop.db.watchdog import WATCHDOG, Watch, deadline_s, socket_cutter
+from queuetop.db.watchdog import WATCHDOG, Watch, read_deadline_s, socket_cutter
 from queuetop.errors import (
     Conflict,
     ConnectError,
@@ -83,9 +83,10 @@ class Database:
     # -- opening -----------------------------------------------------------------------------------------
     @classmethod
     def open(cls, target: Target, *, purpose: str = "worker", create: bool = False,
-             clock: Clock | None = None) -> Database:  # fmt: skip
+             clock: Clock | None = None, deadline_s: float | None = None) -> Database:  # fmt: skip
         """Connect. `purpose` is "monitor" (short timeouts, low priority), "worker", or "bulk" (no statement
-        timeout: the builds of benchmarks)."""
+        timeout: the builds of benchmarks). `deadline_s`: a shorter deadline for every statement than the
+        purpose's (db/watchdog.py)."""
         timeout_s = STATEMENT_TIMEOUT_S.get(purpose, STATEMENT_TIMEOUT_S["worker"])
         if target.kind == "sqlite":
             busy_ms = SQLITE_BUSY_TIMEOUT_MS.get(purpose, SQLITE_BUSY_TIMEOUT_MS["worker"])
@@ -98,7 +99,10 @@ class Database:
             if dialect.name == "mssql":
                 connection.timeout = int(timeout_s or 0)  # the ODBC query timeout (0: none): no session setting
             db = cls(target, connection, dialect, clock)
-            db._watch_reads(deadline_s(timeout_s, DEADLINE_GRACE_S.get(purpose, DEADLINE_GRACE_S["worker"])))
+            limit = read_deadline_s(timeout_s, DEADLINE_GRACE_S.get(purpose, DEADLINE_GRACE_S["worker"]))
+            if deadline_s is not None:
+                limit = deadline_s if limit is None else min(limit, deadline_s)
+            db._watch_reads(limit)
         for statement in db.dialect.session_setup(purpose):
             db.execute(statement)
         db.dialect.configure_reads(db)
@@ -121,7 +125,7 @@ class Database:
         if sql is not None:
             try:
                 port = self.fetchone(sql)[0]
-            except DatabaseError:  # e.g. SQL Server without VIEW SERVER STATE: no watchdog for this one
+            except (DatabaseError, SchemaMissing):  # e.g. SQL Server without VIEW SERVER STATE: no watchdog then
                 port = None
         if port is None:  # a Unix socket, or a server that will not say: the driver's own timeout only
             return
@@ -242,8 +246,9 @@ class Database:
 
     def _not_answering(self) -> NotAnswering:
         assert self._watch is not None and self._watch.fired_after_s is not None
-        return NotAnswering(f"the database is not answering: no reply for {self._watch.fired_after_s:.0f} s (a "
-                            "stalled server or network); its connection was closed")
+        silent = self._watch.fired_after_s
+        return NotAnswering(f"the database is not answering: no reply for {silent:.0f} s (a stalled server or "
+                            "network); its connection was closed", silent_s=silent)
 
     def _classify(self, sqlstate: str, message: str) -> QueuetopError:
         text = clean_driver_message(message)

@@ -185,7 +185,7 @@ class LoadRun:
             if self._ended is not None:
                 return
             self._stop_producing.set()
-            self._join(self._producers, 10.0)
+            self._join(self._producers, 2.0, cut=True)
             self._mark_producing_ended()
             self._stop_consuming.set()
             self._join(self._consumers, STOP_GRACE_S + 1.0, cut=True)

@@ -14,11 +14,14 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from queuetop.db import ConnectError, Database, Target
+from queuetop.db import ConnectError, Database, NotAnswering, Target
 from queuetop.load.ledger import Claim
 from queuetop.queue import Job
 
 BACKOFF_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)  # waits after 1, 2, 3 … failed attempts to reconnect
+# A load's statements are small (a chunk of inserts, a batch claim): past this without a word the server has
+# stopped answering, and the thread reconnects rather than wait out a worker's 65 s (db/connection.py).
+DEADLINE_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,13 @@ class Outages:
         self._last_error: str | None = None
 
     def lost(self, error: Exception) -> int:
-        """A connection in use was lost; the index of its span, to close when it is back."""
+        """A connection in use was lost; the index of its span, to close when it is back. A server that stopped
+        answering was away from the moment it went silent."""
+        since = time.monotonic() - (error.silent_s if isinstance(error, NotAnswering) else 0.0)
         with self._lock:
             self._counts["lost"] += 1
             self._last_error = str(error)
-            self._spans.append((time.monotonic(), None))
+            self._spans.append((since, None))
             return len(self._spans) - 1
 
     def back(self, span: int) -> None:
@@ -107,7 +112,7 @@ class Link:
         failures = 0
         while True:
             try:
-                self.db = Database.open(self.target, purpose="worker")
+                self.db = Database.open(self.target, purpose="worker", deadline_s=DEADLINE_S)
             except ConnectError as exc:
                 if self._span is None:
                     self._span = self.outages.lost(exc)
