@@ -15,7 +15,7 @@ from queuetop.actions import Actions
 from queuetop.monitor import CONNECTED, Monitor
 from queuetop.queue import Queue
 from tests.conftest import Backend
-from tests.helpers import pg_client_ports, stopped_backends_of
+from tests.helpers import pg_client_ports, stopped_backends_of, terminate_backends_of
 from tests.tui.conftest import SIZE, RecordingApp, status, wait_for
 
 DEADLINE_ENV_VAR = "QUEUETOP_READ_DEADLINE_S"
@@ -43,6 +43,24 @@ async def test_a_server_that_stops_answering_is_said_not_answering_and_the_figur
         monitor.close(wait_s=0.1)
         actions.close(wait_s=0.1)
 
+
+
+async def test_a_connection_the_server_ended_is_noticed_as_lost_not_refused(pg_backend: Backend) -> None:
+    monitor = Monitor(pg_backend.target, pg_backend.layout, backoff=(30.0,))
+    actions = Actions(pg_backend.target, pg_backend.layout)
+    app = RecordingApp(monitor, actions, interval=0.2)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.link is not None and app.link.state == CONNECTED, "the first poll")
+            terminate_backends_of(pg_backend.target, os.getpid())
+            await wait_for(pilot, lambda: app.link.link_lost, "the lost connection")
+            notice = ("Lost the connection to the database (the server ended it: terminating connection due to "
+                      "administrator command); reconnecting")
+            assert any(note.startswith(notice) for note in app.notes), app.notes
+            assert not any("refused" in note for note in app.notes)
+    finally:
+        monitor.close(wait_s=0.1)
+        actions.close(wait_s=0.1)
 
 def test_q_quits_at_once_while_the_server_does_not_answer(pg_backend: Backend) -> None:
     """The real command on a terminal (a pty): a poll blocked on the stopped backend must not hold the exit."""
