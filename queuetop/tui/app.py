@@ -25,7 +25,6 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.worker import Worker, WorkerState
 
 from queuetop import format as fmt
 from queuetop.actions import EnqueueRequest, EnqueueResult, ReleaseResult, TypeDetail, describe_release
@@ -776,12 +775,6 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         log.error("unexpected error while %s", doing, exc_info=error)
         self.notify(f"Unexpected error while {doing}: {type(error).__name__}: {error}.{self._see_log()}",
                     severity="error", timeout=10, markup=False)  # fmt: skip
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.state != WorkerState.ERROR:
-            return
-        worker: Worker[Any] = event.worker
-        self.report_unexpected(worker.error or RuntimeError("unknown"), f"running {worker.name}")
 
     def _handle_exception(self, error: Exception) -> None:
         """Last resort for a bug that escaped every handler: log it, end with one line, never a traceback."""

@@ -34,7 +34,7 @@ from queuetop.monitor import BUSY, NO_SCHEMA, NOT_ANSWERING, RECONNECTING, TIMED
 from queuetop.series import FileCharts, Series
 from queuetop.slo import Breach, Slos, SloWatch, breach_masks, worst
 from queuetop.snapshot import TOTAL, Snapshot
-from queuetop.tui.app import Breached, DashboardActions, QueuetopApp, Recorder, Source
+from queuetop.tui.app import NOT_ANSWERING_S, Breached, DashboardActions, QueuetopApp, Recorder, Source
 from queuetop.tui.export import screen_export
 from queuetop.tui.help import Section
 from queuetop.tui.main import TOP_TYPES, TYPE_COLORS, MainScreen
@@ -130,6 +130,8 @@ class TargetPolled(Message):
 def link_words(pane: Pane, now: float) -> tuple[str, str]:
     """A target's link in a few words ("ok", "unreachable (retrying in 8 s)") and the style to show them in."""
     link = pane.link
+    if pane.polling and now - pane.poll_started >= NOT_ANSWERING_S:  # a poll past its statement timeout
+        return f"not answering for {fmt.duration(now - pane.poll_started)}", "bold red"
     if link is None:
         return "connecting…", "bold yellow"
     if link.connected:

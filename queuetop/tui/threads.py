@@ -41,8 +41,10 @@ class HandlesThreadResults:
 
 
 def in_thread(node: DOMNode, call: Callable[[], T], done: Callable[[T], None],
-              failed: Callable[[QueuetopError], None], *, group: str = "actions",
-              name: str = "") -> threading.Thread:  # fmt: skip
+              failed: Callable[[QueuetopError], None], *, group: str = "actions", name: str = "",
+              bug: Callable[[Exception], None] | None = None) -> threading.Thread:  # fmt: skip
+    """Run `call()` on a daemon thread; `done`, `failed` (a QueuetopError) or, for a bug, `bug` (after the app
+    has reported it) then run on the UI thread."""
     app = node.app
     doing = f"running {name or group}"
 
@@ -57,6 +59,8 @@ def in_thread(node: DOMNode, call: Callable[[], T], done: Callable[[T], None],
             if report is None:
                 raise
             app.post_message(ThreadResult(lambda error: report(error, doing), exc))
+            if bug is not None:
+                node.post_message(ThreadResult(bug, exc))
             return
         node.post_message(ThreadResult(done, result))
 
