@@ -153,3 +153,33 @@ def _connected(pid: int) -> bool:
         return bool(pg_client_ports(pid))
     except OSError:
         return False
+
+
+def test_a_watch_fires_only_for_a_statement_in_flight_past_its_deadline() -> None:
+    from queuetop.db.watchdog import Watch
+
+    cuts: list[int] = []
+    watch = Watch(10.0, lambda: cuts.append(1) is None)
+    assert not watch.fire()  # nothing in flight
+    watch.arm()
+    assert not watch.fire(time.monotonic())  # in flight, within its deadline
+    watch.disarm()
+    assert not watch.fire(time.monotonic() + 60)  # returned: never cut afterwards
+    watch.arm()
+    assert watch.fire(time.monotonic() + 11) and cuts == [1] and watch.fired_after_s is not None
+    assert not watch.fire(time.monotonic() + 60)  # once
+
+
+def test_the_time_the_database_was_away_counts_overlapping_threads_once() -> None:
+    from queuetop.load.link import Outages
+
+    outages = Outages()
+    first = outages.lost(ConnectionLost("a"))
+    second = outages.lost(NotAnswering("b", silent_s=2.0))  # silent for 2 s already: away since then
+    time.sleep(0.1)
+    outages.back(first)
+    outages.back(second)
+    figures = outages.figures()
+    assert (figures.lost, figures.reconnects) == (2, 2)
+    assert 2.0 <= figures.away_s < 2.5, figures  # not 2.1 + 0.1
+    assert figures.last_error == "b"

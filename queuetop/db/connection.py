@@ -121,16 +121,16 @@ class Database:
         if limit_s is None:
             return
         sql = self.dialect.client_port_sql()
-        port = None
+        ports: tuple[Any, ...] = ()
         if sql is not None:
             try:
-                port = self.fetchone(sql)[0]
+                ports = self.fetchone(sql)
             except (DatabaseError, SchemaMissing):  # e.g. SQL Server without VIEW SERVER STATE: no watchdog then
-                port = None
-        if port is None:  # a Unix socket, or a server that will not say: the driver's own timeout only
-            return
-        self.client_port = int(port)
-        self._watch = Watch(limit_s, socket_cutter(self.client_port))
+                ports = ()
+        if len(ports) < 2 or ports[0] is None or ports[1] is None:  # a Unix socket, or a server that will not say
+            return  # the driver's own timeout only
+        self.client_port = int(ports[0])
+        self._watch = Watch(limit_s, socket_cutter(self.client_port, int(ports[1])))
         WATCHDOG.add(self._watch)
 
     def abandon(self) -> bool:

@@ -113,12 +113,12 @@ def read_deadline_s(statement_timeout_s: float | None, grace_s: float) -> float 
     return limit
 
 
-def socket_cutter(client_port: int) -> Callable[[], bool]:
-    """An abort that shuts down this process's TCP socket whose local port is `client_port`: a call blocked
+def socket_cutter(client_port: int, server_port: int) -> Callable[[], bool]:
+    """An abort that shuts down this process's TCP socket from `client_port` to `server_port`: a call blocked
     on it returns at once with a driver error. The socket is looked up when needed (Linux: /proc)."""
 
     def cut() -> bool:
-        fd = _socket_fd(client_port)
+        fd = _socket_fd(client_port, server_port)
         if fd is None:
             return False
         with socket.socket(fileno=os.dup(fd)) as dup:  # shutdown acts on the socket, shared by both fds
@@ -128,7 +128,7 @@ def socket_cutter(client_port: int) -> Callable[[], bool]:
     return cut
 
 
-def _socket_fd(local_port: int) -> int | None:
+def _socket_fd(local_port: int, remote_port: int) -> int | None:
     inodes = set()
     for table in ("/proc/self/net/tcp", "/proc/self/net/tcp6"):
         try:
@@ -136,7 +136,8 @@ def _socket_fd(local_port: int) -> int | None:
                 next(lines)
                 for line in lines:
                     fields = line.split()
-                    if int(fields[1].rsplit(":", 1)[1], 16) == local_port:
+                    ports = (int(fields[1].rsplit(":", 1)[1], 16), int(fields[2].rsplit(":", 1)[1], 16))
+                    if ports == (local_port, remote_port):
                         inodes.add(f"socket:[{fields[9]}]")
         except OSError:
             continue

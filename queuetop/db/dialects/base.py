@@ -184,8 +184,9 @@ class Dialect:
         database whether read-committed snapshot is on). Elsewhere reads never block writers: nothing to do."""
 
     def client_port_sql(self) -> str | None:
-        """The local TCP port of this session's client, as the server sees it (NULL over a Unix socket): how
-        the watchdog finds the socket to cut when the server stops answering. None: the database cannot say."""
+        """(client port, server port) of this session's TCP connection, as the server sees it (NULL over a Unix
+        socket): how the watchdog finds the socket to cut when the server stops answering (through a proxy the
+        ports are the proxy's, match none of ours, and nothing is cut). None: the database cannot say."""
         return None
 
     def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:

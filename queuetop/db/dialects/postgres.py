@@ -78,7 +78,7 @@ class PostgresDialect(Dialect):
         return super().encode_value(layout_type, value)
 
     def client_port_sql(self) -> str | None:
-        return "SELECT inet_client_port()"
+        return "SELECT inet_client_port(), inet_server_port()"
 
     def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:
         # admin_shutdown (pg_terminate_backend, a fast shutdown), crash_shutdown, cannot_connect_now
