@@ -212,11 +212,14 @@ class _Connection:
                 raise
 
     def close(self, wait_s: float = 2.0) -> None:
+        """Close; a statement still in flight after `wait_s` has its connection cut (it ends as NotAnswering)."""
         if self._lock.acquire(timeout=wait_s):
             try:
                 self._drop()
             finally:
                 self._lock.release()
+        elif self._db is not None:
+            self._db.abandon()
 
     def _drop(self) -> None:
         if self._db is not None:
@@ -371,10 +374,10 @@ class Actions:
         with self._writer.use() as db:
             return make_available(db, self.layout, job_type, dry_run=dry_run, settings=self.settings)
 
-    def close(self) -> None:
-        self._writer.close()
-        self._reader.close()
-        self._workers_reader.close()
+    def close(self, wait_s: float = 2.0) -> None:
+        self._writer.close(wait_s)
+        self._reader.close(wait_s)
+        self._workers_reader.close(wait_s)
 
 
 __all__ = [

@@ -38,6 +38,20 @@ class ConnectError(QueuetopError):
     """The server cannot be reached or refused the login."""
 
 
+class ConnectionLost(ConnectError):
+    """A connection that was open is gone: the server ended it (terminated, restarted), the network dropped it,
+    or it stopped answering. Whoever holds it opens a new one; never "the database refused the statement"."""
+
+
+class NotAnswering(ConnectionLost):
+    """A statement went past its deadline without a word from the server (a stalled server or network, which
+    cannot enforce its own timeout): queuetop cut the connection (db/watchdog.py)."""
+
+    def __init__(self, message: str, hint: str | None = None, silent_s: float = 0.0) -> None:
+        super().__init__(message, hint)
+        self.silent_s = silent_s  # how long the server had said nothing when the connection was cut
+
+
 class SchemaMissing(QueuetopError):
     """The queue tables are not there."""
 
@@ -73,6 +87,7 @@ class ErrorKind(Enum):
     SCHEMA = "schema"  # a table or schema is missing
     TIMEOUT = "timeout"  # statement or lock timeout; SQLite busy
     CONFLICT = "conflict"  # deadlock victim, serialization failure
+    ENDED = "ended"  # the server ended the session (terminated, shutting down, restarted)
 
 
 class Stopped(KeyboardInterrupt):

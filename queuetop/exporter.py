@@ -60,6 +60,7 @@ SUMMARIES = (
                                                   "last 60 s."),
 )
 QUEUE_LABELS = ("target", "layout", "job_type")
+LISTEN_BACKLOG = 128  # connections waiting to be accepted: room for many scrapers at once
 
 
 @dataclass(frozen=True)
@@ -257,7 +258,8 @@ class Exporter:
     def states(self) -> list[TargetState]:
         return [poller.state for poller in self.pollers]
 
-    def start(self) -> None:
+    def bind(self) -> None:
+        """Bind and listen (port 0: any free port, see `port`), without answering yet."""
         import socket
         from wsgiref.simple_server import WSGIRequestHandler, make_server
 
@@ -269,12 +271,21 @@ class Exporter:
 
         class Server(ThreadingWSGIServer):
             address_family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+            # socketserver listens with a backlog of 5: 20 scrapers connecting at once overflow it, the kernel
+            # drops their SYNs and each retries a second later (p95 1 s). The kernel caps it at somaxconn.
+            request_queue_size = LISTEN_BACKLOG
 
         self._server = make_server(self.host, self.port, CachedExposition(self.registry, self.states),
                                    server_class=Server, handler_class=Quiet)  # fmt: skip
+        self.port = self._server.server_port
+
+    def start(self) -> None:
+        """Bind, answer scrapes on a thread of their own, and start the pollers."""
+        if self._server is None:
+            self.bind()
+        assert self._server is not None
         self._thread = threading.Thread(target=self._server.serve_forever, name="queuetop-metrics", daemon=True)
         self._thread.start()
-        self.port = self._server.server_port
         for poller in self.pollers:
             poller.start()
 
@@ -285,7 +296,8 @@ class Exporter:
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
+            if self._thread is not None:  # shutdown() waits for serve_forever: only once it was started
+                self._server.shutdown()
             self._server.server_close()
         for poller in self.pollers:
             poller._stop.set()  # all at once: a stuck one must not keep the others waiting

@@ -26,8 +26,10 @@ from queuetop.blocking import Blocking, read_blocking
 from queuetop.collector import Collector, collector_for
 from queuetop.db import (
     ConnectError,
+    ConnectionLost,
     Database,
     DatabaseError,
+    NotAnswering,
     QueuetopError,
     SchemaMissing,
     Target,
@@ -46,6 +48,7 @@ RECONNECTING = "reconnecting"
 NO_SCHEMA = "no schema"
 TIMED_OUT = "timed out"  # the poll ran past the statement timeout: connection kept, next poll as usual
 BUSY = "busy"  # the poll was rolled back to break a deadlock or a serialization conflict: connection kept
+NOT_ANSWERING = "not answering"  # the poll went past its deadline without a word: connection cut, reconnecting
 
 BACKOFF_S: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 15.0)  # waits after 1, 2, 3 … consecutive failures
 SCHEMA_RETRY_CAP_S = 5.0  # `queuetop init` in another terminal should be noticed quickly
@@ -58,7 +61,7 @@ Opener = Callable[..., Database]
 class PollOutcome:
     """What one poll produced: a snapshot when connected, else the link state and why."""
 
-    state: str  # CONNECTED | RECONNECTING | NO_SCHEMA | TIMED_OUT | BUSY
+    state: str  # CONNECTED | RECONNECTING | NOT_ANSWERING | NO_SCHEMA | TIMED_OUT | BUSY
     snapshot: Snapshot | None = None
     error: str | None = None  # one line, fit for the status bar
     retry_in_s: float | None = None  # until the next attempt (when not connected)
@@ -73,7 +76,7 @@ class PollOutcome:
     @property
     def link_lost(self) -> bool:
         """The connection is gone (or was never made): not a poll that timed out or lost a conflict."""
-        return self.state in (RECONNECTING, NO_SCHEMA)
+        return self.state in (RECONNECTING, NOT_ANSWERING, NO_SCHEMA)
 
 
 def backoff_delay(failures: int, schedule: Sequence[float] = BACKOFF_S) -> float:
@@ -128,6 +131,10 @@ class Monitor:
                 return self._failed(NO_SCHEMA, str(exc), now)
             except TransientError as exc:
                 return self._interrupted(exc)
+            except NotAnswering as exc:
+                return self._failed(NOT_ANSWERING, f"{exc}; reconnecting", now)
+            except ConnectionLost as exc:
+                return self._failed(RECONNECTING, f"{exc}; reconnecting", now)
             except QueuetopError as exc:
                 return self._failed(RECONNECTING, str(exc), now)
             except Exception as exc:  # a bug, not the database: keep the traceback for the log
@@ -156,8 +163,12 @@ class Monitor:
         return self._blocking
 
     def close(self, wait_s: float = 2.0) -> None:
-        """Close the connection. Waits up to `wait_s` for a poll in flight; if it is stuck, leaves it be."""
+        """Close the connection. Waits up to `wait_s` for a poll in flight; if it is stuck, cuts its connection
+        (the poll's thread then ends with NotAnswering and nobody waits for it)."""
         if not self._lock.acquire(timeout=wait_s):
+            db = self._db
+            if db is not None:
+                db.abandon()
             return
         try:
             self._disconnect()

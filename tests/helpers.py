@@ -3,6 +3,10 @@ the database's clock), and direct reads of the queue tables (to check what reall
 
 from __future__ import annotations
 
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
 
 from queuetop.db import Database
@@ -68,3 +72,74 @@ def _shift(dialect: str, seconds: float) -> object:
     if dialect == "sqlite":
         return f"{-seconds:+.3f} seconds"
     return round(seconds * 1000) if dialect == "mssql" else seconds
+
+
+def backend_pid(target, client_port: int) -> int:
+    """The PostgreSQL backend serving the connection whose local port is `client_port` (read on a connection of
+    its own, so the test thread never touches the one under test)."""
+    with Database.open(target, purpose="monitor") as admin:
+        rows = admin.fetchall("SELECT pid FROM pg_stat_activity WHERE client_port = ?", (client_port,))
+    assert rows, f"no backend for client port {client_port}"
+    return int(rows[0][0])
+
+
+@contextmanager
+def stopped_backend(target, client_port: int) -> Iterator[int]:
+    """A server that stops answering: SIGSTOP on the backend of that connection, SIGCONT whatever happens."""
+    pid = backend_pid(target, client_port)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield pid
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def terminate_backend(target, client_port: int) -> None:
+    """The server ends that connection, as an administrator (or a restart) would."""
+    with Database.open(target, purpose="monitor") as admin:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE client_port = ?", (client_port,))
+
+
+def pg_client_ports(pid: int, server_port: int = 5432) -> set[int]:
+    """The local ports of process `pid`'s TCP connections to the PostgreSQL server (Linux: /proc)."""
+    if not os.path.exists(f"/proc/{pid}/net/tcp"):
+        return set()  # the process is gone
+    owned = set()
+    for name in (os.listdir(f"/proc/{pid}/fd") if os.path.isdir(f"/proc/{pid}/fd") else ()):
+        with suppress(OSError):
+            owned.add(os.readlink(f"/proc/{pid}/fd/{name}"))
+    ports = set()
+    for table in (f"/proc/{pid}/net/tcp", f"/proc/{pid}/net/tcp6"):
+        with suppress(OSError), open(table) as lines:
+            next(lines)
+            for line in lines:
+                fields = line.split()
+                local, remote = fields[1].rsplit(":", 1)[1], fields[2].rsplit(":", 1)[1]
+                if int(remote, 16) == server_port and fields[3] == "01" and f"socket:[{fields[9]}]" in owned:
+                    ports.add(int(local, 16))
+    return ports
+
+
+@contextmanager
+def stopped_backends_of(target, pid: int) -> Iterator[list[int]]:
+    """Every backend serving process `pid` (this one, or a command under test) stopped with SIGSTOP: a server
+    that stops answering; SIGCONT whatever happens. Connections it opens afterwards are served as usual."""
+    ports = pg_client_ports(pid)
+    assert ports, f"process {pid} has no connection to the server"
+    pids = [backend_pid(target, port) for port in ports]
+    for backend in pids:
+        os.kill(backend, signal.SIGSTOP)
+    try:
+        yield pids
+    finally:
+        for backend in pids:
+            os.kill(backend, signal.SIGCONT)
+
+
+def terminate_backends_of(target, pid: int) -> int:
+    """pg_terminate_backend on every backend serving process `pid`; how many."""
+    ports = pg_client_ports(pid)
+    with Database.open(target, purpose="monitor") as admin:
+        for port in ports:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE client_port = ?", (port,))
+    return len(ports)

@@ -4,6 +4,7 @@ hanging, without either holding up the live ones; one poll per interval, never o
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
@@ -277,3 +278,29 @@ def test_breached_slos_are_series_of_their_own_and_absent_when_met(sqlite_backen
     samples, _, _ = scrape(exporter.url)
     assert value(samples, "queuetop_slo_breach_duration_seconds", target="main", job_type="email",
                  slo="max_depth") > 0.3  # fmt: skip
+
+
+def test_twenty_scrapers_connecting_at_once_are_all_taken_in_without_a_syn_retry():
+    """The listen backlog holds 20 connections the server has not accepted yet (socketserver's default of 5
+    held 6: the kernel dropped the other SYNs and each scraper retried a second later)."""
+    import select
+    import socket
+
+    exporter = Exporter([], "127.0.0.1", 0)
+    exporter.bind()  # listening, but not accepting: every connection waits in the backlog
+    clients = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(20)]
+    try:
+        for client in clients:
+            client.setblocking(False)
+            assert client.connect_ex(("127.0.0.1", exporter.port)) in (0, errno.EINPROGRESS)
+        deadline = time.monotonic() + 0.5  # well before the kernel's first SYN retry (1 s)
+        pending = set(clients)
+        while pending and time.monotonic() < deadline:
+            _, writable, _ = select.select([], list(pending), [], max(0.0, deadline - time.monotonic()))
+            pending -= set(writable)
+        assert not pending, f"{len(pending)} of 20 connections not taken in by the listen backlog"
+        assert all(client.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0 for client in clients)
+    finally:
+        for client in clients:
+            client.close()
+        exporter.stop()

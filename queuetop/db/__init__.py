@@ -6,9 +6,11 @@ from queuetop.db.target import Target, parse_target
 from queuetop.errors import (
     Conflict,
     ConnectError,
+    ConnectionLost,
     DatabaseError,
     DriverMissing,
     LeaseLost,
+    NotAnswering,
     QueuetopError,
     SchemaMissing,
     TargetError,
@@ -18,7 +20,7 @@ from queuetop.errors import (
 )
 
 __all__ = [
-    "Conflict", "ConnectError", "Database", "DatabaseError", "DriverMissing", "LeaseLost", "QueuetopError",
-    "SchemaMissing", "Target", "TargetError", "Timeout", "TransientError", "UsageError", "parse_target",
-    "retry_transient", "utc_now",
+    "Conflict", "ConnectError", "ConnectionLost", "Database", "DatabaseError", "DriverMissing", "LeaseLost",
+    "NotAnswering", "QueuetopError", "SchemaMissing", "Target", "TargetError", "Timeout", "TransientError",
+    "UsageError", "parse_target", "retry_transient", "utc_now",
 ]  # fmt: skip

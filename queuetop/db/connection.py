@@ -20,12 +20,15 @@ from typing import Any
 
 from queuetop.db.dialects import Dialect, SQLiteDialect, dialect_for_dbms
 from queuetop.db.target import Target
+from queuetop.db.watchdog import WATCHDOG, Watch, read_deadline_s, socket_cutter
 from queuetop.errors import (
     Conflict,
     ConnectError,
+    ConnectionLost,
     DatabaseError,
     DriverMissing,
     ErrorKind,
+    NotAnswering,
     QueuetopError,
     SchemaMissing,
     TargetError,
@@ -41,6 +44,10 @@ LOGIN_TIMEOUT_S = 5
 SQLITE_BUSY_TIMEOUT_MS = {"monitor": 5_000, "worker": 60_000, "bulk": 60_000}
 # As PostgreSQL's statement_timeout in its session setup; "bulk" (benchmarks' and tests' builds): none.
 STATEMENT_TIMEOUT_S: dict[str, float | None] = {"monitor": 5, "worker": 60, "bulk": None}
+# Past its statement timeout, how long a server has to say so before the watchdog cuts the connection (it has
+# stopped answering: db/watchdog.py). A monitor's deadline is 8 s, a worker's 65 s ($QUEUETOP_READ_DEADLINE_S
+# shortens both).
+DEADLINE_GRACE_S = {"monitor": 3.0, "worker": 5.0}
 
 
 def utc_now() -> datetime:
@@ -70,13 +77,16 @@ class Database:
         self._deadline = float("inf")
         self._statement_timeout_s: float | None = None
         self.busy_timeout_ms = 0  # SQLite: how long a statement waits for another connection's write lock
+        self._watch: Watch | None = None  # the deadline the server cannot enforce (ODBC connections)
+        self.client_port: int | None = None  # this connection's local TCP port, when watched
 
     # -- opening -----------------------------------------------------------------------------------------
     @classmethod
     def open(cls, target: Target, *, purpose: str = "worker", create: bool = False,
-             clock: Clock | None = None) -> Database:  # fmt: skip
+             clock: Clock | None = None, deadline_s: float | None = None) -> Database:  # fmt: skip
         """Connect. `purpose` is "monitor" (short timeouts, low priority), "worker", or "bulk" (no statement
-        timeout: the builds of benchmarks)."""
+        timeout: the builds of benchmarks). `deadline_s`: a shorter deadline for every statement than the
+        purpose's (db/watchdog.py)."""
         timeout_s = STATEMENT_TIMEOUT_S.get(purpose, STATEMENT_TIMEOUT_S["worker"])
         if target.kind == "sqlite":
             busy_ms = SQLITE_BUSY_TIMEOUT_MS.get(purpose, SQLITE_BUSY_TIMEOUT_MS["worker"])
@@ -89,6 +99,10 @@ class Database:
             if dialect.name == "mssql":
                 connection.timeout = int(timeout_s or 0)  # the ODBC query timeout (0: none): no session setting
             db = cls(target, connection, dialect, clock)
+            limit = read_deadline_s(timeout_s, DEADLINE_GRACE_S.get(purpose, DEADLINE_GRACE_S["worker"]))
+            if deadline_s is not None:
+                limit = deadline_s if limit is None else min(limit, deadline_s)
+            db._watch_reads(limit)
         for statement in db.dialect.session_setup(purpose):
             db.execute(statement)
         db.dialect.configure_reads(db)
@@ -102,9 +116,33 @@ class Database:
         self._statement_timeout_s = timeout_s
         self._connection.set_progress_handler(lambda: time.monotonic() > self._deadline, 10_000)
 
+    def _watch_reads(self, limit_s: float | None) -> None:
+        """Give every statement a deadline the watchdog keeps: past it, the connection's socket is cut."""
+        if limit_s is None:
+            return
+        sql = self.dialect.client_port_sql()
+        ports: tuple[Any, ...] = ()
+        if sql is not None:
+            try:
+                ports = self.fetchone(sql)
+            except (DatabaseError, SchemaMissing):  # e.g. SQL Server without VIEW SERVER STATE: no watchdog then
+                ports = ()
+        if len(ports) < 2 or ports[0] is None or ports[1] is None:  # a Unix socket, or a server that will not say
+            return  # the driver's own timeout only
+        self.client_port = int(ports[0])
+        self._watch = Watch(limit_s, socket_cutter(self.client_port, int(ports[1])))
+        WATCHDOG.add(self._watch)
+
+    def abandon(self) -> bool:
+        """Cut the connection if a statement is in flight on it (from another thread: an owner that stops
+        waiting); that statement then fails as NotAnswering. Whether one was cut."""
+        return self._watch is not None and self._watch.fire()
+
     def _arm(self) -> None:
         if self._statement_timeout_s is not None:
             self._deadline = time.monotonic() + self._statement_timeout_s
+        if self._watch is not None:
+            self._watch.arm()
 
     def _measure_clock_offset(self) -> None:
         before = utc_now()
@@ -117,6 +155,8 @@ class Database:
         return self._clock() if self._clock else utc_now() + self._offset
 
     def close(self) -> None:
+        if self._watch is not None:
+            WATCHDOG.remove(self._watch)
         with suppress(Exception):  # closing a broken connection has nothing left to report
             self._connection.close()
 
@@ -129,7 +169,6 @@ class Database:
     # -- running statements ------------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run a statement; the number of rows it changed."""
-        self._arm()
         with self._translate():
             cursor = self._connection.cursor()
             try:
@@ -139,7 +178,6 @@ class Database:
                 cursor.close()
 
     def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        self._arm()
         with self._translate():
             cursor = self._connection.cursor()
             try:
@@ -186,6 +224,8 @@ class Database:
 
     @contextmanager
     def _translate(self) -> Iterator[None]:
+        """One call to the driver: under its deadline, and any driver error turned into a QueuetopError."""
+        self._arm()
         try:
             yield
         except QueuetopError:
@@ -195,9 +235,20 @@ class Database:
         except Exception as exc:
             if type(exc).__module__ != "pyodbc":
                 raise
+            if self._watch is not None and self._watch.fired_after_s is not None:
+                raise self._not_answering() from exc
             sqlstate = str(exc.args[0]) if exc.args else ""
             message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
             raise self._classify(sqlstate, message) from exc
+        finally:
+            if self._watch is not None:
+                self._watch.disarm()
+
+    def _not_answering(self) -> NotAnswering:
+        assert self._watch is not None and self._watch.fired_after_s is not None
+        silent = self._watch.fired_after_s
+        return NotAnswering(f"the database is not answering: no reply for {silent:.0f} s (a stalled server or "
+                            "network); its connection was closed", silent_s=silent)
 
     def _classify(self, sqlstate: str, message: str) -> QueuetopError:
         text = clean_driver_message(message)
@@ -209,9 +260,19 @@ class Database:
         if kind is ErrorKind.CONFLICT:
             return Conflict(f"the database rolled the statement back to resolve a conflict: {text}",
                             "nothing was changed; running it again is safe")
-        if sqlstate.startswith("08") or sqlstate == "HYT01":
-            return ConnectError(f"lost the connection to the database: {text}", "check that the server is up")
+        if kind is ErrorKind.ENDED:
+            return ConnectionLost(f"lost the connection to the database (the server ended it: {_first_clause(text)})")
+        if sqlstate.startswith("08") or sqlstate == "HYT01" or "connection has been lost" in message.lower():
+            return ConnectionLost(f"lost the connection to the database ({_first_clause(text)})")
         return DatabaseError(f"the database refused the statement: {text}")
+
+
+def _first_clause(text: str) -> str:
+    """'FATAL: terminating connection due to administrator command; The connection has been lost' -> the cause."""
+    first = text.split(";")[0].split(" This probably means")[0].strip()  # libpq's guess after the fact: dropped
+    for prefix in ("FATAL:", "ERROR:", "PANIC:"):
+        first = first.removeprefix(prefix).strip()
+    return re.sub(r"\s+", " ", first) or text
 
 
 def _open_sqlite(target: Target, create: bool, busy_ms: int) -> sqlite3.Connection:

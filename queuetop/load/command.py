@@ -16,7 +16,7 @@ import uuid
 from dataclasses import replace
 from typing import TextIO
 
-from queuetop.db import Database, QueuetopError, Target, UsageError, parse_target
+from queuetop.db import ConnectError, Database, QueuetopError, Target, UsageError, parse_target
 from queuetop.db.target import ENV_VAR
 from queuetop.layouts import CLAIM_FORMS, NATIVE, Layout
 from queuetop.load.config import ConsumerPool, LoadConfig, demo_config, parse_rate, parse_types, parse_work
@@ -149,8 +149,7 @@ def run_load_command(args: argparse.Namespace, layout: Layout = NATIVE, settings
     progress.done(run.progress_line())
     if run.error is not None and not isinstance(run.error, QueuetopError):
         raise run.error  # a bug: cli.main says so (the traceback with --debug)
-    with Database.open(target, purpose="worker") as db:
-        report = report_of(db, run.facts())
+    report = read_report(target, run.facts())
     if args.json:
         print(json.dumps(report.to_json(), indent=2, default=str))
     else:
@@ -158,6 +157,19 @@ def run_load_command(args: argparse.Namespace, layout: Layout = NATIVE, settings
     if run.error is not None:
         raise run.error  # the report above says how far it got; the error explains why it stopped
     return 0 if report.ok else 1
+
+
+def read_report(target: Target, facts: RunFacts, attempts: int = 5) -> LoadReport:
+    """The end report, on a connection of its own: opened again if the server ends it meanwhile (a restart)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            with Database.open(target, purpose="worker") as db:
+                return report_of(db, facts)
+        except ConnectError:  # lost, or not back yet
+            if attempt == attempts:
+                raise
+            time.sleep(0.5 * attempt)
+    raise AssertionError("unreachable")
 
 
 def report_of(db: Database, facts: RunFacts) -> LoadReport:
@@ -211,8 +223,7 @@ class BackgroundLoad:
         """Stop cleanly and sum up the run in one line, from the database."""
         self.run.shutdown()
         try:
-            with Database.open(self.run.target, purpose="worker") as db:
-                report = report_of(db, self.run.facts())
+            report = read_report(self.run.target, self.run.facts())
         except QueuetopError as exc:
             return f"load {self.run.tag} stopped; its report could not be read: {exc}"
         summary = report.summary()

@@ -37,13 +37,15 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from queuetop import format as fmt
-from queuetop.db import Database, LeaseLost, QueuetopError, Target, UsageError
+from queuetop.db import ConnectionLost, Database, LeaseLost, QueuetopError, Target, UsageError
 from queuetop.db.retry import retry_transient
 from queuetop.layouts import NATIVE, Layout
 from queuetop.load.config import WAVE_PERIOD_S, ConsumerPool, LoadConfig
 from queuetop.load.ids import IdRanges
 from queuetop.load.ledger import Claim, Ledger
+from queuetop.load.link import Hands, Link, OutageFigures, Outages
 from queuetop.load.queues import NativeLoadQueue, ShapeLoadQueue
+from queuetop.load.tally import Budget, LoadCounters, Tally
 from queuetop.queue import Job
 from queuetop.shape_worker import check_claim_form
 
@@ -58,73 +60,6 @@ LEDGER_COMPACT_AT = 50_000  # claims kept in memory before the ledger drops thos
 LEDGER_KEEP_S = 5.0
 LATENCIES_KEPT = 100_000  # claim times kept per consumer (a long run's percentiles are of its latest claims)
 RATE_WINDOW_S = 5.0
-
-
-@dataclass(frozen=True)
-class LoadCounters:
-    """What the driver itself did, counted in memory (the report re-counts outcomes from the database)."""
-
-    enqueued: int = 0
-    succeeded: int = 0
-    failed: int = 0  # failed attempts (retried or dead)
-    dead: int = 0  # failed on the last attempt
-    crashed: int = 0  # claims abandoned as if the worker died
-    doomed: int = 0  # abandoned or lease lost on the last attempt: a release will bury them as dead
-    leases_lost: int = 0  # complete/fail refused: the claim had timed out and been released
-    given_back: int = 0  # unstarted jobs of a batch handed back at stop
-    recovered_at_stop: int = 0  # abandoned claims handed back at stop, before their lease ran out
-    swept_released: int = 0  # claims the sweeper returned to pending
-    swept_dead: int = 0  # claims the sweeper buried as dead
-    busy_retries: int = 0  # operations retried after a deadlock, a serialization conflict, a busy or lock timeout
-    foreign: int = 0  # jobs of other origin that the consumers processed
-    claims: int = 0  # claim statements that took at least one job
-    empty_claims: int = 0  # claim statements that found nothing to take
-    stranded: int = 0  # crashed claims a shape whose taking is final can never take back
-
-    @property
-    def settled(self) -> int:
-        """This run's jobs that reached their end: succeeded or dead (or bound to be), or stranded for good."""
-        return self.succeeded + self.dead + self.doomed + self.stranded
-
-    @property
-    def in_flight(self) -> int:
-        return max(0, self.enqueued - self.settled)
-
-
-class _Tally:
-    """Thread-safe counters that become a LoadCounters."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._counts: Counter[str] = Counter()
-
-    def add(self, name: str, n: int = 1) -> None:
-        with self._lock:
-            self._counts[name] += n
-
-    def snapshot(self) -> LoadCounters:
-        with self._lock:
-            return LoadCounters(**self._counts)
-
-
-class _Budget:
-    """How many jobs producers may still enqueue (--jobs), shared by all producers."""
-
-    def __init__(self, total: int | None) -> None:
-        self._left = total
-        self._lock = threading.Lock()
-
-    def take(self, wanted: int) -> int:
-        if self._left is None:
-            return wanted
-        with self._lock:
-            granted = min(wanted, self._left)
-            self._left -= granted
-            return granted
-
-    @property
-    def exhausted(self) -> bool:
-        return self._left == 0
 
 
 @dataclass
@@ -151,6 +86,7 @@ class RunFacts:
     guid_ids: frozenset[Any] = frozenset()  # the run's ids on a shape whose ids are not integers
     baseline_id: int | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    outages: OutageFigures = field(default_factory=OutageFigures)
 
 
 class LoadRun:
@@ -179,8 +115,8 @@ class LoadRun:
         self.ids = IdRanges()
         self._enqueued_by_type: Counter[str] = Counter()
         self.interrupted = False
-        self._tally = _Tally()
-        self._budget = _Budget(config.jobs)
+        self._tally = Tally()
+        self._budget = Budget(config.jobs)
         self._abandoned: list[tuple[int, str]] = []
         self._records_lock = threading.Lock()  # the abandoned claims and the per-type counts
         self._errors: list[BaseException] = []
@@ -202,6 +138,8 @@ class LoadRun:
         self._progress_lock = threading.Lock()
         self._shutdown_lock = threading.Lock()
         self._stuck = 0
+        self.outages = Outages()
+        self._links: list[Link] = []
 
     # -- life cycle --------------------------------------------------------------------------------------
     def start(self) -> LoadRun:
@@ -216,14 +154,18 @@ class LoadRun:
         if self.config.producers == 0:
             self._producing_ended = self._t0
         for i in range(self.config.producers):
-            self._producers.append(self._thread(f"p{i + 1}", self._produce, i))
+            self._producers.append(self._thread(f"p{i + 1}", self._stop_producing, self._produce_until_stopped, i,
+                                                ended=self._producer_ended))
         index = 0
         for pool in self.config.pools:
             for _ in range(pool.count):
                 index += 1
-                self._consumers.append(self._thread(f"c{index}", self._consume, index, pool))
+                hands = Hands(f"{self.tag}/c{index}", self._rng(1000 + index), LATENCIES_KEPT)
+                self._latencies.append(hands.latencies)
+                self._consumers.append(self._thread(f"c{index}", self._stop_consuming, self._consume, index, pool,
+                                                    hands))
         if self.sweep_every_s:
-            self._others.append(self._thread("sweeper", self._sweep))
+            self._others.append(self._thread("sweeper", self._stop_sweeping, self._sweep))
         control = threading.Thread(target=self._control, name=f"{self.tag}-control", daemon=True)
         self._others.append(control)
         for thread in (*self._producers, *self._consumers, *self._others):
@@ -243,20 +185,28 @@ class LoadRun:
             if self._ended is not None:
                 return
             self._stop_producing.set()
-            self._join(self._producers, 10.0)
+            self._join(self._producers, 2.0, cut=True)
             self._mark_producing_ended()
             self._stop_consuming.set()
-            self._join(self._consumers, STOP_GRACE_S + 15.0)
+            self._join(self._consumers, STOP_GRACE_S + 1.0, cut=True)
             self._stop_sweeping.set()
-            self._join(self._others, 15.0)
+            self._join(self._others, 2.0, cut=True)
             self._ended = time.monotonic()
             self._done.set()
 
-    def _join(self, threads: list[threading.Thread], timeout: float) -> None:
+    def _join(self, threads: list[threading.Thread], timeout: float, cut: bool = False) -> None:
+        """Wait for the threads; with `cut`, a statement still in flight after `timeout` (a server that stopped
+        answering) has its connection cut, so the run ends now and not at the statement's deadline."""
         deadline = time.monotonic() + timeout
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
-            self._stuck += thread.is_alive()
+        if cut and any(thread.is_alive() for thread in threads):
+            for link in list(self._links):
+                link.abandon()
+            deadline = time.monotonic() + 5.0
+            for thread in threads:
+                thread.join(max(0.0, deadline - time.monotonic()))
+        self._stuck += sum(thread.is_alive() for thread in threads)
 
     # -- what it is doing ----------------------------------------------------------------------------------
     def counters(self) -> LoadCounters:
@@ -287,6 +237,8 @@ class LoadRun:
         if self.config.crash:
             parts.append(f"{c.crashed:,} crashed")
         parts += [f"{c.in_flight:,} in flight", f"{fmt.rate(rate)}/s"]
+        if (outages := self.outages.figures()).lost:
+            parts.append(f"{outages.lost:,} connections lost, {outages.reconnects:,} reconnected")
         if self.error is not None:
             return f"load stopped: {self.error}"
         if self._ended is not None:
@@ -313,21 +265,30 @@ class LoadRun:
             errors=[str(e) for e in self._errors], stuck_threads=self._stuck, layout=self.layout,
             claim_form=self.claim_form, ledger=self.ledger,
             claim_latencies_s=[t for times in self._latencies for t in times], guid_ids=frozenset(self._guid_ids),
-            baseline_id=self._baseline_id, settings=self.settings,
+            baseline_id=self._baseline_id, settings=self.settings, outages=self.outages.figures(),
         )  # fmt: skip
 
     # -- threads -----------------------------------------------------------------------------------------
-    def _thread(self, name: str, body: Callable[..., None], *args: object) -> threading.Thread:
+    def _thread(self, name: str, stop: threading.Event, body: Callable[..., None], *args: object,
+                ended: Callable[[], None] | None = None) -> threading.Thread:  # fmt: skip
+        """A thread that runs `body(db, *args)` on its own connection, again on a new one whenever the server
+        ends it (or stops answering), after a back-off, until `stop`; any other failure ends the run."""
         def run() -> None:
-            db = None
+            link = Link(self.target, self.outages, stop)
+            self._links.append(link)
             try:
-                db = Database.open(self.target, purpose="worker")
-                body(db, *args)
-            except BaseException as exc:  # any failure ends the run and is reported
+                while (db := link.connect()) is not None:
+                    try:
+                        body(db, *args)
+                        return
+                    except ConnectionLost as exc:
+                        link.lost(exc)
+            except BaseException as exc:  # any other failure ends the run and is reported
                 self._failed(exc)
             finally:
-                if db is not None:
-                    db.close()
+                link.close()
+                if ended is not None:
+                    ended()
 
         return threading.Thread(target=run, name=f"{self.tag}-{name}", daemon=True)
 
@@ -379,15 +340,12 @@ class LoadRun:
         return self.layout.claim.taken_back if self.layout.claim is not None else None
 
     # -- producers ---------------------------------------------------------------------------------------
-    def _produce(self, db: Database, index: int) -> None:
-        try:
-            self._produce_until_stopped(db, index)
-        finally:
-            with self._producers_lock:
-                self._producers_left -= 1
-                last = self._producers_left == 0
-            if last:
-                self._mark_producing_ended()
+    def _producer_ended(self) -> None:
+        with self._producers_lock:
+            self._producers_left -= 1
+            last = self._producers_left == 0
+        if last:
+            self._mark_producing_ended()
 
     def _produce_until_stopped(self, db: Database, index: int) -> None:
         queue, rng, config = self._queue(db), self._rng(index), self.config
@@ -439,47 +397,71 @@ class LoadRun:
             self._producing_ended = time.monotonic()
 
     # -- consumers ---------------------------------------------------------------------------------------
-    def _consume(self, db: Database, index: int, pool: ConsumerPool) -> None:
-        queue, rng, config = self._queue(db), self._rng(1000 + index), self.config
+    def _consume(self, db: Database, index: int, pool: ConsumerPool, me: Hands) -> None:
+        queue, config = self._queue(db), self.config
         job_types = list(pool.job_types or config.type_names)
-        lives = 0
-        worker = f"{self.tag}/c{index}"
-        abandoned: list[Job] = []
         idle = IDLE_MIN_S
-        latencies: deque[float] = deque(maxlen=LATENCIES_KEPT)
-        self._latencies.append(latencies)
         lease_s = self._ledger_lease_s
         try:
+            self._hand_back_after_loss(queue, me)
             while not self._stop_consuming.is_set():
                 sent = time.monotonic()
-                jobs = self._retrying(lambda w=worker: queue.claim(w, job_types, config.batch, config.lease_s))
+                me.claiming = True
+                jobs = self._retrying(lambda w=me.worker: queue.claim(w, job_types, config.batch, config.lease_s))
+                me.claiming = False
                 returned = time.monotonic()
-                latencies.append(returned - sent)
+                me.latencies.append(returned - sent)
                 if not jobs:
                     self._tally.add("empty_claims")
                     self._stop_consuming.wait(idle)
                     idle = min(IDLE_MAX_S, idle * 2)
                     continue
                 self._tally.add("claims")
-                claims = self.ledger.claimed([job.id for job in jobs], worker, sent, returned, lease_s)
+                claims = self.ledger.claimed([job.id for job in jobs], me.worker, sent, returned, lease_s)
+                held = list(zip(jobs, claims, strict=True))
                 idle = IDLE_MIN_S
-                dies_at = rng.randrange(len(jobs)) if config.crash and rng.random() < config.crash else None
+                dies_at = me.rng.randrange(len(jobs)) if config.crash and me.rng.random() < config.crash else None
                 for i, job in enumerate(jobs):
+                    me.held = held[i:]  # in hand until let go: handed back if the connection is lost meanwhile
                     if i == dies_at:  # the worker dies holding the rest of its batch; a new one takes its place
-                        self._abandon(jobs[i:], claims[i:], worker, abandoned, db, queue)
-                        lives += 1
-                        worker = f"{self.tag}/c{index}~{lives}"
+                        self._abandon(jobs[i:], claims[i:], me.worker, me.abandoned, db, queue)
+                        me.lives += 1
+                        me.worker = f"{self.tag}/c{index}~{me.lives}"
                         break
                     # a job a final claim took is worked even after a stop: it cannot be handed back
-                    work_s = config.work_for(job.job_type or "").sample_s(rng)
+                    work_s = config.work_for(job.job_type or "").sample_s(me.rng)
                     stopping = self._stop_consuming.is_set()
                     if (stopping and queue.can_give_back) or not self._work(work_s, not queue.can_give_back):
                         self._give_back(queue, jobs[i:], claims[i:])
                         break
-                    self._finish(queue, job, claims[i], rng)
+                    self._finish(queue, job, claims[i], me.rng)
+                me.held = []
+        except ConnectionLost:
+            if me.claiming:  # its answer went with the connection: if the server committed it, the lease returns it
+                self.outages.add("claims_cut")
+                me.claiming = False
+            raise
         finally:
             with suppress(QueuetopError):  # the connection failed: the sweeper, or the lease, will see to them
-                self._recover(queue, abandoned)
+                self._recover(queue, me.abandoned)
+
+    def _hand_back_after_loss(self, queue: NativeLoadQueue | ShapeLoadQueue, me: Hands) -> None:
+        """The jobs in hand when the last connection was lost, handed back to pending on the new one (the hand-back
+        is a compare-and-set on the claim: a job whose completion did reach the server is left as it is)."""
+        if me.held and not queue.can_give_back:  # a shape whose taking is final: its claims stay as they are
+            self.outages.add("left_to_lease", len(me.held))
+            me.held = []
+        while me.held:
+            job, claim = me.held[0]
+            finishing = claim.outcome in ("finished", "failed")  # its completion or failure was in flight
+            claim.let_go(time.monotonic(), claim.outcome if finishing else "given back")
+            try:
+                self._retrying(lambda j=job: queue.give_back(j))
+                self.outages.add("released")
+            except LeaseLost:  # the completion (or failure) in flight had reached the server, or a release had
+                if claim.outcome == "finished":
+                    self._tally.add("succeeded" if self._ours(job) else "foreign")
+            me.held.pop(0)
 
     def _work(self, seconds: float, finish_anyway: bool = False) -> bool:
         """Sleep for the job's work time. After a stop, finish only if little is left (or always, where a job

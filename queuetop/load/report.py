@@ -34,9 +34,11 @@ from queuetop.db import Database
 from queuetop.history import percentiles
 from queuetop.layouts import Layout
 from queuetop.layouts.sql import Statements
-from queuetop.load.driver import LoadCounters, RunFacts
+from queuetop.load.driver import RunFacts
 from queuetop.load.ids import IdLookup
 from queuetop.load.ledger import Duplicate
+from queuetop.load.link import OutageFigures
+from queuetop.load.tally import LoadCounters
 
 CLOCK_MARGIN = timedelta(seconds=60)  # completion stamps come from several connections' clocks
 CLAIMS_LIMIT = 10_000_000
@@ -118,6 +120,7 @@ class LoadReport:
     claims_ledgered: int = 0  # jobs claimed, as the ledger has them
     claim_latency_s: Percentiles = Percentiles()  # time inside the claim statement(s), busy retries included
     empty_claims: int = 0
+    outages: OutageFigures = field(default_factory=OutageFigures)  # connections the server ended, and their claims
 
     @property
     def ok(self) -> bool:
@@ -202,6 +205,7 @@ class LoadReport:
         if d.foreign:
             notes.append(f"{d.foreign:,} jobs of other runs processed")
         lines += ["", "driver: " + ", ".join(notes)]
+        lines += self.outages.lines()
         if self.stuck_threads:
             lines.append(f"warning: {self.stuck_threads} thread(s) did not stop in time; their claims may remain")
         lines.extend(f"error: {e}" for e in self.errors)
@@ -290,7 +294,7 @@ def build_report(db: Database, layout: Layout, facts: RunFacts) -> LoadReport:
         wait_s=Percentiles.of([w for ws in waits.values() for w in ws]),
         processing_s=Percentiles.of([p for ps in work.values() for p in ps]),
         types=types, driver=facts.counters, config=facts.config.describe(), errors=tuple(facts.errors),
-        stuck_threads=facts.stuck_threads,
+        stuck_threads=facts.stuck_threads, outages=facts.outages,
     )  # fmt: skip
 
 
@@ -350,6 +354,7 @@ def build_shape_report(db: Database, layout: Layout, facts: RunFacts) -> LoadRep
         crashed_recovered=0, duplicates=len(duplicates), lost=figures["lost"],
         wait_s=Percentiles.of(waits), processing_s=Percentiles.of(work), types=(), driver=facts.counters,
         config=facts.config.describe(), errors=tuple(facts.errors), stuck_threads=facts.stuck_threads,
+        outages=facts.outages,
         stranded=figures["stranded"], stranded_fate=STRANDED_FATE[layout.claim.taken_back if layout.claim else "never"],
         found_twice=sum(1 for n in seen.values() if n > 1), duplicate_examples=tuple(duplicates[:DUPLICATES_SHOWN]),
         **_claim_figures(facts),

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
 
+QUIT_WAIT_S = 0.2  # at quit, how long a connection's close waits for a statement in flight before cutting it
+
+
 def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 1.0, read_only: bool = False,
                   job_types: Sequence[str] = (), auto_init: bool = False, background: object | None = None,
                   log_path: Path | None = None, settings: dict | None = None, note: str | None = None,
@@ -60,8 +63,9 @@ def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 
         try:
             app.run()
         finally:
-            monitor.close()
-            actions.close()
+            # Never wait for a poll or an action stuck on a server that stopped answering: cut them and go.
+            monitor.close(wait_s=QUIT_WAIT_S)
+            actions.close(wait_s=QUIT_WAIT_S)
             series.close()  # its history reader's thread
             if writer is not None:
                 writer.close()
@@ -121,9 +125,9 @@ def multi_app(targets: Sequence[WatchedTarget], stack: ExitStack, *, job_types: 
         stack.callback(series.close)  # its history reader's thread, before the file is closed
         monitor = Monitor(watched.target, watched.layout, job_types=job_types, auto_init=watched.auto_init,
                           settings=watched.settings, note=watched.note)  # fmt: skip
-        stack.callback(monitor.close)
+        stack.callback(monitor.close, wait_s=QUIT_WAIT_S)
         actions = Actions(watched.target, watched.layout, settings=watched.settings)
-        stack.callback(actions.close)
+        stack.callback(actions.close, wait_s=QUIT_WAIT_S)
         specs.append(PaneSpec(watched.name, monitor, actions, interval=watched.interval,  # type: ignore[arg-type]
                               read_only=watched.read_only, series=series, recorder=writer,
                               slos=watched.slos))  # fmt: skip

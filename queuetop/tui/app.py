@@ -22,13 +22,11 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from rich.text import Text
-from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.worker import Worker, WorkerState
 
 from queuetop import format as fmt
 from queuetop.actions import EnqueueRequest, EnqueueResult, ReleaseResult, TypeDetail, describe_release
@@ -36,7 +34,7 @@ from queuetop.db import QueuetopError, Target
 from queuetop.db.target import default_database_path
 from queuetop.history_store import snapshot_from
 from queuetop.layouts import NATIVE, Layout
-from queuetop.monitor import NO_SCHEMA, PollOutcome
+from queuetop.monitor import NO_SCHEMA, NOT_ANSWERING, PollOutcome
 from queuetop.series import FileCharts, PastFigures, Series
 from queuetop.slo import Breach, Slos, SloWatch, Watched, breach_masks, breached_cells, worst
 from queuetop.snapshot import Snapshot
@@ -51,7 +49,7 @@ from queuetop.tui.modals import (
     ReleaseModal,
     nothing_to_release,
 )
-from queuetop.tui.threads import HandlesThreadResults, in_thread
+from queuetop.tui.threads import CallThread, HandlesThreadResults, ThreadResult, in_thread
 from queuetop.tui.widgets import Chart, StatusView
 from queuetop.tui.workers import WorkersScreen
 from queuetop.watermarks import seconds
@@ -62,6 +60,7 @@ log = logging.getLogger("queuetop")
 INTERVALS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 DEFAULT_WINDOW_S = 300.0
 SLOW_POLL_S = 2.0  # a poll running longer than this is shown in the status bar
+NOT_ANSWERING_S = 5.0  # a poll past the monitor's statement timeout: the server is not answering, figures stale
 INTERVAL = Binding.Group("Interval")
 TIME = Binding.Group("Time cursor")
 SCRUB_STEPS = 30  # `[` and `]` move the cursor by 1/30 of the chart window
@@ -203,6 +202,8 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self._polling = False
         self._poll_started = 0.0
         self._next_poll: Timer | None = None
+        self._poll_thread: CallThread | None = None
+        self._silent_since: float | None = None  # when the poll began that the database has not answered yet
         self._load_line: str | None = None
         self._load_failed = False
         self._past_level = ""
@@ -266,9 +267,23 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         self._poll_started = self._clock()
         self._poll_worker()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="poll", name="poll")
     def _poll_worker(self) -> None:
-        self.post_message(Polled(self.source.poll()))
+        if self._poll_thread is None:
+            self._poll_thread = CallThread("queuetop-poll")
+        self._poll_thread.submit(self._poll_once)
+
+    def _poll_once(self) -> None:  # on the poll thread, a daemon: quitting never waits for a poll in flight
+        try:
+            outcome = self.source.poll()
+        except Exception as exc:  # Monitor.poll never raises: a bug (or a scene's source)
+            self.post_message(ThreadResult(self._poll_failed, exc))
+            return
+        self.post_message(Polled(outcome))
+
+    def _poll_failed(self, error: Exception) -> None:
+        self.report_unexpected(error, "running poll")
+        self._polling = False
+        self._schedule(self.link)
 
     def on_polled(self, message: Polled) -> None:
         self._polling = False
@@ -304,6 +319,10 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         before = self.link
         self.link = outcome
         self._link_at = self._clock()
+        if outcome.state != NOT_ANSWERING:
+            self._silent_since = None
+        elif self._silent_since is None:
+            self._silent_since = self._poll_started
         if outcome.snapshot is not None:
             self.latest = outcome.snapshot
             self._last_success = self._link_at
@@ -351,8 +370,10 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         elif (before is None or before.connected) and not (now.state == NO_SCHEMA and self.latest is None):
             lost = "Lost the database" if self.latest is not None else "Cannot read the database"
             kept = " The last data stays on screen, marked stale." if self.latest is not None else ""
-            self.notify(f"{lost}: {now.error}. Reconnecting by itself, with back-off.{kept}", severity="warning",
-                        timeout=8, markup=False)  # fmt: skip
+            said = f"{lost}: {now.error}. Reconnecting by itself, with back-off."
+            if now.error and now.error.endswith("; reconnecting"):  # a lost connection says it all already
+                said = f"{now.error[0].upper()}{now.error[1:]} (by itself, with back-off)."
+            self.notify(f"{said}{kept}", severity="warning", timeout=8, markup=False)
 
     # -- drawing ---------------------------------------------------------------------------------------------
     def dashboard_screen(self) -> DashboardScreen | None:
@@ -393,12 +414,22 @@ class QueuetopApp(HandlesThreadResults, App[int]):
             read_only=self.read_only,
             load_line=self._load_line,
             waiting_s=now - self._poll_started if self._polling and now - self._poll_started >= SLOW_POLL_S else None,
+            silent_s=self._silent_s(now),
             layout=self.latest.layout if self.latest else None,
             note=self.latest.note if self.latest else None,
             local_clock=self.latest is not None and self.latest.clock == "local",
             **self._breach_words(),
             past_at=self._past_label(),
         )
+
+    def _silent_s(self, now: float) -> float | None:
+        """How long the database has not answered: a poll running past its statement timeout, or cut by its
+        deadline (then until a poll answers again)."""
+        if self._polling and now - self._poll_started >= NOT_ANSWERING_S:
+            return now - min(self._poll_started, self._silent_since or self._poll_started)
+        if self._silent_since is not None:
+            return now - self._silent_since
+        return None
 
     def _breach_words(self) -> dict[str, Any]:
         first = worst(self.breaches)
@@ -789,15 +820,6 @@ class QueuetopApp(HandlesThreadResults, App[int]):
         log.error("unexpected error while %s", doing, exc_info=error)
         self.notify(f"Unexpected error while {doing}: {type(error).__name__}: {error}.{self._see_log()}",
                     severity="error", timeout=10, markup=False)  # fmt: skip
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.state != WorkerState.ERROR:
-            return
-        worker: Worker[Any] = event.worker
-        self.report_unexpected(worker.error or RuntimeError("unknown"), f"running {worker.name}")
-        if worker.group == "poll":
-            self._polling = False
-            self._schedule(self.link)
 
     def _handle_exception(self, error: Exception) -> None:
         """Last resort for a bug that escaped every handler: log it, end with one line, never a traceback."""

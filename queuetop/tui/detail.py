@@ -16,7 +16,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
-from textual.worker import Worker, WorkerState
 
 from queuetop import format as fmt
 from queuetop.actions import TypeDetail
@@ -227,11 +226,11 @@ class DetailScreen(HandlesThreadResults, Screen):
             return  # one read at a time; the next poll asks again
         self._loading = True
         actions, job_type = self.dashboard.actions, self.job_type  # read here: the worker thread has no app
-        in_thread(self, lambda: actions.type_detail(job_type), self._loaded, self._failed, group="detail")
+        in_thread(self, lambda: actions.type_detail(job_type), self._loaded, self._failed, group="detail",
+                  bug=self._not_loaded)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "detail" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
-            self._loading = False  # the app reports the error; the next poll tries again
+    def _not_loaded(self, _error: Exception) -> None:
+        self._loading = False  # the app reports the error; the next poll tries again
 
     def _loaded(self, detail: TypeDetail) -> None:
         self._loading = False

@@ -27,19 +27,19 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
-from textual.worker import Worker, WorkerState
 
 from queuetop import format as fmt
 from queuetop.history_report import ScreenExport
-from queuetop.monitor import BUSY, NO_SCHEMA, RECONNECTING, TIMED_OUT, PollOutcome
+from queuetop.monitor import BUSY, NO_SCHEMA, NOT_ANSWERING, RECONNECTING, TIMED_OUT, PollOutcome
 from queuetop.series import FileCharts, Series
 from queuetop.slo import Breach, Slos, SloWatch, breach_masks, worst
 from queuetop.snapshot import TOTAL, Snapshot
-from queuetop.tui.app import Breached, DashboardActions, QueuetopApp, Recorder, Source
+from queuetop.tui.app import NOT_ANSWERING_S, Breached, DashboardActions, QueuetopApp, Recorder, Source
 from queuetop.tui.export import screen_export
 from queuetop.tui.help import Section
 from queuetop.tui.main import TOP_TYPES, TYPE_COLORS, MainScreen
 from queuetop.tui.table import QueueTable, ordered, repeats, shape_columns
+from queuetop.tui.threads import CallThread, ThreadResult
 from queuetop.tui.widgets import Chart, ChartSpec, Line, StatusView, chart_lines, status_lines
 
 
@@ -78,6 +78,7 @@ class Pane:
         self.polling = False
         self.poll_started = 0.0
         self.next_poll: Timer | None = None
+        self.poll_thread: CallThread | None = None
         self.past: Snapshot | None = None
         self.past_breached: frozenset[tuple[str, str]] = frozenset()  # the cells in breach at the time cursor
         self.cursor_t: float | None = None
@@ -129,6 +130,8 @@ class TargetPolled(Message):
 def link_words(pane: Pane, now: float) -> tuple[str, str]:
     """A target's link in a few words ("ok", "unreachable (retrying in 8 s)") and the style to show them in."""
     link = pane.link
+    if pane.polling and now - pane.poll_started >= NOT_ANSWERING_S:  # a poll past its statement timeout
+        return f"not answering for {fmt.duration(now - pane.poll_started)}", "bold red"
     if link is None:
         return "connecting…", "bold yellow"
     if link.connected:
@@ -142,6 +145,8 @@ def link_words(pane: Pane, now: float) -> tuple[str, str]:
         return "poll timed out (polling on)", "bold yellow"
     if link.state == BUSY:
         return "poll lost a deadlock (polling on)", "bold yellow"
+    if link.state == NOT_ANSWERING:
+        return f"not answering (reconnecting{retry})", "bold red"
     lost = "lost" if pane.latest is not None else "unreachable"
     return f"{lost} (retrying{retry})", "bold red"
 
@@ -234,11 +239,24 @@ class MultiApp(QueuetopApp):
         pane.poll_started = self._clock()
         source, name = pane.source, pane.name
 
-        def poll() -> None:  # in the target's own worker thread; the Monitor keeps its connection
-            self.post_message(TargetPolled(name, source.poll()))
+        def poll() -> None:  # on the target's own poll thread (a daemon); the Monitor keeps its connection
+            try:
+                outcome = source.poll()
+            except Exception as exc:  # Monitor.poll never raises: a bug (or a scene's source)
+                self.post_message(ThreadResult(lambda error: self._pane_poll_failed(name, error), exc))
+                return
+            self.post_message(TargetPolled(name, outcome))
 
-        self.run_worker(poll, thread=True, exclusive=True, exit_on_error=False, group=f"poll:{name}",
-                        name=f"poll {name}")  # fmt: skip
+        if pane.poll_thread is None:
+            pane.poll_thread = CallThread(f"queuetop-poll-{name}")
+        pane.poll_thread.submit(poll)
+
+    def _pane_poll_failed(self, name: str, error: Exception) -> None:
+        self.report_unexpected(error, f"running poll {name}")
+        pane = self.panes.get(name)
+        if pane is not None:
+            pane.polling = False
+            self._schedule_pane(pane, pane.link)
 
     def on_target_polled(self, message: TargetPolled) -> None:
         pane = self.panes.get(message.target)
@@ -291,16 +309,6 @@ class MultiApp(QueuetopApp):
         if not self.paused:
             self._start_poll()
         self._tick()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # (QueuetopApp's handler runs as well and reports the error; here only the target's loop goes on.)
-        worker: Worker[Any] = event.worker
-        if event.state != WorkerState.ERROR or not (worker.group or "").startswith("poll:"):
-            return
-        pane = self.panes.get(worker.group.removeprefix("poll:"))
-        if pane is not None:
-            pane.polling = False
-            self._schedule_pane(pane, pane.link)
 
     # -- taking in a poll ------------------------------------------------------------------------------------
     def apply(self, outcome: PollOutcome) -> None:

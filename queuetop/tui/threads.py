@@ -1,19 +1,25 @@
 """Running a blocking call (a database read or write) off the UI thread and getting its result back as a message.
 
-`in_thread(node, call, done, failed)` runs `call()` in a Textual thread worker. Its result comes back to the
+`in_thread(node, call, done, failed)` runs `call()` on a daemon thread of its own. Its result comes back to the
 node as a `ThreadResult` message, handled on the UI thread by `done` (or `failed` for a QueuetopError, the
 user-facing kind). If the node is gone by then (a modal closed meanwhile) the message is simply dropped.
-Anything else a call raises is a bug: the worker ends in error and the app logs and reports it.
+Anything else a call raises is a bug: the app logs and reports it (`report_unexpected`).
+
+Daemon threads, not Textual's thread workers: those run on asyncio's default executor, which the app joins when
+it exits, so a call blocked on a database that stopped answering held `q` and Ctrl-C until the server spoke
+again. A daemon thread is never waited for; its connection's deadline (db/watchdog.py) ends it soon after.
+`CallThread` is one such thread kept for a stream of calls (the poll loop: no thread start per poll).
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from textual.dom import DOMNode
 from textual.message import Message
-from textual.worker import Worker
 
 from queuetop.db import QueuetopError
 
@@ -35,14 +41,45 @@ class HandlesThreadResults:
 
 
 def in_thread(node: DOMNode, call: Callable[[], T], done: Callable[[T], None],
-              failed: Callable[[QueuetopError], None], *, group: str = "actions",
-              name: str = "") -> Worker[None]:  # fmt: skip
+              failed: Callable[[QueuetopError], None], *, group: str = "actions", name: str = "",
+              bug: Callable[[Exception], None] | None = None) -> threading.Thread:  # fmt: skip
+    """Run `call()` on a daemon thread; `done`, `failed` (a QueuetopError) or, for a bug, `bug` (after the app
+    has reported it) then run on the UI thread."""
+    app = node.app
+    doing = f"running {name or group}"
+
     def work() -> None:
         try:
             result = call()
         except QueuetopError as exc:
             node.post_message(ThreadResult(failed, exc))
             return
+        except Exception as exc:  # a bug: to the app, which logs it and says so
+            report = getattr(app, "report_unexpected", None)
+            if report is None:
+                raise
+            app.post_message(ThreadResult(lambda error: report(error, doing), exc))
+            if bug is not None:
+                node.post_message(ThreadResult(bug, exc))
+            return
         node.post_message(ThreadResult(done, result))
 
-    return node.run_worker(work, name=name or group, group=group, thread=True, exit_on_error=False)
+    thread = threading.Thread(target=work, name=f"queuetop-{group}", daemon=True)
+    thread.start()
+    return thread
+
+
+class CallThread:
+    """One daemon thread that runs the calls given to `submit`, one after another."""
+
+    def __init__(self, name: str) -> None:
+        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, call: Callable[[], None]) -> None:
+        self._calls.put(call)
+
+    def _run(self) -> None:
+        while True:
+            self._calls.get()()

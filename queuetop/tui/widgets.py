@@ -43,6 +43,7 @@ class StatusView:
     read_only: bool
     load_line: str | None = None
     waiting_s: float | None = None  # a poll has been running this long (shown once it is slow)
+    silent_s: float | None = None  # the database has not answered for this long (past its own timeout): stale
     layout: str | None = None  # the queue's shape, shown when it is not the native one
     note: str | None = None  # how the layout was chosen ("found QueueSample.WorkQueue: layout queuesample")
     local_clock: bool = False  # the shape's times are the server's local time, not UTC
@@ -68,7 +69,10 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
     native schema) and its clock, then where. Line 2: how fresh the data is and the polling, how the shape was
     chosen; when disconnected, the error. Line 3, only with a background load: its progress."""
     line = Text()
-    if view.state is None:
+    if view.silent_s is not None:  # before the state: a poll in flight may still say "connected"
+        retry = "" if view.retry_in_s is None else f", reconnecting in {max(0, math.ceil(view.retry_in_s))} s"
+        line.append(f"● not answering for {fmt.duration(view.silent_s)}{retry}", style="bold red")
+    elif view.state is None:
         line.append("● connecting…", style="bold yellow")
     elif view.state == CONNECTED:
         line.append("● connected", style="bold green")
@@ -101,7 +105,7 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
     line.append(view.target, style="bold cyan")
 
     second = Text()
-    connected = view.state == CONNECTED
+    connected = view.state == CONNECTED and view.silent_s is None
     if view.since_success_s is None:
         second.append("no data yet", style="dim")
     else:
@@ -114,7 +118,7 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
             second.append(f"STALE: data from {age}", style="bold yellow")
         if view.poll_ms is not None and connected:
             second.append(f" · poll {view.poll_ms:.1f} ms")
-    if view.waiting_s is not None:
+    if view.waiting_s is not None and view.silent_s is None:
         second.append(f" · waiting {view.waiting_s:.0f} s for the database to answer", style="bold yellow")
     second.append(f" · every {view.interval_s:g} s · chart {window_label(view.window_s)}")
     if view.past_at:

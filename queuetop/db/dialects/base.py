@@ -183,6 +183,12 @@ class Dialect:
         """Settle, once per connection, how the monitor's reads avoid blocking writers (SQL Server asks the
         database whether read-committed snapshot is on). Elsewhere reads never block writers: nothing to do."""
 
+    def client_port_sql(self) -> str | None:
+        """(client port, server port) of this session's TCP connection, as the server sees it (NULL over a Unix
+        socket): how the watchdog finds the socket to cut when the server stops answering (through a proxy the
+        ports are the proxy's, match none of ours, and nothing is cut). None: the database cannot say."""
+        return None
+
     def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:
         """Classify a driver error (a missing table, a timeout, a deadlock or serialization conflict), or None
         for anything else."""

@@ -146,6 +146,9 @@ class MSSQLDialect(Dialect):
             return value
         return super().encode_value(layout_type, value)
 
+    def client_port_sql(self) -> str | None:
+        return "SELECT client_tcp_port, local_tcp_port FROM sys.dm_exec_connections WHERE session_id = @@SPID"
+
     def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:
         if sqlstate == "42S02" or "Invalid object name" in message:
             return ErrorKind.SCHEMA

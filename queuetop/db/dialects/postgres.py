@@ -78,7 +78,13 @@ class PostgresDialect(Dialect):
             return value  # bound as a timestamp through CAST
         return super().encode_value(layout_type, value)
 
+    def client_port_sql(self) -> str | None:
+        return "SELECT inet_client_port(), inet_server_port()"
+
     def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:
+        # admin_shutdown (pg_terminate_backend, a fast shutdown), crash_shutdown, cannot_connect_now
+        if sqlstate in ("57P01", "57P02", "57P03") or "terminating connection" in message:
+            return ErrorKind.ENDED
         if sqlstate == "42P01" or ("does not exist" in message and ("relation" in message or "schema" in message)):
             return ErrorKind.SCHEMA
         if sqlstate in ("57014", "55P03") or "canceling statement due to" in message:

@@ -1,0 +1,75 @@
+"""What a load run's threads count as they go, shared between them: the counters behind the progress line and
+the end of a `--jobs` run, and the jobs the producers may still enqueue."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LoadCounters:
+    """What the driver itself did, counted in memory (the report re-counts outcomes from the database)."""
+
+    enqueued: int = 0
+    succeeded: int = 0
+    failed: int = 0  # failed attempts (retried or dead)
+    dead: int = 0  # failed on the last attempt
+    crashed: int = 0  # claims abandoned as if the worker died
+    doomed: int = 0  # abandoned or lease lost on the last attempt: a release will bury them as dead
+    leases_lost: int = 0  # complete/fail refused: the claim had timed out and been released
+    given_back: int = 0  # unstarted jobs of a batch handed back at stop
+    recovered_at_stop: int = 0  # abandoned claims handed back at stop, before their lease ran out
+    swept_released: int = 0  # claims the sweeper returned to pending
+    swept_dead: int = 0  # claims the sweeper buried as dead
+    busy_retries: int = 0  # operations retried after a deadlock, a serialization conflict, a busy or lock timeout
+    foreign: int = 0  # jobs of other origin that the consumers processed
+    claims: int = 0  # claim statements that took at least one job
+    empty_claims: int = 0  # claim statements that found nothing to take
+    stranded: int = 0  # crashed claims a shape whose taking is final can never take back
+
+    @property
+    def settled(self) -> int:
+        """This run's jobs that reached their end: succeeded or dead (or bound to be), or stranded for good."""
+        return self.succeeded + self.dead + self.doomed + self.stranded
+
+    @property
+    def in_flight(self) -> int:
+        return max(0, self.enqueued - self.settled)
+
+
+class Tally:
+    """Thread-safe counters that become a LoadCounters."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    def add(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += n
+
+    def snapshot(self) -> LoadCounters:
+        with self._lock:
+            return LoadCounters(**self._counts)
+
+
+class Budget:
+    """How many jobs producers may still enqueue (--jobs), shared by all producers."""
+
+    def __init__(self, total: int | None) -> None:
+        self._left = total
+        self._lock = threading.Lock()
+
+    def take(self, wanted: int) -> int:
+        if self._left is None:
+            return wanted
+        with self._lock:
+            granted = min(wanted, self._left)
+            self._left -= granted
+            return granted
+
+    @property
+    def exhausted(self) -> bool:
+        return self._left == 0
