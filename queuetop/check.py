@@ -74,9 +74,10 @@ def overall(results: Sequence[TargetResult]) -> Status:
 
 
 def run_check(name: str, display: str, session: Session, slos: Slos, for_s: float = 0.0, interval_s: float = 1.0,
-              *, sleep: Callable[[float], None] = time.sleep,
+              *, sleep: Callable[[float], object] = time.sleep,
               clock: Callable[[], float] = time.monotonic) -> TargetResult:  # fmt: skip
-    """Poll through `session` (opened here, in the calling thread, and closed before returning) and judge."""
+    """Poll through `session` (opened here, in the calling thread, and closed before returning) and judge.
+    `sleep` waits between polls; when it returns True (an Event's wait, set on Ctrl-C) the check ends there."""
     if not slos:
         return TargetResult(name, display, error="no SLO to check: give one (--max-oldest-age 60, --slo "
                                                  "email:max_depth=100) or set [slo] in the config file")
@@ -103,9 +104,8 @@ def run_check(name: str, display: str, session: Session, slos: Slos, for_s: floa
                     counts = tally.setdefault((name, check.job_type, check.slo), [0, 0])
                     counts[0 if check.verdict is Verdict.BREACH else 1] += 1
             last.update((breach.key, breach) for breach in watched.breaches)
-            if clock() - started + interval_s > for_s:
+            if clock() - started + interval_s > for_s or sleep(interval_s) is True:
                 break
-            sleep(interval_s)
     finally:
         close()
     assert evaluation is not None

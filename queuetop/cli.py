@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -1134,15 +1135,38 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from concurrent.futures import ThreadPoolExecutor
-
     from queuetop.check import overall, report_lines
 
     if args.for_s and args.interval is not None and not 0.1 <= args.interval <= 3600:
         raise UsageError(f"--interval must be from 0.1 to 3600 seconds, not {args.interval}")
     runs = args.per_target
-    with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="queuetop-check") as pool:
-        results = list(pool.map(_check_one, runs))  # each target on its own thread and connection
+    # Each target on a thread and connection of its own; daemon threads, so that Ctrl-C (or SIGTERM) ends the
+    # command at once: `stop` ends each target's wait between polls, and a poll still running is not waited for.
+    stop = threading.Event()
+    outcomes: dict[int, TargetResult | BaseException] = {}
+
+    def check(i: int) -> None:
+        try:
+            outcomes[i] = _check_one(runs[i], stop)
+        except BaseException as exc:  # a bug: raised below, in the command's own thread, as before
+            outcomes[i] = exc
+
+    threads = [threading.Thread(target=check, args=(i,), name=f"queuetop-check-{i}", daemon=True)
+               for i in range(len(runs))]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            thread.join()
+    except KeyboardInterrupt:
+        stop.set()
+        raise
+    results = []
+    for i in range(len(runs)):
+        outcome = outcomes[i]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        results.append(outcome)
     status = overall(results)
     if args.json:
         print(json.dumps({"status": status.value, "exit_code": status.exit_code,
@@ -1153,7 +1177,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return status.exit_code
 
 
-def _check_one(args: argparse.Namespace) -> TargetResult:
+def _check_one(args: argparse.Namespace, stop: threading.Event) -> TargetResult:
     from queuetop.check import run_check
     from queuetop.collector import collector_for
 
@@ -1173,7 +1197,8 @@ def _check_one(args: argparse.Namespace) -> TargetResult:
         from queuetop.check import TargetResult
 
         return TargetResult(target_label(args), args.db or "", error=str(exc))
-    return run_check(target_label(args), display, session, args.effective.slos, args.for_s, args.interval)
+    return run_check(target_label(args), display, session, args.effective.slos, args.for_s, args.interval,
+                     sleep=stop.wait)
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -1187,8 +1212,6 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
-    import signal
-    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     from queuetop.exporter import Exporter, TargetPoller
@@ -1219,7 +1242,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logger.propagate = False
     # Before anything is announced: a SIGTERM that comes right after "serving" must still stop cleanly.
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # systemd and docker stop a service with SIGTERM
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # systemd and docker stop a service with SIGTERM
+        signal.signal(signum, lambda *_: stop.set())
     exporter = Exporter(pollers, host, port)
     try:
         exporter.start()

@@ -199,14 +199,15 @@ def test_serve_from_the_command_line_listens_on_loopback_and_stops_on_ctrl_c(sql
         assert process.wait(timeout=10) == 0
 
 
-def test_serve_stops_cleanly_on_sigterm(sqlite_backend):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_serve_stops_cleanly_on_sigterm_and_sighup(sqlite_backend, signum):
     env = {**os.environ, "QUEUETOP_DB": ""}
     process = subprocess.Popen([sys.executable, "-m", "queuetop", "serve", "--db", sqlite_backend.target.value,
                                 "--listen", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
     try:
         assert "serving http://127.0.0.1:" in process.stderr.readline()
     finally:
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         assert process.wait(timeout=10) == 0
 
 

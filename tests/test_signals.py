@@ -120,3 +120,18 @@ def test_sigterm_stops_a_load_with_its_report_and_no_claim_held(queue_file):
     assert process.returncode == 0, err  # the verdict: every job accounted for
     assert "interrupted" in out and "OK: every job accounted for once" in out, out
     assert claims_held(queue_file) == 0
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_and_sigterm_end_a_long_check_at_once(queue_file, signum, code):
+    command = [sys.executable, "-m", "queuetop", "check", "--db", queue_file, "--max-depth", "10", "--for", "30s",
+               "--interval", "1"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "QUEUETOP_DB": ""})  # fmt: skip
+    time.sleep(2.5)  # a few polls in
+    process.send_signal(signum)
+    started = time.monotonic()
+    out, err = process.communicate(timeout=30)
+    assert time.monotonic() - started < 2.0, err
+    assert process.returncode == code and out == "", (out, err)
+    assert err.strip() in ("queuetop: interrupted", f"queuetop: stopped by {signal.Signals(signum).name}")
