@@ -114,7 +114,7 @@ def test_serve_says_up_0_soon_after_its_database_stops_answering(pg_backend, sho
                 assert time.monotonic() - stalled < 10, "queuetop_up stayed 1 on a database that does not answer"
                 time.sleep(0.05)
             took = time.monotonic() - stalled
-        assert took < short_deadline + 2.0, took
+        assert took < short_deadline + 3.0, took
         assert "not answering" in (poller.state.outcome.error or "") or poller.state.outcome.connected
     finally:
         exporter.stop()
@@ -143,7 +143,7 @@ def test_check_on_a_database_that_stops_answering_could_not_check_and_exits_2(pg
             process.wait()
     assert process.returncode == 2, (out, err)
     assert "COULD NOT CHECK" in out and "not answering" in out, out
-    assert took < short_deadline + 2.0, took
+    assert took < short_deadline + 3.0, took
 
 
 def _connected(pid: int) -> bool:

@@ -101,7 +101,7 @@ def test_q_quits_at_once_while_the_server_does_not_answer(pg_backend: Backend) -
                     exited = time.monotonic() - asked
                     break
         assert exited is not None, "the dashboard did not quit while the server was silent"
-        assert exited < 2.0, exited
+        assert exited < 3.0, exited  # (the old code: not within 10 s, not until the server answered)
         assert os.waitstatus_to_exitcode(status_code) == 0
     finally:
         try:
