@@ -1,0 +1,173 @@
+"""The commands that take several targets: config, check (SLOs for cron and CI), serve (OpenMetrics)."""
+
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from queuetop.cli.common import (
+    _is_embedded_default,
+    _layout_name,
+    open_target,
+    resolve_layout,
+    settings_from,
+    target_label,
+)
+from queuetop.cli.watch_commands import _watch_layout
+from queuetop.db import QueuetopError, UsageError, parse_target
+from queuetop.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from queuetop.check import TargetResult
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    runs = args.per_target
+    if args.json:
+        print(json.dumps({"config_file": str(runs[0].effective.config_path) if runs[0].effective.config_path else None,
+                          "targets": [run.effective.to_json() for run in runs]}, indent=2))
+        return 0
+    path = runs[0].effective.config_path
+    from queuetop.config import find_config, load_config
+
+    found, _ = find_config(args.config)
+    print(f"config file: {path}" if path else f"config file: none ({found} does not exist)")
+    for run in runs:
+        print()
+        print("\n".join(run.effective.lines()))
+    names = list(load_config(found, False).targets) if path else []
+    if names:
+        print(f"\ntargets in the file: {', '.join(names)}  (choose with -t NAME)")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from queuetop.check import overall, report_lines
+
+    if args.for_s and args.interval is not None and not 0.1 <= args.interval <= 3600:
+        raise UsageError(f"--interval must be from 0.1 to 3600 seconds, not {args.interval}")
+    runs = args.per_target
+    # Each target on a thread and connection of its own; daemon threads, so that Ctrl-C (or SIGTERM) ends the
+    # command at once: `stop` ends each target's wait between polls, and a poll still running is not waited for.
+    stop = threading.Event()
+    outcomes: dict[int, TargetResult | BaseException] = {}
+
+    def check(i: int) -> None:
+        try:
+            outcomes[i] = _check_one(runs[i], stop)
+        except BaseException as exc:  # a bug: raised below, in the command's own thread, as before
+            outcomes[i] = exc
+
+    threads = [threading.Thread(target=check, args=(i,), name=f"queuetop-check-{i}", daemon=True)
+               for i in range(len(runs))]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            thread.join()
+    except KeyboardInterrupt:
+        stop.set()
+        raise
+    results = []
+    for i in range(len(runs)):
+        outcome = outcomes[i]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        results.append(outcome)
+    status = overall(results)
+    if args.json:
+        print(json.dumps({"status": status.value, "exit_code": status.exit_code,
+                          "targets": [r.to_json() for r in results]}, indent=2))  # fmt: skip
+    else:
+        for result in results:
+            print("\n".join(report_lines(result)))
+    return status.exit_code
+
+
+def _check_one(args: argparse.Namespace, stop: threading.Event) -> TargetResult:
+    from queuetop.check import run_check
+    from queuetop.collector import collector_for
+
+    def session() -> tuple[Callable[[], Snapshot], Callable[[], None]]:
+        db = open_target(args, purpose="monitor")
+        try:
+            layout, note = resolve_layout(args, db)
+            collector = collector_for(db, layout, settings=settings_from(args), note=note)
+        except BaseException:
+            db.close()
+            raise
+        return collector.poll, db.close
+
+    try:
+        display = parse_target(args.db).display
+    except QueuetopError as exc:
+        from queuetop.check import TargetResult
+
+        return TargetResult(target_label(args), args.db or "", error=str(exc))
+    return run_check(target_label(args), display, session, args.effective.slos, args.for_s, args.interval,
+                     sleep=stop.wait)
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise UsageError(f"--listen {text!r} is not HOST:PORT", "e.g. 127.0.0.1:9187, or 0.0.0.0:9187 for every "
+                         "interface (only when Prometheus runs on another machine)")
+    return host, int(port)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+    from concurrent.futures import ThreadPoolExecutor
+
+    from queuetop.exporter import Exporter, TargetPoller
+    from queuetop.monitor import Monitor
+
+    host, port = parse_listen(args.listen)
+    runs = args.per_target
+    labels = [target_label(run) for run in runs]
+    for run in runs:
+        if run.interval is not None and not 0.1 <= run.interval <= 3600:
+            raise UsageError(f"--interval must be from 0.1 to 3600 seconds, not {run.interval}")
+
+    def poller(run: argparse.Namespace) -> TargetPoller:
+        target = parse_target(run.db)
+        auto_init = _is_embedded_default(run, target) and _layout_name(run) in (None, "native")
+        layout, note = _watch_layout(run, target, auto_init)  # a dead target: the layout given, or native
+        monitor = Monitor(target, layout, auto_init=auto_init, settings=settings_from(run), note=note)
+        return TargetPoller(target_label(run), monitor, run.interval, slos=run.effective.slos)
+
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:  # one slow target must not hold up the others' start
+        pollers = list(pool.map(poller, runs))
+    # A service's log: each target lost and found again, with the time, on stderr (journald, docker logs).
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger = logging.getLogger("queuetop")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    # Before anything is announced: a SIGTERM that comes right after "serving" must still stop cleanly.
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # systemd and docker stop a service with SIGTERM
+        signal.signal(signum, lambda *_: stop.set())
+    exporter = Exporter(pollers, host, port)
+    try:
+        exporter.start()
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {args.listen}: {exc.strerror}", "choose another --listen port") from None
+    print(f"queuetop: serving {exporter.url} for {', '.join(labels)}, polling every "
+          f"{', '.join(f'{p.interval_s:g}' for p in pollers)} s; Ctrl-C stops", file=sys.stderr)
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        exporter.stop()  # each target's connection closed, not dropped
+    return 0

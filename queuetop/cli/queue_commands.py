@@ -1,0 +1,386 @@
+"""The commands on one queue: init, stats, enqueue, release, dead, workers, layouts, detect, doctor; and the
+tables `stats` and `workers` print."""
+
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from queuetop import format as fmt
+from queuetop.cli.common import (
+    EXIT_USAGE,
+    _announce,
+    _layout_name,
+    open_target,
+    resolve_layout,
+    settings_from,
+    target_label,
+)
+from queuetop.db import Database, QueuetopError, UsageError, parse_target
+from queuetop.layouts import NATIVE, PRESET_NAMES, Layout
+from queuetop.snapshot import Snapshot, TypeStats
+
+if TYPE_CHECKING:
+    from queuetop.workers import WorkersView
+
+
+# -- commands on one queue ---------------------------------------------------------------------------------
+def cmd_init(args: argparse.Namespace) -> int:
+    from queuetop.schema import init_schema
+
+    name = _layout_name(args)
+    if name not in (None, "native"):
+        raise UsageError(f"`queuetop init` creates the native schema only, not layout {name}",
+                         "a seed's tables are yours: watch them as they are with --layout")
+    with open_target(args, create=True) as db:
+        steps = init_schema(db)
+        print(f"{db.target.display} ({db.dialect.name})")
+        for step in steps:
+            print(f"  {'created' if step.created else 'exists '}  {step.kind:<6} {step.name}")
+        made = sum(step.created for step in steps)
+        print("schema ready: " + (f"{made} object(s) created" if made else "nothing to do, everything was there"))
+        for note in db.dialect.schema_notes(NATIVE):
+            print(f"note: {note}")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from queuetop.collector import collector_for
+
+    settings = settings_from(args)
+    try:
+        with open_target(args, purpose="monitor") as db:
+            layout, note = resolve_layout(args, db)
+            _announce(note)
+            if args.types and not layout.has_job_type:
+                raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
+            snapshot = collector_for(db, layout, job_types=args.types, settings=settings, note=note).poll()
+    except QueuetopError as exc:
+        if args.format not in ("json", "openmetrics"):  # the table (--format's default, or none given)
+            raise
+        return _could_not_read(args, exc, args.format, {"types": [], "totals": None})
+    if args.format == "json":
+        print(json.dumps(snapshot.to_json(), indent=2))
+    elif args.format == "openmetrics":
+        from queuetop.exporter import TargetState, exposition
+        from queuetop.monitor import CONNECTED, PollOutcome
+
+        state = TargetState(target_label(args), PollOutcome(CONNECTED, snapshot), snapshot.poll_ms / 1000)
+        print(exposition([state]), end="")
+    else:
+        print(render_table(snapshot))
+    return 0
+
+
+def _could_not_read(args: argparse.Namespace, error: QueuetopError, output: str, nothing: dict[str, object]) -> int:
+    """For a script reading `--json` or `--format openmetrics`: the document still comes, saying what went wrong
+    (`error`, with `nothing` for the figures; `queuetop_up 0`), and the error's line still goes to stderr. Exit 2."""
+    if output == "openmetrics":
+        from queuetop.exporter import TargetState, exposition
+        from queuetop.monitor import RECONNECTING, PollOutcome
+
+        print(exposition([TargetState(target_label(args), PollOutcome(RECONNECTING, error=str(error)))]), end="")
+    else:
+        from queuetop.db.connection import utc_now
+
+        try:
+            shown = parse_target(args.db).display
+        except QueuetopError:
+            shown = None  # the target itself is what could not be read: never echo it back
+        print(json.dumps({"taken_at": utc_now().isoformat(timespec="milliseconds") + "Z", "target": shown,
+                          "error": str(error), **nothing}, indent=2))  # fmt: skip
+    print(f"queuetop: error: {error}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def cmd_enqueue(args: argparse.Namespace) -> int:
+    from queuetop.queue import DEFAULT_PRIORITY, Interrupted, Queue
+    from queuetop.shape_queue import ShapeQueue
+
+    if args.delay < 0:
+        raise UsageError(f"--delay must be zero or more seconds, not {args.delay}")
+    with open_target(args) as db:
+        layout, note = resolve_layout(args, db)
+        _announce(note)
+        try:
+            if layout.native:
+                if args.job_type is None:
+                    raise UsageError("the job type is missing", "name it with --type T")
+                priority = DEFAULT_PRIORITY if args.priority is None else args.priority
+                ids = Queue(db, layout).enqueue_many(args.job_type, args.count, info=args.info, priority=priority,
+                                                     delay_s=args.delay, created_by="queuetop-cli")  # fmt: skip
+            else:
+                ids = ShapeQueue(db, layout).enqueue_many(args.job_type, args.count, info=args.info,
+                                                          priority=args.priority, delay_s=args.delay)  # fmt: skip
+        except Interrupted as exc:  # Ctrl-C (or SIGTERM, SIGHUP) between two chunks: what stayed, exactly
+            print(f"queuetop: {exc.message}", file=sys.stderr)
+            return 128 + exc.signum
+    noun = "job" if len(ids) == 1 else "jobs"
+    listed = ", ".join(map(str, ids)) if len(ids) <= 10 else f"{ids[0]}..{ids[-1]}"
+    kind = f" of type {args.job_type!r}" if args.job_type is not None else f" into {layout.queue_table}"
+    print(f"enqueued {len(ids):,} {noun}{kind}: id{'s' if len(ids) > 1 else ''} {listed}")
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from queuetop.queue import Queue
+    from queuetop.shape_queue import ShapeQueue
+
+    with open_target(args) as db:
+        layout, note = resolve_layout(args, db)
+        _announce(note)
+        if args.worker is not None:
+            return _release_worker(args, db, layout)
+        scope = f" of type {args.job_type!r}" if args.job_type else ""
+        if layout.native:
+            result = Queue(db, layout, max_attempts=args.max_attempts).release_timed_out(args.job_type,
+                                                                                          dry_run=args.dry_run)
+        else:
+            settings = {**settings_from(args), "max_attempts": args.max_attempts}
+            result = ShapeQueue(db, layout, settings).release(args.job_type, dry_run=args.dry_run)
+            what = layout.release.what if layout.release else "claims"
+            if result.timed_out == 0:
+                print(f"no {what}{scope}: nothing to release")
+            elif result.dry_run:
+                print(f"{result.timed_out:,} {what}{scope} would be released (dry run: nothing changed)")
+            else:
+                dead = f"; {result.dead:,} out of attempts counted as dead" if "dead" in layout.states else ""
+                back = "back into the queue" if layout.release and layout.release.action == "requeue" else \
+                    "back to pending"
+                print(f"released {result.released:,} of {result.timed_out:,} {what}{scope} {back}{dead}")
+            return 0
+    if result.timed_out == 0:
+        print(f"no timed-out claims{scope}: nothing to release")
+    elif result.dry_run:
+        print(f"{result.timed_out:,} claim(s){scope} past their timeout would be released (dry run: nothing changed)")
+    else:
+        print(f"released {result.released:,} timed-out claim(s){scope} back to pending; "
+              f"{result.dead:,} out of attempts moved to dead")  # fmt: skip
+    return 0
+
+
+def _release_worker(args: argparse.Namespace, db: Database, layout: Layout) -> int:
+    from queuetop.workers import release_worker
+
+    if args.job_type:
+        raise UsageError("--worker and --type cannot be combined", "a worker's release takes every type it holds")
+    settings = {**settings_from(args), "max_attempts": args.max_attempts}
+    result = release_worker(db, layout, args.worker, dry_run=args.dry_run, max_attempts=args.max_attempts,
+                            settings=settings)  # fmt: skip
+    who = f"of worker {args.worker!r}"
+    if result.timed_out == 0:
+        print(f"no timed-out claims {who}: nothing to release")
+    elif result.dry_run:
+        print(f"{result.timed_out:,} timed-out claim(s) {who} would be released (dry run: nothing changed)")
+    else:
+        dead = f"; {result.dead:,} out of attempts moved to dead" if layout.native else ""
+        print(f"released {result.released:,} of {result.timed_out:,} timed-out claim(s) {who} back to pending{dead}")
+    return 0
+
+
+def cmd_dead(args: argparse.Namespace) -> int:
+    from queuetop.shape_queue import ShapeQueue
+
+    with open_target(args) as db:
+        layout, note = resolve_layout(args, db)
+        _announce(note)
+        queue = ShapeQueue(db, layout, settings_from(args))
+        scope = f" of type {args.job_type!r}" if args.job_type else ""
+        found = queue.dead("count", args.job_type)
+        if args.action == "count" or found == 0:
+            print(f"{found:,} dead job(s){scope}" + ("" if found else ": nothing to do"))
+            return 0
+        verb = "retry" if args.action == "retry" else "delete"
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise UsageError(f"{found:,} dead job(s){scope} would be {'retried' if verb == 'retry' else 'deleted'}"
+                                 ", but there is no terminal to confirm it", "add --yes to do it")
+            answer = input(f"{verb} {found:,} dead job(s){scope}? [y/N] ").strip().lower()
+            if answer not in ("y", "yes"):
+                print("nothing changed")
+                return 0
+        changed = queue.dead(args.action, args.job_type)
+        done = "back to pending" if args.action == "retry" else "deleted"
+        print(f"{changed:,} dead job(s){scope} {done}")
+    return 0
+
+
+def cmd_workers(args: argparse.Namespace) -> int:
+    from queuetop.workers import read_workers
+
+    try:
+        with open_target(args, purpose="monitor") as db:
+            layout, note = resolve_layout(args, db)
+            _announce(note)
+            view = read_workers(db, layout, settings_from(args))
+    except QueuetopError as exc:
+        if not args.json:
+            raise
+        return _could_not_read(args, exc, "json", {"workers": []})
+    if args.json:
+        print(json.dumps(view.to_json(), indent=2))
+    elif view.reason is not None:
+        print(view.reason)
+    else:
+        print(render_workers(view))
+    return 0
+
+
+def cmd_layouts(args: argparse.Namespace) -> int:
+    from queuetop.layouts import load_layout, preset_text
+
+    if args.show:
+        load_layout(args.show)  # a clear error for an unknown name
+        print(preset_text(args.show), end="")
+        return 0
+    for name in PRESET_NAMES:
+        layout = load_layout(name)
+        tables = ", ".join(layout.table_names()) if not layout.table_required else "(your table: --table)"
+        print(f"{name:<12} {layout.description}")
+        print(f"{'':<12} tables:  {tables}   clock: {layout.clock}")
+        queue = [c for r, c in layout.columns.items() if not r.startswith("c_")]
+        print(f"{'':<12} columns: {', '.join(dict.fromkeys(queue))}")
+        completed = [c for r, c in layout.columns.items() if r.startswith("c_")]
+        if completed:
+            print(f"{'':<12} completed table: {', '.join(dict.fromkeys(completed))}")
+        missing = [f for f, ok in layout.provides.items() if not ok]
+        if missing:
+            print(f"{'':<12} cannot know: {', '.join(missing)}")
+        if layout.claim is not None:
+            failure = {None: "no failure path (--fail refused)", "timeout": "a failed attempt times out, is retried",
+                       "lost": "a failed request is lost until released"}[layout.claim.failure]
+            print(f"{'':<12} load: claim form {', '.join(layout.claim.forms)}; {failure}")
+    print("\nwatch one: queuetop --layout NAME [--table SCHEMA.NAME] --db TARGET;  "
+          "drive one: queuetop load --layout NAME ...;  its file: queuetop layouts --show NAME")
+    return 0
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    from queuetop.detect import detect
+
+    with open_target(args, purpose="monitor") as db:
+        if _layout_name(args) or args.table:
+            layout, _ = resolve_layout(args, db)
+            candidates = [(layout.name, layout)]
+        else:
+            found = detect(db)
+            if not found:
+                raise UsageError(f"no queue table in {db.target.display} fits a preset",
+                                 "`queuetop layouts` lists what each expects; `queuetop init` creates the native one")
+            candidates = [(c.preset, c.layout) for c in found]
+    for index, (preset, layout) in enumerate(candidates):
+        if index:
+            print()
+        print(layout_toml(preset, layout))
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from queuetop.doctor import render_text, run_doctor
+
+    if not 0 <= args.sample <= 60:
+        raise UsageError(f"--sample must be from 0 to 60 seconds, not {args.sample}")
+    with open_target(args, purpose="monitor") as db:
+        layout, note = resolve_layout(args, db)
+        _announce(note)
+        report = run_doctor(db, layout, settings=settings_from(args), sample_s=args.sample)
+    print(json.dumps(report.as_json(), indent=2) if args.json else render_text(report, verbose=args.verbose))
+    return report.exit_code(strict=args.strict)
+
+
+def layout_toml(preset: str, layout: Layout) -> str:
+    """A layout file that starts from a preset and names where this target keeps the tables."""
+    from queuetop.layouts import load_layout
+
+    base = load_layout(preset)
+    lines = [f"# queuetop layout: preset {preset} ({base.description})", f'preset = "{preset}"', "", "[tables]"]
+    if layout.schema:
+        lines.append(f'schema = "{layout.schema}"')
+    lines.append(f'queue = "{layout.queue_table}"')
+    if layout.completed_table:
+        lines.append(f'completed = "{layout.completed_table}"')
+    for section, prefix in (("queue_columns", ""), ("completed_columns", "c_")):
+        changed = {r: c for r, c in layout.columns.items()
+                   if r.startswith("c_") == bool(prefix) and base.columns.get(r) != c}
+        if changed:
+            lines += ["", f"[{section}]"]
+            for role, column in changed.items():
+                sql_type = layout.types.get(role)
+                lines.append(f'{role.removeprefix(prefix)} = "{column}{" " + sql_type if sql_type else ""}"')
+    return "\n".join(lines)
+
+
+# -- the stats table -------------------------------------------------------------------------------------
+COLUMNS: list[tuple[str, str | None, Callable[[TypeStats], str]]] = [
+    ("TYPE", None, lambda r: r.job_type),
+    ("DEPTH", "depth", lambda r: fmt.count(r.depth, r.depth_is_estimate)),
+    ("OLDEST", "oldest_age_s", lambda r: fmt.duration(r.oldest_age_s)),
+    ("SCHED", "scheduled", lambda r: fmt.count(r.scheduled)),
+    ("CLAIMED", "claimed", lambda r: fmt.count(r.claimed)),
+    ("TIMED-OUT", "timed_out", lambda r: fmt.count(r.timed_out)),
+    ("DEAD", "dead", lambda r: fmt.count(r.dead)),
+    ("LOST", "lost", lambda r: fmt.count(r.lost)),
+    ("IN/s 10s", "arrivals", lambda r: fmt.rate(r.arrivals_10s_per_s)),
+    ("OUT/s 10s", "completions", lambda r: fmt.rate(r.completions_10s_per_s)),
+    ("IN/s 60s", "arrivals", lambda r: fmt.rate(r.arrivals_60s_per_s)),
+    ("OUT/s 60s", "completions", lambda r: fmt.rate(r.completions_60s_per_s)),
+    ("WAIT p50/p95/p99", "wait",
+     lambda r: "/".join(fmt.duration(v) for v in (r.wait_p50_s, r.wait_p95_s, r.wait_p99_s))),
+    ("PROC p50/p95/p99", "processing", lambda r: "/".join(
+        fmt.duration(v) for v in (r.processing_p50_s, r.processing_p95_s, r.processing_p99_s))),
+    ("DRAIN", None, lambda r: fmt.drain(r.drain, r.drain_eta_s)),
+]  # fmt: skip
+
+
+def render_table(snapshot: Snapshot) -> str:
+    """The stats table: only the columns the queue's shape can know."""
+    columns = [(name, cell) for name, figure, cell in COLUMNS if figure is None or snapshot.provides(figure)]
+    rows = [[cell(row) for _, cell in columns] for row in (*snapshot.types, snapshot.totals)]
+    line = aligned([name for name, _ in columns], rows)
+    clock = "UTC" if snapshot.clock == "utc" else "server local time"
+    out = [f"{snapshot.target} ({snapshot.dialect}, layout {snapshot.layout}) at {snapshot.taken_at:%Y-%m-%d %H:%M:%S} "
+           f"{clock}, poll {snapshot.poll_ms:.1f} ms, rates and latencies over the last {snapshot.window_s:.0f} s"]
+    out.append(line(0))
+    if not snapshot.types:
+        out.append("(the queue is empty: add jobs with `queuetop enqueue`)")
+    out += [line(i) for i in range(1, len(rows) + 1)]
+    return "\n".join(out)
+
+
+def aligned(header: Sequence[str], rows: Sequence[Sequence[str]]) -> Callable[[int], str]:
+    """line(0) is the header, line(n) the n-th row: the first column to the left, the others to the right.
+    Widths in terminal cells, not characters: a name in CJK or with an emoji keeps its row's columns aligned."""
+    table = [list(header), *rows]
+    widths = [max(fmt.cells(r[i]) for r in table) for i in range(len(header))]
+    return lambda n: "  ".join(fmt.pad(c, w, right=i > 0) for i, (c, w) in enumerate(zip(table[n], widths,
+                                                                                          strict=True)))
+
+
+WORKER_COLUMNS: list[tuple[str, str, Callable]] = [
+    ("HELD", "held", lambda w: fmt.count(w.held)),
+    ("TIMED-OUT", "timed_out", lambda w: fmt.count(w.timed_out)),
+    ("CLAIMS/1m", "claims_1m", lambda w: fmt.count(w.claims_1m)),
+    ("DONE/1m", "completed_1m", lambda w: fmt.count(w.completed_1m)),
+    ("FAILED/1m", "failed_1m", lambda w: fmt.count(w.failed_1m)),
+    ("PROC p95", "processing_p95_s", lambda w: fmt.duration(w.processing_p95_s)),
+    ("LAST CLAIM", "last_claim_ago_s", lambda w: fmt.duration(w.last_claim_ago_s) + " ago"
+     if w.last_claim_ago_s is not None else "—"),
+]  # fmt: skip
+
+
+def render_workers(view: WorkersView) -> str:
+    """The workers table: only the figures the shape can know; a probably dead worker says so at the end."""
+    columns = [(name, cell) for name, figure, cell in WORKER_COLUMNS if view.figures.get(figure)]
+    header = [view.claimer_column or "WORKER", *(name for name, _ in columns)]
+    line = aligned(header, [[worker.name, *(cell(worker) for _, cell in columns)] for worker in view.workers])
+    out = [f"workers of layout {view.layout} (by {view.claimer_column}) at {view.taken_at:%Y-%m-%d %H:%M:%S}", line(0)]
+    for n, worker in enumerate(view.workers, start=1):
+        out.append(line(n) + ("  probably dead: every claim it holds is past its timeout" if worker.probably_dead
+                              else ""))  # fmt: skip
+    if not view.workers:
+        out.append("(no claims held now, none in the last 5 minutes)")
+    return "\n".join(out)
