@@ -183,3 +183,18 @@ def test_the_time_the_database_was_away_counts_overlapping_threads_once() -> Non
     assert (figures.lost, figures.reconnects) == (2, 2)
     assert 2.0 <= figures.away_s < 2.5, figures  # not 2.1 + 0.1
     assert figures.last_error == "b"
+
+
+def test_how_long_the_database_has_been_away_is_the_oldest_loss_not_yet_back() -> None:
+    """What ends a load's drain at once when the database has been away past AWAY_ENDS_DRAIN_S."""
+    from queuetop.load.link import Outages
+
+    outages = Outages()
+    assert outages.away_for_s() == 0.0
+    first = outages.lost(NotAnswering("silent", silent_s=3.0))  # away since 3 s ago
+    second = outages.lost(ConnectionLost("ended"))
+    assert 3.0 <= outages.away_for_s() < 3.5
+    outages.back(first)
+    assert outages.away_for_s() < 0.5  # the other thread is still out, since just now
+    outages.back(second)
+    assert outages.away_for_s() == 0.0

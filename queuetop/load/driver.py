@@ -37,7 +37,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from queuetop import format as fmt
-from queuetop.db import ConnectionLost, Database, LeaseLost, QueuetopError, Target, UsageError
+from queuetop.db import ConnectionLost, Database, LeaseLost, QueuetopError, Target, Timeout, UsageError
 from queuetop.db.retry import retry_transient
 from queuetop.layouts import NATIVE, Layout
 from queuetop.load.config import WAVE_PERIOD_S, ConsumerPool, LoadConfig
@@ -60,6 +60,7 @@ LEDGER_COMPACT_AT = 50_000  # claims kept in memory before the ledger drops thos
 LEDGER_KEEP_S = 5.0
 LATENCIES_KEPT = 100_000  # claim times kept per consumer (a long run's percentiles are of its latest claims)
 RATE_WINDOW_S = 5.0
+AWAY_ENDS_DRAIN_S = 2.0  # a database away this long when the drain is due ends the run (a restart's blink does not)
 
 
 @dataclass
@@ -461,6 +462,10 @@ class LoadRun:
             except LeaseLost:  # the completion (or failure) in flight had reached the server, or a release had
                 if claim.outcome == "finished":
                     self._tally.add("succeeded" if self._ours(job) else "foreign")
+            except Timeout:  # the row is still locked by the lost session (a stalled server may yet commit it)
+                if not finishing:
+                    claim.crashed()  # as a crashed worker's: the release after its lease takes it back
+                self.outages.add("left_to_lease")
             me.held.pop(0)
 
     def _work(self, seconds: float, finish_anyway: bool = False) -> bool:
@@ -593,6 +598,8 @@ class LoadRun:
             if drain_until is None:
                 drain_until = now + config.drain_s if config.duration_s is not None else math.inf
             counters = self.counters()
-            if (self._producers_left == 0 and counters.settled >= counters.enqueued) or now >= drain_until:
+            # A database away for a while gets no drain: nothing left can finish, so the run ends at its duration.
+            away = self.outages.away_for_s() >= AWAY_ENDS_DRAIN_S
+            if (self._producers_left == 0 and counters.settled >= counters.enqueued) or now >= drain_until or away:
                 self._done.set()
                 return

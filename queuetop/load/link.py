@@ -84,6 +84,12 @@ class Outages:
         with self._lock:
             self._counts[name] += n
 
+    def away_for_s(self) -> float:
+        """How long the database has been away now: since the oldest loss not yet back (0: every thread is in)."""
+        with self._lock:
+            open_since = [start for start, end in self._spans if end is None]
+        return time.monotonic() - min(open_since) if open_since else 0.0
+
     def figures(self) -> OutageFigures:
         now = time.monotonic()
         with self._lock:
