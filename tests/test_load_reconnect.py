@@ -76,6 +76,8 @@ def test_load_on_a_server_that_stops_answering_ends_on_time_with_its_report(pg_b
     report = json.loads(out)
     assert report["ok"] is True and report["lost"] == 0 and report["duplicates"] == 0, report
     assert report["outages"]["lost"] >= 1 and "not answering" in report["outages"]["last_error"]
-    # its duration, the drain (the stopped backends' rows stay locked, new connections are answered, so the run cannot
-    # tell that nothing left will finish) and the deadline: never the stall's length
-    assert took < 4 + 10 + 5, took
+    # its duration, the drain (the stopped backends' rows stay locked and new connections are answered, so the run
+    # cannot tell that nothing left will finish) and its stop, each thread's last statement cut when it outstays its
+    # grace (a thread's hand-back on a new connection may still meet the stopped sessions' row locks): 12-22 s in
+    # 20 runs here. Never the stall's length: the stall lasts until the load is over.
+    assert took < 4 + 10 + 11, (took, err)
