@@ -33,13 +33,13 @@ def piped_to_head(*args: str) -> subprocess.CompletedProcess:
     (("layouts",), (0, 141)),
     (("--help",), (0, 141)),
     (("stats", "--db", "QUEUE"), (0, 141)),
-    (("check", "--db", "QUEUE", "--max-depth", "0", "--for", "2s", "--interval", "0.2"), (1, 141)),  # 1: breached
+    (("check", "--db", "QUEUE", "--max-depth", "0", "--for", "1s", "--interval", "0.2"), (1, 141)),  # 1: breached
 ], ids=lambda a: a[0] if isinstance(a, tuple) and isinstance(a[0], str) else "")  # fmt: skip
 def test_a_reader_that_leaves_ends_the_command_quietly(args, codes, tmp_path):
     db = tmp_path / "q.db"
     assert queuetop("init", "--db", str(db)).returncode == 0
     assert queuetop("enqueue", "--db", str(db), "--type", "email", "-n", "40").returncode == 0
-    for _ in range(5):  # it failed 10 of 10 times before: five tries are enough to see it
+    for _ in range(3):  # it failed 10 of 10 times before: three tries are enough to see it
         result = piped_to_head(*[str(db) if a == "QUEUE" else a for a in args])
         assert result.returncode in codes and result.stderr == "", result.stderr
 
