@@ -20,8 +20,9 @@ from queuetop.db import ConnectError, Database, QueuetopError, Target, UsageErro
 from queuetop.db.target import ENV_VAR
 from queuetop.layouts import CLAIM_FORMS, NATIVE, Layout
 from queuetop.load.config import ConsumerPool, LoadConfig, demo_config, parse_rate, parse_types, parse_work
-from queuetop.load.driver import LoadRun, RunFacts
+from queuetop.load.driver import LoadRun
 from queuetop.load.report import LoadReport, build_report, build_shape_report
+from queuetop.load.tally import RunFacts
 from queuetop.shape_queue import check_guid
 from queuetop.shape_worker import check_claim_form
 

@@ -32,7 +32,6 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -43,9 +42,9 @@ from queuetop.layouts import NATIVE, Layout
 from queuetop.load.config import WAVE_PERIOD_S, ConsumerPool, LoadConfig
 from queuetop.load.ids import IdRanges
 from queuetop.load.ledger import Claim, Ledger
-from queuetop.load.link import Hands, Link, OutageFigures, Outages
+from queuetop.load.link import Hands, Link, Outages
 from queuetop.load.queues import NativeLoadQueue, ShapeLoadQueue
-from queuetop.load.tally import Budget, LoadCounters, Tally
+from queuetop.load.tally import Budget, LoadCounters, RunFacts, Tally
 from queuetop.queue import Job
 from queuetop.shape_worker import check_claim_form
 
@@ -61,33 +60,6 @@ LEDGER_KEEP_S = 5.0
 LATENCIES_KEPT = 100_000  # claim times kept per consumer (a long run's percentiles are of its latest claims)
 RATE_WINDOW_S = 5.0
 AWAY_ENDS_DRAIN_S = 2.0  # a database away this long when the drain is due ends the run (a restart's blink does not)
-
-
-@dataclass
-class RunFacts:
-    """What the report needs from the run besides the database."""
-
-    tag: str
-    target: str
-    config: LoadConfig
-    ids: IdRanges
-    enqueued_by_type: dict[str, int]
-    abandoned: list[tuple[Any, str]]  # (job id, the worker that abandoned it)
-    started_at: datetime  # server time
-    counters: LoadCounters
-    elapsed_s: float
-    producing_s: float
-    interrupted: bool
-    errors: list[str] = field(default_factory=list)
-    stuck_threads: int = 0
-    layout: Layout = NATIVE
-    claim_form: str | None = None
-    ledger: Ledger = field(default_factory=Ledger)
-    claim_latencies_s: list[float] = field(default_factory=list)
-    guid_ids: frozenset[Any] = frozenset()  # the run's ids on a shape whose ids are not integers
-    baseline_id: int | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
-    outages: OutageFigures = field(default_factory=OutageFigures)
 
 
 class LoadRun:

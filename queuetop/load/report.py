@@ -34,11 +34,10 @@ from queuetop.db import Database
 from queuetop.history import percentiles
 from queuetop.layouts import Layout
 from queuetop.layouts.sql import Statements
-from queuetop.load.driver import RunFacts
 from queuetop.load.ids import IdLookup
 from queuetop.load.ledger import Duplicate
 from queuetop.load.link import OutageFigures
-from queuetop.load.tally import LoadCounters
+from queuetop.load.tally import LoadCounters, RunFacts
 
 CLOCK_MARGIN = timedelta(seconds=60)  # completion stamps come from several connections' clocks
 CLAIMS_LIMIT = 10_000_000

@@ -1,11 +1,20 @@
 """What a load run's threads count as they go, shared between them: the counters behind the progress line and
-the end of a `--jobs` run, and the jobs the producers may still enqueue."""
+the end of a `--jobs` run, and the jobs the producers may still enqueue; and the run's facts, as its report reads
+them (`RunFacts`)."""
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from queuetop.layouts import NATIVE, Layout
+from queuetop.load.config import LoadConfig
+from queuetop.load.ids import IdRanges
+from queuetop.load.ledger import Ledger
+from queuetop.load.link import OutageFigures
 
 
 @dataclass(frozen=True)
@@ -73,3 +82,30 @@ class Budget:
     @property
     def exhausted(self) -> bool:
         return self._left == 0
+
+
+@dataclass
+class RunFacts:
+    """What the report needs from the run besides the database."""
+
+    tag: str
+    target: str
+    config: LoadConfig
+    ids: IdRanges
+    enqueued_by_type: dict[str, int]
+    abandoned: list[tuple[Any, str]]  # (job id, the worker that abandoned it)
+    started_at: datetime  # server time
+    counters: LoadCounters
+    elapsed_s: float
+    producing_s: float
+    interrupted: bool
+    errors: list[str] = field(default_factory=list)
+    stuck_threads: int = 0
+    layout: Layout = NATIVE
+    claim_form: str | None = None
+    ledger: Ledger = field(default_factory=Ledger)
+    claim_latencies_s: list[float] = field(default_factory=list)
+    guid_ids: frozenset[Any] = frozenset()  # the run's ids on a shape whose ids are not integers
+    baseline_id: int | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    outages: OutageFigures = field(default_factory=OutageFigures)
