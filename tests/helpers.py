@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
@@ -143,3 +144,34 @@ def terminate_backends_of(target, pid: int) -> int:
         for port in ports:
             admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE client_port = ?", (port,))
     return len(ports)
+
+
+class SilentProxy:
+    """A TCP proxy to PostgreSQL on loopback that can go silent, as a network partition without a reset, a NAT or a
+    pgbouncer whose other side froze: the client's connection stays open and nothing comes back. The ports the
+    server sees are the proxy's, not the client's. It runs in a process of its own (tests/silent_proxy.py), so its
+    sockets are not this process's; SIGUSR1 makes it silent."""
+
+    def __init__(self) -> None:
+        import subprocess
+        import sys
+
+        self._process = subprocess.Popen([sys.executable, "-m", "tests.silent_proxy"], stdout=subprocess.PIPE,
+                                         text=True)  # fmt: skip
+        assert self._process.stdout is not None
+        self.port = int(self._process.stdout.readline())
+
+    def go_silent(self) -> None:
+        self._process.send_signal(signal.SIGUSR1)
+        time.sleep(0.2)  # the signal is handled before the next statement is sent
+
+    def target_text(self, connection_string: str) -> str:
+        """`connection_string` pointed at the proxy."""
+        from queuetop.db import connstr
+
+        with_server = connstr.with_value(connection_string, "server", "127.0.0.1")
+        return connstr.with_value(with_server, "port", str(self.port))
+
+    def close(self) -> None:
+        self._process.kill()
+        self._process.wait()

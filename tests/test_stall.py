@@ -21,7 +21,7 @@ from queuetop.exporter import Exporter, TargetPoller
 from queuetop.monitor import CONNECTED, RECONNECTING, Monitor
 from queuetop.queue import Queue
 
-from .helpers import stopped_backend, stopped_backends_of, terminate_backend, terminate_backends_of
+from .helpers import SilentProxy, stopped_backend, stopped_backends_of, terminate_backend, terminate_backends_of
 
 ENDED = ("lost the connection to the database (the server ended it: terminating connection due to administrator "
          "command)")
@@ -47,6 +47,39 @@ def test_a_read_on_a_stalled_server_ends_at_its_deadline_as_not_answering(pg_bac
         assert "not answering: no reply for 2 s" in str(raised.value)
         with pytest.raises(ConnectionLost):  # the connection is gone for good: the caller opens another
             db.fetchall("SELECT 1")
+
+
+def test_the_deadline_holds_through_a_proxy_that_goes_silent(pg_backend, short_deadline) -> None:
+    """Through a proxy (pgbouncer, NAT, a docker port) the server sees the proxy's ports, not ours: the socket to cut
+    is the one the connect opened."""
+    import threading
+
+    from queuetop.db import parse_target
+
+    proxy = SilentProxy()
+    db = Database.open(parse_target(proxy.target_text(pg_backend.target.value)), purpose="monitor")
+    try:
+        assert db.fetchone("SELECT 1") == (1,)
+        proxy.go_silent()
+        outcome: list[BaseException | None] = []
+
+        def read() -> None:
+            try:
+                db.fetchall("SELECT 1")
+                outcome.append(None)
+            except BaseException as exc:
+                outcome.append(exc)
+
+        started = time.monotonic()
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(short_deadline + 5)
+        took = time.monotonic() - started
+        assert outcome and isinstance(outcome[0], NotAnswering), (outcome, took)  # before: still waiting
+        assert took < short_deadline + 1.5, took
+    finally:
+        proxy.close()  # first: a read still waiting ends when the proxy's side closes, so close() cannot hang
+        db.close()
 
 
 def test_an_owner_that_stops_waiting_cuts_the_statement_in_flight(pg_backend) -> None:

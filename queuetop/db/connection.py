@@ -20,7 +20,7 @@ from typing import Any
 
 from queuetop.db.dialects import Dialect, SQLiteDialect, dialect_for_dbms
 from queuetop.db.target import Target
-from queuetop.db.watchdog import WATCHDOG, Watch, read_deadline_s, socket_cutter
+from queuetop.db.watchdog import WATCHDOG, Watch, named_socket_cutter, read_deadline_s, socket_cutter, socket_names
 from queuetop.errors import (
     Conflict,
     ConnectError,
@@ -95,14 +95,14 @@ class Database:
             if timeout_s is not None:
                 db._limit_sqlite_statements(timeout_s)
         else:
-            connection, dialect = _open_odbc(target)
+            connection, dialect, socket_name = _open_odbc(target)
             if dialect.name == "mssql":
                 connection.timeout = int(timeout_s or 0)  # the ODBC query timeout (0: none): no session setting
             db = cls(target, connection, dialect, clock)
             limit = read_deadline_s(timeout_s, DEADLINE_GRACE_S.get(purpose, DEADLINE_GRACE_S["worker"]))
             if deadline_s is not None:
                 limit = deadline_s if limit is None else min(limit, deadline_s)
-            db._watch_reads(limit)
+            db._watch_reads(limit, socket_name)
         for statement in db.dialect.session_setup(purpose):
             db.execute(statement)
         db.dialect.configure_reads(db)
@@ -116,8 +116,10 @@ class Database:
         self._statement_timeout_s = timeout_s
         self._connection.set_progress_handler(lambda: time.monotonic() > self._deadline, 10_000)
 
-    def _watch_reads(self, limit_s: float | None) -> None:
-        """Give every statement a deadline the watchdog keeps: past it, the connection's socket is cut."""
+    def _watch_reads(self, limit_s: float | None, socket_name: str | None) -> None:
+        """Give every statement a deadline the watchdog keeps: past it, the connection's socket is cut. The socket
+        is the one the connect opened (`socket_name`), else the one with the ports the server reports (not ours
+        through a proxy or NAT); with neither, the driver's own timeout is all there is."""
         if limit_s is None:
             return
         sql = self.dialect.client_port_sql()
@@ -125,12 +127,18 @@ class Database:
         if sql is not None:
             try:
                 ports = self.fetchone(sql)
-            except (DatabaseError, SchemaMissing):  # e.g. SQL Server without VIEW SERVER STATE: no watchdog then
+            except (DatabaseError, SchemaMissing):  # e.g. SQL Server without VIEW SERVER STATE
                 ports = ()
-        if len(ports) < 2 or ports[0] is None or ports[1] is None:  # a Unix socket, or a server that will not say
-            return  # the driver's own timeout only
-        self.client_port = int(ports[0])
-        self._watch = Watch(limit_s, socket_cutter(self.client_port, int(ports[1])))
+        known = len(ports) == 2 and ports[0] is not None and ports[1] is not None  # NULL: a Unix socket
+        if known:
+            self.client_port = int(ports[0])
+        if socket_name is not None:
+            cut = named_socket_cutter(socket_name)
+        elif known:
+            cut = socket_cutter(int(ports[0]), int(ports[1]))
+        else:
+            return
+        self._watch = Watch(limit_s, cut)
         WATCHDOG.add(self._watch)
 
     def abandon(self) -> bool:
@@ -326,22 +334,27 @@ def _use_wal(connection: sqlite3.Connection, busy_ms: int) -> None:
     connection.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: a crash may lose the last commits only
 
 
-def _open_odbc(target: Target) -> tuple[Any, Dialect]:
+def _open_odbc(target: Target) -> tuple[Any, Dialect, str | None]:
+    """The connection, its dialect, and the socket it opened: the one socket new in this process once the connect
+    has returned (None when another thread opened one meanwhile, or there is no /proc)."""
     from queuetop.db.odbc import import_pyodbc, resolve_driver, with_driver_defaults
 
     pyodbc = import_pyodbc()
     connection_string = with_driver_defaults(resolve_driver(target.value, pyodbc.drivers()), pyodbc.dataSources)
     started = time.monotonic()
+    before = socket_names()
     try:
         connection = pyodbc.connect(connection_string, autocommit=True, timeout=LOGIN_TIMEOUT_S)
     except pyodbc.Error as exc:
         raise _connect_error(exc, target, time.monotonic() - started) from exc
+    opened = socket_names() - before
+    socket_name = next(iter(opened)) if len(opened) == 1 else None
     dbms = connection.getinfo(pyodbc.SQL_DBMS_NAME) or "?"
     dialect = dialect_for_dbms(dbms)
     if dialect is None:
         connection.close()
         raise TargetError(f"unsupported database {dbms!r}", "queuetop speaks SQL Server, PostgreSQL and SQLite")
-    return connection, dialect
+    return connection, dialect, socket_name
 
 
 LOGIN_REFUSED = ("password", "login failed", "authentication failed", "role \"", "no pg_hba.conf entry")

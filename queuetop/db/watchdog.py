@@ -117,15 +117,39 @@ def socket_cutter(client_port: int, server_port: int) -> Callable[[], bool]:
     """An abort that shuts down this process's TCP socket from `client_port` to `server_port`: a call blocked
     on it returns at once with a driver error. The socket is looked up when needed (Linux: /proc)."""
 
-    def cut() -> bool:
-        fd = _socket_fd(client_port, server_port)
-        if fd is None:
-            return False
-        with socket.socket(fileno=os.dup(fd)) as dup:  # shutdown acts on the socket, shared by both fds
-            dup.shutdown(socket.SHUT_RDWR)
-        return True
+    return lambda: _shut(_socket_fd(client_port, server_port))
 
-    return cut
+
+def socket_names() -> frozenset[str]:
+    """This process's open sockets as /proc names them (`socket:[inode]`); empty where there is no /proc. Taken
+    before and after a connect, the one new name is that connection's socket, whatever ports the server sees (a
+    proxy, NAT, a Unix socket)."""
+    names = set()
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return frozenset()
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            names.add(link)
+    return frozenset(names)
+
+
+def named_socket_cutter(name: str) -> Callable[[], bool]:
+    """An abort that shuts down this process's socket called `name` (from `socket_names`)."""
+    return lambda: _shut(_fd_of({name}))
+
+
+def _shut(fd: int | None) -> bool:
+    if fd is None:
+        return False
+    with socket.socket(fileno=os.dup(fd)) as dup:  # shutdown acts on the socket, shared by both fds
+        dup.shutdown(socket.SHUT_RDWR)
+    return True
 
 
 def _socket_fd(local_port: int, remote_port: int) -> int | None:
@@ -141,6 +165,10 @@ def _socket_fd(local_port: int, remote_port: int) -> int | None:
                         inodes.add(f"socket:[{fields[9]}]")
         except OSError:
             continue
+    return _fd_of(inodes)
+
+
+def _fd_of(inodes: set[str]) -> int | None:
     if not inodes:
         return None
     for name in os.listdir("/proc/self/fd"):

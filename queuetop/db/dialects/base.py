@@ -185,8 +185,9 @@ class Dialect:
 
     def client_port_sql(self) -> str | None:
         """(client port, server port) of this session's TCP connection, as the server sees it (NULL over a Unix
-        socket): how the watchdog finds the socket to cut when the server stops answering (through a proxy the
-        ports are the proxy's, match none of ours, and nothing is cut). None: the database cannot say."""
+        socket): how the watchdog finds the socket to cut when the connect's own socket could not be told apart
+        (another thread opened one meanwhile; through a proxy the ports are the proxy's and match none of ours).
+        None: the database cannot say."""
         return None
 
     def error_kind(self, sqlstate: str, message: str) -> ErrorKind | None:
