@@ -168,7 +168,7 @@ class SessionRecorder:
 @pytest.mark.parametrize("purpose, timeout_s", [("monitor", 5), ("worker", 60), ("bulk", 0)])
 def test_sql_server_sessions_get_a_query_timeout_by_purpose_and_ask_for_rcsi(monkeypatch, purpose, timeout_s):
     recorder = SessionRecorder()
-    monkeypatch.setattr("queuetop.db.connection._open_odbc", lambda target: (recorder, MSSQLDialect()))
+    monkeypatch.setattr("queuetop.db.connection._open_odbc", lambda target: (recorder, MSSQLDialect(), None))
     db = Database.open(parse_target("DRIVER={ODBC Driver 18 for SQL Server};SERVER=db"), purpose=purpose)
     assert recorder.timeout == timeout_s  # pyodbc's Connection.timeout: the ODBC query timeout, in seconds
     assert any("is_read_committed_snapshot_on" in sql for sql in recorder.sent) and db.dialect.reads == "dirty"
