@@ -192,9 +192,14 @@ class ShapeCollector:
             elif ranged:
                 per_state.pop()
             for name, count in zip(read, per_state, strict=True):
-                if layout.states[name].table == part and (count or job_type is None):
+                # A row holds the counts of its family of states (`Statements.families`), NULL for the others'.
+                # An untyped shape's family has its row even with no rows in it (SUM over none is NULL): 0.
+                if layout.states[name].table != part or not (count or job_type is None):
+                    continue
+                job = self._type(job_type)
+                if count is not None or job not in counts[name]:
                     oldest_here = decode(oldest) if name == "pending" else None
-                    counts[name][self._type(job_type)] = (int(count or 0), oldest_here)
+                    counts[name][job] = (int(count or 0), oldest_here)
         if layout.arrivals == "identity":
             if "arrived" in events:
                 self._identities.take(events["arrived"], now, decode, self._type, self._arrived)
@@ -265,7 +270,7 @@ class ShapeCollector:
         if layout.completions is not None:
             self._done_low = self._completions_low(guess) if ranged else None
             completed = (self._completions.prepare(guess), self._done_low)
-        capped = (self._raw(heads), DEPTH_EXACT_UP_TO + 1) if heads else None
+        capped = (self._raw(heads), DEPTH_EXACT_UP_TO + 1, self._counted(heads)) if heads else None
         finished = None
         if self._finished is not None:
             assert self._low_id is not None  # a layout with `done` is ranged: its first poll set it
@@ -299,6 +304,14 @@ class ShapeCollector:
             return [self.untyped_name]
         return sorted(t for t, jobs in self._live.items() if jobs > 0 and (not self.only_types or t in self.only_types))
 
+    def _counted(self, names: list[str]) -> list[bool]:
+        """Which of these types a poll counts (up to the cap), where the heads are read over a list of types:
+        those with few jobs as tracked (twice the cap: room for a poll's change). A deep one only has its oldest
+        read; its depth is tracked, and the full count corrects it."""
+        if not self.statements.heads_by_type_list:
+            return [True] * len(names)
+        return [self._live.get(name, 0) <= 2 * DEPTH_EXACT_UP_TO for name in names]
+
     def _raw(self, names: list[str]) -> list[Any]:
         if not self.layout.has_job_type:
             return [None]
@@ -323,16 +336,19 @@ class ShapeCollector:
                 others[job_type] = others.get(job_type, 0) + count
         self._estimated = set()
         for _, job_type, oldest, _, count, low_read, *_ in heads:  # one row per type asked, even with none pending
-            name, count = self._type(job_type), int(count or 0)
+            name, counted = self._type(job_type), count is not None
+            count = int(count or 0)
             if low_read is not None:
                 lows.append(int(low_read))
             tracked = self._live.get(name, 0) - others.get(name, 0)
-            if count <= DEPTH_EXACT_UP_TO:
+            if counted and count <= DEPTH_EXACT_UP_TO:
                 depth = count
-            elif tracked <= DEPTH_EXACT_UP_TO:  # more than the tracked figure said: count everything soon
+            elif counted and tracked <= DEPTH_EXACT_UP_TO:  # more than the tracked figure said: count all soon
                 depth, drifted = DEPTH_EXACT_UP_TO + 1, True
                 self._counted_at_rest.discard(name)
                 self._estimated.add(name)
+            elif not counted and oldest is None:  # not one pending row: the tracking drifted (a change by hand)
+                depth, drifted = 0, True
             else:
                 depth = tracked
                 if name not in self._counted_at_rest:

@@ -61,7 +61,7 @@ def test_init_says_what_it_created_then_what_it_found(tmp_path):
     first = queuetop("init", "--db", str(tmp_path / "new.db"))
     second = queuetop("init", "--db", str(tmp_path / "new.db"))
     assert first.returncode == second.returncode == 0
-    assert "created  table  WorkQueue" in first.stdout and "9 object(s) created" in first.stdout
+    assert "created  table  WorkQueue" in first.stdout and "10 object(s) created" in first.stdout
     assert "exists   table  WorkQueue" in second.stdout and "nothing to do" in second.stdout
 
 

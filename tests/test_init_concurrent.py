@@ -80,7 +80,7 @@ def test_six_init_commands_at_once_on_a_new_postgresql_database() -> None:
                                  stderr=subprocess.PIPE, text=True, env=env) for _ in range(AT_ONCE)]  # fmt: skip
         outcomes = [(run.wait(60), *run.communicate()) for run in runs]
         assert [code for code, _, _ in outcomes] == [0] * AT_ONCE, [err for _, _, err in outcomes]
-        assert sum("schema ready: 10 object(s) created" in out for _, out, _ in outcomes) == 1, outcomes
+        assert sum("schema ready: 11 object(s) created" in out for _, out, _ in outcomes) == 1, outcomes
     finally:
         with Database.open(parse_target(PG_TARGET)) as db:
             db.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -180,6 +180,10 @@ class Layout:
     # No times, but the rows a claim finished stay, in a state of their own (seeds 002, 003): completions are
     # those rows counted from a base id that follows the queue's live end (`watermarks.FinishedWatch`).
     done: State | None = None
+    # A condition every row meets, which the monitor's capped reads of pending rows add to theirs: it lets the
+    # database use an index whose filter says it (native: IX_WorkQueue_PendingAge's `Attempts >= 0`, written there
+    # so that a claim, which never says it, cannot pick that index). None: the reads say only the state.
+    monitor_guard: State | None = None
     release: Release | None = None
     dead_actions: bool = False  # dead jobs can be retried or deleted
     enqueue_fields: Mapping[str, str] = field(default_factory=dict)  # form field → role it fills
@@ -383,6 +387,9 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
             raise UsageError(f"{where}: release needs a defined state and the action clear or requeue")
     claim = _claim(data["claim"], data.get("complete", {}), columns, states, where) if "claim" in data else None
     done = state(data["done"], "done") if "done" in data else None
+    monitor_guard = state(data["monitor_guard"], "monitor_guard") if "monitor_guard" in data else None
+    if monitor_guard is not None and monitor_guard.table != "queue":
+        raise UsageError(f"{where}: monitor_guard names roles of the completed table", "it guards reads of the queue")
     if done is not None:
         if completions is not None or data.get("throughput_from_depth"):
             raise UsageError(f"{where}: done is for a shape without completion times",
@@ -416,6 +423,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         completions=completions,
         throughput_from_depth=bool(data.get("throughput_from_depth", False)),
         done=done,
+        monitor_guard=monitor_guard,
         release=release,
         dead_actions=bool(data.get("dead_actions", False)) or "dead_retry" in data,
         enqueue_fields={source: role for role, source in data.get("enqueue", {}).items() if isinstance(source, str)},

@@ -112,11 +112,10 @@ class Statements:
     # -- monitor reads -----------------------------------------------------------------------------------
     def state_counts(self, states: Sequence[str], settings: dict[str, Any] | None = None,
                      low_id: int | None = None, finished: bool = False) -> Statement:
-        """One round trip, one pass per table. Columns: (part, job type, oldest pending created, then one count
-        per state in the order given). The first row is ('now', NULL, the database's clock, NULLs); then one row
-        per table and job type, its counts NULL for the states of the other table. A table is read once for
-        all its states (WHERE: any of them), so a table with no index that helps is scanned once, not once per
-        state, and a single state (a flag) still seeks the index on its condition.
+        """One round trip, one pass per family of states (`families`). Columns: (part, job type, oldest pending
+        created, then one count per state in the order given). The first row is ('now', NULL, the database's
+        clock, NULLs); then one row per family and job type, its counts NULL for the states of the other families
+        (part: the family's table).
 
         On a layout whose rows never leave the queue table (`ranged`), a last column gives the lowest id in any
         state, and `low_id` limits the read to ids from there on: a range of the primary key, so the poll reads
@@ -138,18 +137,29 @@ class Statements:
 
         assert not (finished and low_id is not None), "the finished rows are counted from the whole table's low id"
         sql, params = self._bound(f"state_counts:{','.join(states)}:{low_id is not None}:{finished}", build,
-                                  settings)
-        return sql, (*params, *(() if low_id is None else (low_id,)))
+                                  {**(settings or {}), "__low": low_id})
+        return sql, params
 
     def _state_arms(self, states: Sequence[str], binds: list, from_low: bool) -> list[str]:
-        """`state_counts`' arms: the 'now' row, then one per table with states among `states`."""
+        """`state_counts`' arms: the 'now' row, then one per family of `states`."""
         nulls = ", ".join([NO_COUNT] * (len(states) + self.ranged))
         arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_oldest, {nulls}"]
-        for table in ("queue", "completed"):
-            mine = [name for name in states if self.layout.states[name].table == table]
-            if mine:
-                arms.append(self._table_arm(table, states, mine, binds, from_low))
+        for table, mine in self.families(states):
+            arms.append(self._table_arm(table, states, mine, binds, from_low))
+            if from_low:
+                binds.append(lambda v: v["__low"])
         return arms
+
+    def families(self, states: Sequence[str]) -> list[tuple[str, list[str]]]:
+        """(table, states) read in one pass: the states of a table that begin with the same condition (`claimed_at
+        is null and …`, `claimed_at is not null and …`). Each such beginning is what a filtered index says (the
+        native schema's, most libraries'), so each pass is a range of one index, read from the index alone; a
+        table with no index is scanned once per family, not once per state."""
+        grouped: dict[tuple[str, Node], list[str]] = {}
+        for name in states:
+            state = self.layout.states[name]
+            grouped.setdefault((state.table, _first_term(state.condition)), []).append(name)
+        return [(table, names) for (table, _), names in grouped.items()]
 
     def _count_arm(self, part: str, table: str, where: str, prefix: str = "", times: str = "NULL",
                    more: str = "", pad: int = 0) -> str:  # fmt: skip
@@ -184,14 +194,19 @@ class Statements:
         type_role, created_role = prefix + "type", prefix + "created"
         has_type = self.layout.has(type_role)
         columns = [self.col(type_role) if has_type else "NULL"]
+        # An arm of one state reads only its rows: a plain COUNT(*) and MIN, which an index can give alone.
+        alone = len(mine) == 1
         if "pending" in mine and self.layout.has(created_role):
-            pending = self.condition(self.layout.states["pending"].condition, binds)
-            columns.append(f"MIN(CASE WHEN {pending} THEN {self.col(created_role)} END)")
+            pending = "" if alone else self.condition(self.layout.states["pending"].condition, binds)
+            columns.append(f"MIN({self.col(created_role)})" if alone else
+                           f"MIN(CASE WHEN {pending} THEN {self.col(created_role)} END)")
         else:
             columns.append("NULL")
         columns[-1] += times
         for name in states:
-            if name in mine:
+            if name in mine and alone:
+                columns.append("COUNT(*)")
+            elif name in mine:
                 columns.append(f"SUM(CASE WHEN {self.condition(self.layout.states[name].condition, binds)} "
                                "THEN 1 ELSE 0 END)")
             else:
@@ -199,22 +214,40 @@ class Statements:
         if self.ranged:
             columns.append(f"MIN({self.col('id')})")
         columns += [NO_COUNT] * pad
-        where = " OR ".join(f"({self.condition(self.layout.states[name].condition, binds)})" for name in mine)
-        if len(mine) > 1:
-            where = f"({where})"
+        where = self._family_where([self.layout.states[name].condition for name in mine], binds)
         if from_low:
-            where += self._from_low_id()  # its parameter comes last: this is the statement's last arm
-        group = f" GROUP BY {self.col(type_role)}" if has_type else ""
+            where += self._from_low_id()  # its parameter is bound by the caller, after the arm's own
+        group = f" GROUP BY {self.dialect.state_group(self.col(type_role))}" if has_type else ""
         return (f"SELECT '{table}', {', '.join(columns)} FROM {self.table(table)}{self._hint()} "
                 f"WHERE {where}{group}")
+
+    def _family_where(self, conditions: Sequence[Node], binds: list) -> str:
+        """Any of a family's conditions, with the beginning they share said once and first (`a AND (b OR c)`,
+        not `(a AND b) OR (a AND c)`): so SQLite, which matches a partial index's filter to a term of the WHERE,
+        and any planner, sees that only the index's rows are read."""
+        if len(conditions) == 1:
+            return self.condition(conditions[0], binds)
+        first = _first_term(conditions[0])
+        rests = [_after_first_term(node) for node in conditions]
+        head = self.condition(first, binds)
+        return f"{head} AND ({' OR '.join(f'({self.condition(rest, binds)})' for rest in rests)})"
 
     def clock(self) -> Statement:
         """The database's current time in the layout's clock."""
         return self._bound("clock", lambda b: f"SELECT {self.now()}", None)
 
     def max_id(self) -> Statement:
-        return self._bound("max_id", lambda b: f"SELECT MAX({self.col('id')}) FROM {self.table('queue')}"
-                                               f"{self._hint()}", None)
+        """The highest id of the tables a job may be in (`identity_tables`), one row, one column."""
+        def build(binds: list) -> str:
+            tables = self.identity_tables()
+            named = " AS qt_id" if len(tables) > 1 else ""
+            highest = [f"SELECT MAX({self.col(prefix + 'id')}){named} FROM {self.table(which)}{self._hint()}"
+                       for prefix, which in tables]
+            if len(highest) == 1:
+                return highest[0]
+            return f"SELECT MAX(qt_id) FROM ({' UNION ALL '.join(highest)}) AS qt_highest"
+
+        return self._bound("max_id", build, None)
 
     def arrivals_by_id(self, after_id: int, limit: int) -> Statement:
         """(id, type, created) of rows with id > after_id, lowest first, at most `limit`."""
@@ -278,7 +311,7 @@ class Statements:
         """(table, completed-at role, [wait from, wait to, processing from, processing to], extra condition, the
         dead-outcome condition or None, the role prefix of the table)."""
         spec = self.layout.completions
-        if spec is None:
+        if spec is None or self.layout.native:  # the native collector's own reading (until it goes: issue 19)
             assert self.layout.native, "a shape without completions has no completion reads"
             return ("completed", "c_completed", ["c_created", "c_claimed_at", "c_claimed_at", "c_completed"], None,
                     f"{self.col('c_outcome')} = 'dead'", "c_")  # fmt: skip
@@ -297,13 +330,17 @@ class Statements:
         rows with id > after_id, in the queue table and (native) the completed one, where a job may already be:
         arrivals by identity as counts, never one row per job. No `created` role: the second is NULL."""
         def build(binds: list) -> str:
-            arms = [self._arrival_arm("", "queue")]
-            if self.layout.native:
-                arms.append(self._arrival_arm("c_", "completed"))
-            return " UNION ALL ".join(arms)
+            return " UNION ALL ".join(self._arrival_arm(prefix, which) for prefix, which in self.identity_tables())
 
         sql, _ = self._render("arrival_counts", build)
         return sql, (settle_id, after_id) * (sql.count(" UNION ALL ") + 1)
+
+    def identity_tables(self) -> list[tuple[str, str]]:
+        """(role prefix, table) of the tables a job's id may be in: the queue, and the completed table where a
+        finished job moves with its id (native), so that one that arrived and finished between two polls is
+        still an arrival, and the highest id is the highest of both."""
+        moves = self.layout.completed_table is not None and self.layout.has("c_id")
+        return [("", "queue"), *((("c_", "completed"),) if moves else ())]
 
     def _arrival_arm(self, prefix: str, which: str, part: str = "", between: str = "", tail: str = "") -> str:
         """One table's arm of `arrival_counts`; `part`, `between` and `tail` are columns put before it, after the
@@ -409,17 +446,17 @@ class Statements:
             nulls = ", ".join([NO_COUNT] * width)
             arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_time, {no_time} AS qt_latest, "
                     f"{nulls}"]
-            for table in ("queue", "completed"):
-                mine = [name for name in states if layout.states[name].table == table]
-                if mine:
-                    arms.append(self._table_arm(table, states, mine, binds, low_id is not None, f", {no_time}",
-                                                width - len(states) - self.ranged))  # fmt: skip
-                    if low_id is not None:
-                        binds.append(lambda v: v["__low"])
-            if heads is not None:
+            for table, mine in self.families(states):
+                arms.append(self._table_arm(table, states, mine, binds, low_id is not None, f", {no_time}",
+                                            width - len(states) - self.ranged))  # fmt: skip
+                if low_id is not None:
+                    binds.append(lambda v: v["__low"])
+            if heads is not None and self.heads_by_type_list:
+                arms.append(self._heads_by_list(binds, len(heads[0]), width))
+            elif heads is not None:
                 arms += [self._heads_arm(binds, n, low_id is not None, width) for n in range(len(heads[0]))]
             if identity is not None:
-                for prefix, which in (("", "queue"), *((("c_", "completed"),) if layout.native else ())):
+                for prefix, which in self.identity_tables():
                     arms.append(self._arrival_arm(prefix, which, "'arrived', ", f"{no_time}, ",
                                                   "".join([f", {NO_COUNT}"] * (width - 3))))  # fmt: skip
                     binds += [lambda v: v["__identity"][1], lambda v: v["__identity"][0]]
@@ -465,9 +502,49 @@ class Statements:
         values = {**(settings or {}), "__low": low_id, "__heads": (job_types, cap)}
 
         def build(binds: list) -> str:
+            if self.heads_by_type_list:
+                return self._heads_by_list(binds, len(job_types), 3)
             return " UNION ALL ".join(self._heads_arm(binds, n, low_id is not None, 3) for n in range(len(job_types)))
 
         return self._bound(f"shape_heads:{len(job_types)}:{low_id is not None}", build, values)
+
+    @property
+    def heads_by_type_list(self) -> bool:
+        """The capped pending read is one arm over a list of the types (`_heads_by_list`): a typed shape whose
+        rows leave the queue when done (not `ranged`), where the oldest job is found by its time."""
+        return self.layout.has("type", "created") and not self.ranged
+
+    def _heads_by_list(self, binds: list, count: int, width: int) -> str:
+        """`count` types' capped pending reads in one arm, over the list of types given as parameters (one plan
+        whatever the number of types, where an arm per type costs the planner more than the reads): per type,
+        its oldest pending job (a seek where an index on (type, created) holds the pending rows) and, where
+        `__heads`' third item says so (default: every type), the pending rows counted up to the cap; NULL where
+        not counted (a deep type, tracked)."""
+        layout, dialect = self.layout, self.dialect
+        type_param, flag = dialect.param(layout.type_of("type")), dialect.param("int")
+
+        def pending(inner_binds: list) -> str:
+            where = self.condition(layout.states["pending"].condition, inner_binds)
+            if layout.monitor_guard is not None:  # so that the index filtered on it serves this read (see Layout)
+                where += " AND " + self.condition(layout.monitor_guard.condition, inner_binds)
+            return f"{where} AND {self.col('type')} = qt_heads.job_type"
+
+        cap = lambda v: v["__heads"][1]  # noqa: E731 - bound where the dialect puts its limit
+        oldest = (f"(SELECT MIN({self.col('created')}) FROM {self.table('queue')}{self._hint()} "
+                  f"WHERE {pending(binds)})")
+        if self._tsql():
+            binds.append(cap)
+        capped = dialect.first_rows_sql(f"SELECT 1 AS qt_one FROM {self.table('queue')}{self._hint()} "
+                                        f"WHERE {pending(binds)}")
+        if not self._tsql():
+            binds.append(cap)
+        rows = " UNION ALL ".join([f"SELECT {type_param} AS job_type, {flag} AS counted"] * count)
+        for n in range(count):
+            binds.append(lambda v, n=n: self._typed("type", v["__heads"][0][n]))
+            binds.append(lambda v, n=n: 1 if len(v["__heads"]) < 3 else int(v["__heads"][2][n]))
+        pad = "".join(f", {NO_COUNT}" for _ in range(width - 2))
+        return (f"SELECT 'heads', qt_heads.job_type, {oldest}, {self._no_time()}, CASE WHEN qt_heads.counted = 1 "
+                f"THEN (SELECT COUNT(*) FROM ({capped}) AS qt_capped) END, {NO_COUNT}{pad} FROM ({rows}) AS qt_heads")
 
     def _heads_arm(self, binds: list, n: int, from_low: bool, width: int) -> str:
         """The `n`th arm of the capped pending read (see `shape_heads`); its binds read `__heads` and `__low`."""
@@ -481,16 +558,21 @@ class Statements:
             binds.append(cap)
         at = self.col("created") if layout.has("created") else self._no_time()
         where = self.condition(layout.states["pending"].condition, binds)
+        if layout.monitor_guard is not None:  # so that the index filtered on it serves this read (see Layout)
+            where += " AND " + self.condition(layout.monitor_guard.condition, binds)
         if typed:
             where += f" AND {self.col('type')} = {type_param}"
             binds.append(lambda v: self._typed("type", v["__heads"][0][n]))
         if from_low:
             where += self._from_low_id()
             binds.append(lambda v: v["__low"])
-        order = self.col("id")
-        if not self.ranged and layout.has("created"):  # ids that are not an identity say nothing of the age
-            order = f"{self.col('created')}, {order}"
-        inner = dialect.first_rows_sql(f"SELECT {at} AS qt_at, {self.col('id')} AS qt_id FROM {self.table('queue')}"
+        # Ranged: the lowest ids, which are the oldest. Else the oldest by time alone (ids that are not an identity
+        # say nothing of the age; a tie at the cap changes neither the count nor the oldest), so an index on
+        # (type, created) gives the rows in order and, where it carries the state's columns, alone.
+        order, read_id = self.col("id"), f", {self.col('id')} AS qt_id"
+        if not self.ranged and layout.has("created"):
+            order, read_id = self.col("created"), ""
+        inner = dialect.first_rows_sql(f"SELECT {at} AS qt_at{read_id} FROM {self.table('queue')}"
                                        f"{self._hint()} WHERE {where} ORDER BY {order}")
         if not self._tsql():
             binds.append(cap)
@@ -1193,3 +1275,15 @@ class Statements:
 SQLITE_NEWID = ("hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' "
                 "|| substr('89AB', 1 + (random() & 3), 1) || substr(hex(randomblob(2)), 2) || '-' "
                 "|| hex(randomblob(6))")  # fmt: skip
+
+
+def _first_term(node: Node) -> Node:
+    """A condition's first term: what a family of states shares (`Statements.families`)."""
+    return node.parts[0] if isinstance(node, Junction) and node.kind == "and" else node
+
+
+def _after_first_term(node: Node) -> Node:
+    """The rest of a condition after its first term (`true` when it is that term alone)."""
+    if not (isinstance(node, Junction) and node.kind == "and"):
+        return Bool(True)
+    return node.parts[1] if len(node.parts) == 2 else Junction("and", node.parts[1:])

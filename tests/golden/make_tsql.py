@@ -155,7 +155,7 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
         else:
             out["requeue"] = [("release", lambda: s.requeue(layout.release.state, ["a", "b"]))]
     out["clock"] = [("", s.clock)]
-    if not layout.native:
+    if True:  # every layout, native too: the one engine's poll
         identity = (10, 5) if layout.arrivals == "identity" else None
         created = NOW if layout.arrivals == "created" else None
         completed = (NOW, 5 if s.ranged else None) if layout.completions is not None else None
@@ -170,7 +170,7 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
             low = 5 if s.ranged else None
             finished = (3, 5) if layout.done is not None else None  # no times: finished rows from two bases
             out["shape_poll"].append(("tracked depth: pending heads capped", lambda: s.shape_poll(
-                others, None, low, identity, created, completed, (types, 201), finished)))
+                others, None, low, identity, created, completed, (types, 201, [True, False]), finished)))
             out["shape_heads"] = [("a new type", lambda: s.shape_heads(types[:1], 201, low))]
             out["shape_recount"] = [("off the poll", lambda: s.shape_recount(
                 states, None, 10 if identity else None, created, NOW if layout.completions else None,

@@ -179,6 +179,10 @@ class Dialect:
     def server_now_sql(self) -> str:
         raise NotImplementedError
 
+    def state_group(self, expr: str) -> str:
+        """How a count of states groups by `expr` (the job type): as is, but see SQLite's."""
+        return expr
+
     def configure_reads(self, db: Database) -> None:
         """Settle, once per connection, how the monitor's reads avoid blocking writers (SQL Server asks the
         database whether read-committed snapshot is on). Elsewhere reads never block writers: nothing to do."""
@@ -228,8 +232,14 @@ class Dialect:
             # Pending rows by age, for the monitor: a type's oldest pending job is one seek. `Attempts >= 0` is
             # always true; it is there so that only statements that say it can use this index: a claim, whose
             # order this index does not give, must never pick it (as a planner would on stale statistics).
-            ("IX_WorkQueue_PendingAge", "queue", f"{n['type']}, {n['created']}", "",
+            # It carries AvailableDate so that "pending now" (available <= now) is read from the index alone.
+            ("IX_WorkQueue_PendingAge", "queue", f"{n['type']}, {n['created']}", n["available"],
              f"{n['claimed_at']} IS NULL AND {n['attempts']} >= 0"),
+            # Jobs scheduled for later: the poll counts them per type from a range of this index (the rows available
+            # after now), not from every waiting row. It carries its filter's column: SQL Server reads an `IS NULL`
+            # filter's column from the table otherwise (issue 22 asks the same of the indexes above).
+            ("IX_WorkQueue_Scheduled", "queue", n["available"], f"{n['type']}, {n['claimed_at']}",
+             f"{n['claimed_at']} IS NULL"),
             # Dequeue across all types in priority order without sorting the queue.
             ("IX_WorkQueue_Dequeue", "queue", f"{n['priority']}, {n['available']}", "", f"{n['claimed_at']} IS NULL"),
             # Claims in flight: claimed and timed-out counts, and the release sweep, read only these.

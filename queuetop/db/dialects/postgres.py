@@ -46,7 +46,9 @@ class PostgresDialect(Dialect):
     def now_sql(self, clock: str) -> str:
         # The session's time zone is the server's (queuetop never changes it): LOCALTIMESTAMP is what the seeds'
         # writers see as GETDATE().
-        return "LOCALTIMESTAMP" if clock == "local" else NOW_UTC
+        # The statement's start (not clock_timestamp(), which is volatile): one value for the whole statement, and
+        # stable, so a state's `available > now` can bound an index scan.
+        return "LOCALTIMESTAMP" if clock == "local" else STATEMENT_NOW_UTC
 
     def second_sql(self, expr: str) -> str:
         return f"date_trunc('second', {expr})"

@@ -33,6 +33,13 @@ class SQLiteDialect(Dialect):
     def decode_time(self, value: Any) -> datetime | None:
         return None if value is None else datetime.fromisoformat(value)
 
+    def state_group(self, expr: str) -> str:
+        # `+` keeps SQLite from picking an index for the order of a few groups over one that reads only the
+        # state's rows: without ANALYZE's figures (a watched file is never analysed) it scanned all 10^5 pending
+        # rows of IX_WorkQueue_Pending to count 5,000 scheduled ones (8 ms), not a range of IX_WorkQueue_Scheduled
+        # (0.04 ms).
+        return f"+{expr}"
+
     def server_now_sql(self) -> str:
         return "SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')"
 

@@ -1,2 +1,2 @@
 -- processed: state_counts from the live end
-/* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [PROCESSED] = 0 THEN 1 ELSE 0 END), MIN([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE ([PROCESSED] = 0) AND [ID] >= CAST(? AS bigint);
+/* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, COUNT(*), MIN([ID]) FROM [dbo].[work_items] WITH (NOLOCK) WHERE [PROCESSED] = 0 AND [ID] >= CAST(? AS bigint);

@@ -1,2 +1,2 @@
 -- work_queue: state_counts from the live end
-/* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, SUM(CASE WHEN [processed_flag] = 0 THEN 1 ELSE 0 END), MIN([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE ([processed_flag] = 0) AND [work_queue_id] >= CAST(? AS int);
+/* queuetop */ SELECT 'now' AS qt_part, NULL AS qt_type, SYSUTCDATETIME() AS qt_oldest, CAST(NULL AS bigint), CAST(NULL AS bigint) UNION ALL SELECT 'queue', NULL, NULL, COUNT(*), MIN([work_queue_id]) FROM [dbo].[work_queue] WITH (NOLOCK) WHERE [processed_flag] = 0 AND [work_queue_id] >= CAST(? AS int);
