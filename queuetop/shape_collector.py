@@ -1,13 +1,14 @@
 """One poll of a queue of any shape (a state-machine layout) → one frozen `Snapshot`.
 
-The native schema has its incremental collector (`collector.py`); every other shape — the seeds' tables and
-users' own layouts — is read here, from its layout alone:
+The native schema has its incremental collector (`collector.py`) until the engine takes it over (issue 19; native.toml
+already says all the engine needs); every other shape — the seeds' tables and users' own layouts — is read here,
+from its layout alone:
 
-- states (pending, scheduled, claimed, timed out, dead, lost): one round trip, one arm per state with its own
-  WHERE, counted per job type (or once, for a shape without one), plus the database's own clock of the layout's
-  kind, so every age is the server's time minus the server's time. What they cost depends on the shape's
-  indexes (seed 003's (PROCESSED, ID) makes depth a seek; seed 002 has none, so it scans — README and bench/
-  say which index fixes each);
+- states (pending, scheduled, claimed, timed out, dead, lost): one round trip, one arm per family of states (those
+  that begin alike, as a filtered index does: `Statements.families`), counted per job type (or once, for a shape
+  without one), plus the database's own clock of the layout's kind, so every age is the server's time minus the
+  server's time. What they cost depends on the shape's indexes (seed 003's (PROCESSED, ID) makes depth a seek; seed
+  002 has none, so it scans — README and bench/ say which index fixes each);
 - the depth, where both arrivals and completions are read (every seed: `depth_tracked`), is not
   counted on every poll: the jobs of a type in any state change only by arrivals and completions, so the
   pending ones are those tracked jobs less the other states (few, and counted). The poll reads the pending rows
