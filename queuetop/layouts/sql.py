@@ -194,10 +194,16 @@ class Statements:
         type_role, created_role = prefix + "type", prefix + "created"
         has_type = self.layout.has(type_role)
         columns = [self.col(type_role) if has_type else "NULL"]
-        # An arm of one state reads only its rows: a plain COUNT(*) and MIN, which an index can give alone.
+        # An arm of one state reads only its rows: a plain COUNT(*) and MIN, which an index can give alone. In an
+        # arm of several, each count says only what follows the first term the WHERE already says (so the count
+        # does not name the filtered index's filter column, which the index does not hold).
         alone = len(mine) == 1
+
+        def rest(name: str) -> str:
+            return self.condition(_after_first_term(self.layout.states[name].condition), binds)
+
         if "pending" in mine and self.layout.has(created_role):
-            pending = "" if alone else self.condition(self.layout.states["pending"].condition, binds)
+            pending = "" if alone else rest("pending")
             columns.append(f"MIN({self.col(created_role)})" if alone else
                            f"MIN(CASE WHEN {pending} THEN {self.col(created_role)} END)")
         else:
@@ -207,8 +213,7 @@ class Statements:
             if name in mine and alone:
                 columns.append("COUNT(*)")
             elif name in mine:
-                columns.append(f"SUM(CASE WHEN {self.condition(self.layout.states[name].condition, binds)} "
-                               "THEN 1 ELSE 0 END)")
+                columns.append(f"SUM(CASE WHEN {rest(name)} THEN 1 ELSE 0 END)")
             else:
                 columns.append(NO_COUNT)
         if self.ranged:
@@ -230,6 +235,8 @@ class Statements:
         first = _first_term(conditions[0])
         rests = [_after_first_term(node) for node in conditions]
         head = self.condition(first, binds)
+        if _complementary(rests):  # `timeout >= now` / `timeout < now`: the head alone reads the same rows
+            return head           # (but those with a NULL there, counted in neither), from the index alone
         return f"{head} AND ({' OR '.join(f'({self.condition(rest, binds)})' for rest in rests)})"
 
     def clock(self) -> Statement:
@@ -521,7 +528,6 @@ class Statements:
         `__heads`' third item says so (default: every type), the pending rows counted up to the cap; NULL where
         not counted (a deep type, tracked)."""
         layout, dialect = self.layout, self.dialect
-        type_param, flag = dialect.param(layout.type_of("type")), dialect.param("int")
 
         def pending(inner_binds: list) -> str:
             where = self.condition(layout.states["pending"].condition, inner_binds)
@@ -538,13 +544,13 @@ class Statements:
                                         f"WHERE {pending(binds)}")
         if not self._tsql():
             binds.append(cap)
-        rows = " UNION ALL ".join([f"SELECT {type_param} AS job_type, {flag} AS counted"] * count)
+        rows = dialect.rows_of_params("qt_heads", [("job_type", layout.type_of("type")), ("counted", "int")], count)
         for n in range(count):
             binds.append(lambda v, n=n: self._typed("type", v["__heads"][0][n]))
             binds.append(lambda v, n=n: 1 if len(v["__heads"]) < 3 else int(v["__heads"][2][n]))
         pad = "".join(f", {NO_COUNT}" for _ in range(width - 2))
         return (f"SELECT 'heads', qt_heads.job_type, {oldest}, {self._no_time()}, CASE WHEN qt_heads.counted = 1 "
-                f"THEN (SELECT COUNT(*) FROM ({capped}) AS qt_capped) END, {NO_COUNT}{pad} FROM ({rows}) AS qt_heads")
+                f"THEN (SELECT COUNT(*) FROM ({capped}) AS qt_capped) END, {NO_COUNT}{pad} FROM {rows}")
 
     def _heads_arm(self, binds: list, n: int, from_low: bool, width: int) -> str:
         """The `n`th arm of the capped pending read (see `shape_heads`); its binds read `__heads` and `__low`."""
@@ -1287,3 +1293,16 @@ def _after_first_term(node: Node) -> Node:
     if not (isinstance(node, Junction) and node.kind == "and"):
         return Bool(True)
     return node.parts[1] if len(node.parts) == 2 else Junction("and", node.parts[1:])
+
+
+_OPPOSITE = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "=": "<>", "<>": "=", "!=": "="}
+
+
+def _complementary(rests: Sequence[Node]) -> bool:
+    """Two comparisons of the same operands, one the other's negation: between them every row where neither
+    operand is NULL. A family's WHERE may then be its first term alone: each state's count keeps its condition."""
+    if len(rests) != 2 or not all(isinstance(node, Compare) for node in rests):
+        return False
+    a, b = rests
+    assert isinstance(a, Compare) and isinstance(b, Compare)
+    return (a.left, a.right) == (b.left, b.right) and _OPPOSITE.get(a.op) == b.op

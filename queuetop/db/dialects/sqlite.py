@@ -33,6 +33,11 @@ class SQLiteDialect(Dialect):
     def decode_time(self, value: Any) -> datetime | None:
         return None if value is None else datetime.fromisoformat(value)
 
+    def rows_of_params(self, alias: str, columns: Sequence[tuple[str, str | None]], count: int) -> str:
+        # SQLite names a VALUES list's columns column1, column2 …: the rows are SELECTs, to name them.
+        row = "SELECT " + ", ".join(f"? AS {name}" for name, _ in columns)
+        return f"({' UNION ALL '.join([row] * count)}) AS {alias}"
+
     def state_group(self, expr: str) -> str:
         # `+` keeps SQLite from picking an index for the order of a few groups over one that reads only the
         # state's rows: without ANALYZE's figures (a watched file is never analysed) it scanned all 10^5 pending
