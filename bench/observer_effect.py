@@ -67,7 +67,6 @@ from common import (
     sqlite_target,
 )
 
-from queuetop.collector import collector_for
 from queuetop.db import Database, Target, Timeout
 from queuetop.history import percentiles
 from queuetop.layouts import NATIVE, PRESET_NAMES, Layout, load_layout, with_tables
@@ -77,6 +76,7 @@ from queuetop.load.config import ConsumerPool, LoadConfig, WorkTime
 from queuetop.load.driver import LoadRun
 from queuetop.queue import Queue
 from queuetop.schema import init_schema
+from queuetop.shape_collector import collector_for
 from queuetop.snapshot import TOTAL
 
 TYPES = tuple(f"obs-{i}" for i in range(4))
@@ -285,8 +285,6 @@ def _percentiles(values: list[float]) -> tuple:
 
 
 def pending_in_table(db: Database, layout: Layout) -> int:
-    if layout.native:
-        return sum(int(row[1]) for row in db.dialect.pending_by_type(db, layout))
     if "pending" not in layout.states:
         return 0
     return int(db.fetchall(*Statements(db.dialect, layout).count_state("pending"))[0][0])

@@ -40,7 +40,6 @@ native indexes differently from the build, they are remade, so the same rows ser
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import hashlib
 import sys
 import time
@@ -61,13 +60,12 @@ from common import (
     sqlite_target,
 )
 
-from queuetop.collector import WINDOW_S, Collector
 from queuetop.db import Database, Target
 from queuetop.layouts import NATIVE, Layout
 from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
 from queuetop.schema import init_schema
-from queuetop.shape_collector import ShapeCollector
+from queuetop.shape_collector import WINDOW_S, ShapeCollector, collector_for
 
 SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6, "1e7": 10**7}
 TYPES = 50
@@ -80,11 +78,9 @@ BACKLOG_SPAN_S = 3600.0  # the pending backlog built up over the last hour
 ACTIVITY_PRIORITY = 0  # activity jobs are claimed before any prebuilt row (priorities 64, 128, 200)
 GOAL_P50_MS = 20.0
 GOAL_RATIO = 2.0
-ENGINES = ("native", "states")
 
-# The statements of a poll, as the collector calls them through the dialect, in the order they run.
-READS = ("max_job_id", "arrivals_since", "arrivals_after", "count_completed_between", "completions_since",
-         "pending_by_type", "pending_heads", "claimed_by_type", "dead_by_type")  # fmt: skip
+# The statements of a poll, by what they are (`statement_name`), in the order the tables show them.
+READS = ("poll", "sample", "new types' heads", "counts", "highest id", "other")
 
 
 # -- the data ------------------------------------------------------------------------------------------------
@@ -392,45 +388,39 @@ def restore(db: Database, data: Dataset) -> None:
 
 
 # -- timing the collector's statements ------------------------------------------------------------------------
-class _TimedDialect:
-    def __init__(self, inner: Any, owner: TimedDatabase) -> None:
-        self._inner = inner
-        self._owner = owner
-
-    def __getattr__(self, name: str) -> Any:
-        attribute = getattr(self._inner, name)
-        if name not in READS:
-            return attribute
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            self._owner.current = name
-            started = time.perf_counter()
-            try:
-                return attribute(*args, **kwargs)
-            finally:
-                self._owner.times[name] += (time.perf_counter() - started) * 1000
-                self._owner.current = None
-
-        return timed
+def statement_name(sql: str) -> str:
+    """What a poll's statement is, from its text."""
+    if "'now' AS qt_part" in sql:
+        return "poll"
+    if "'heads'" in sql:
+        return "new types' heads"
+    if "GROUP BY" in sql:
+        return "counts"
+    if " LIMIT " in sql or "TOP (" in sql:
+        return "sample"
+    return "highest id" if "MAX(" in sql else "other"
 
 
 class TimedDatabase:
-    """Stands in for the collector's Database: times each read by name and keeps its last SQL and parameters."""
+    """Stands in for the collector's Database: times each statement by what it is (`statement_name`) and keeps
+    its last SQL and parameters."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self.dialect = _TimedDialect(db.dialect, self)
         self.times: dict[str, float] = defaultdict(float)
         self.statements: dict[str, tuple[str, tuple[Any, ...]]] = {}
-        self.current: str | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._db, name)
 
     def fetchall(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
-        if self.current:
-            self.statements[self.current] = (sql, tuple(params))
-        return self._db.fetchall(sql, params)
+        name = statement_name(sql)
+        self.statements[name] = (sql, tuple(params))
+        started = time.perf_counter()
+        try:
+            return self._db.fetchall(sql, params)
+        finally:
+            self.times[name] += (time.perf_counter() - started) * 1000
 
     def fetchone(self, sql: str, params: Any = ()) -> tuple[Any, ...]:
         rows = self.fetchall(sql, params)
@@ -471,7 +461,6 @@ class Activity:
 @dataclass
 class Result:
     data: Dataset
-    engine: str
     first_ms: float
     first_parts: dict[str, float]
     polls_ms: list[float]
@@ -483,25 +472,17 @@ class Result:
     statements: dict[str, tuple[str, tuple[Any, ...]]] = field(default_factory=dict)
 
 
-def collector_of(engine: str, monitor: Any, layout: Layout) -> Collector | ShapeCollector:
-    """The native collector as it reads the native schema (its own completion reads: no [completions]), or the
-    state-machine engine on native.toml."""
-    if engine == "native":
-        return Collector(monitor, dataclasses.replace(layout, completions=None))
-    return ShapeCollector(monitor, dataclasses.replace(layout, engine="states"))
-
-
-def measure(data: Dataset, engine: str, polls: int, interval_s: float, per_round: int, naive_runs: int,
+def measure(data: Dataset, polls: int, interval_s: float, per_round: int, naive_runs: int,
             explain_plans: bool = False) -> Result:
     worker = Database.open(data.target)
     monitor = TimedDatabase(Database.open(data.target, purpose="monitor"))
     try:
         prefill_window(worker, data, per_round * 5 // 6 / interval_s)  # the monitor starts in a steady state
         activity = Activity(worker, data.layout, per_round)
-        collector = collector_of(engine, monitor, data.layout)
+        collector = collector_for(monitor, data.layout)  # type: ignore[arg-type]  # the timing stand-in
         started = time.perf_counter()
         collector.poll()
-        result = Result(data, engine, (time.perf_counter() - started) * 1000, monitor.take_times(), [])
+        result = Result(data, (time.perf_counter() - started) * 1000, monitor.take_times(), [])
         first_statements = dict(monitor.statements)
         monitor.statements.clear()
         next_poll = time.monotonic()
@@ -530,13 +511,10 @@ def measure(data: Dataset, engine: str, polls: int, interval_s: float, per_round
             restore(db, data)
 
 
-def pending_now(db: Database, collector: Collector | ShapeCollector) -> dict[str, int]:
-    """The depth per type counted right after the last poll, by the collector's own meaning of pending (the
-    native collector's: not claimed; the engine's: the pending state, so jobs scheduled for later are not in it)."""
+def pending_now(db: Database, collector: ShapeCollector) -> dict[str, int]:
+    """The depth per type counted right after the last poll, by the layout's pending state (jobs scheduled for
+    later are not in it)."""
     layout = collector.layout
-    if isinstance(collector, Collector):
-        return dict(db.fetchall(db.dialect.sql(layout, "SELECT {type}, COUNT(*) FROM {queue} "
-                                                       "WHERE {claimed_at} IS NULL GROUP BY {type}")))
     rows = db.fetchall(*Statements(db.dialect, layout).state_counts(["pending"], dict(layout.settings), None))
     return {job_type: int(count) for part, job_type, _, count, *_ in rows if part == "queue" and count}
 
@@ -587,9 +565,9 @@ def report(results: list[Result]) -> None:
     for r in results:
         p50, p95 = p50_p95(r.polls_ms)
         naive_p50 = p50_p95(r.naive_ms)[0]
-        rows.append([r.data.kind, r.data.label, r.engine, f"{r.data.mix.pending:,}", ms(r.first_ms), ms(p50), ms(p95),
+        rows.append([r.data.kind, r.data.label, f"{r.data.mix.pending:,}", ms(r.first_ms), ms(p50), ms(p95),
                      ms(naive_p50), ratio(naive_p50, p50), r.estimated_types, r.depth_error])  # fmt: skip
-    print_table(["database", "rows", "engine", "pending", "first poll ms", "p50 ms", "p95 ms", "naive ms", "naive/p50",
+    print_table(["database", "rows", "pending", "first poll ms", "p50 ms", "p95 ms", "naive ms", "naive/p50",
                  "≈ types", "depth error"], rows,
                 "Poll cost (warm polls after a round of activity each; the first poll is the bootstrap; ≈ types: "
                 "depths marked as estimates; depth error: Σ|shown − counted| at the end)")  # fmt: skip
@@ -598,8 +576,8 @@ def report(results: list[Result]) -> None:
         steady = {name: p50_p95(values)[0] for name, values in r.parts_ms.items()}
         p50 = p50_p95(r.polls_ms)[0] or 0.0
         other = p50 - sum(v or 0.0 for v in steady.values())
-        parts.append([r.data.kind, r.data.label] + [ms(steady.get(name), 2) for name in READS[2:]] + [ms(other, 2)])
-    print_table(["database", "rows", *READS[2:], "python"], parts,
+        parts.append([r.data.kind, r.data.label] + [ms(steady.get(name), 2) for name in READS] + [ms(other, 2)])
+    print_table(["database", "rows", *READS, "python"], parts,
                 "Warm poll, p50 per statement (ms; python = the rest of the poll: history, snapshot)")
     firsts = [[r.data.kind, r.data.label] + [ms(r.first_parts.get(name), 2) for name in READS] for r in results]
     print_table(["database", "rows", *READS], firsts, "First poll (bootstrap), per statement (ms)")
@@ -612,17 +590,6 @@ def report(results: list[Result]) -> None:
                          "—" if big is None else ("yes" if big <= GOAL_P50_MS else "NO"),
                          ratio(big, small), "—" if big is None or small is None else
                          ("yes" if big / small <= GOAL_RATIO else "NO")])  # fmt: skip
-    engines = sorted({r.engine for r in results})
-    if len(engines) == 2:
-        pairs = []
-        for kind, label in dict.fromkeys((r.data.kind, r.data.label) for r in results):
-            native, states = (p50_p95([t for r in results if (r.data.kind, r.data.label, r.engine) ==
-                                       (kind, label, engine) for t in r.polls_ms]) for engine in ENGINES)
-            pairs.append([kind, label, ms(native[0]), ms(states[0]), ratio(states[0], native[0]), ms(native[1]),
-                          ms(states[1]), ratio(states[1], native[1])])  # fmt: skip
-        print_table(["database", "rows", "native p50", "states p50", "states/native", "native p95", "states p95",
-                     "states/native"], pairs, "The two engines on the same rows (every round's polls together; "
-                     "issue 19's gate: states/native ≤ 1.2)")  # fmt: skip
     print_table(["database", "p50 at largest", f"p50(1e7) ≤ {GOAL_P50_MS:g} ms", "p50(1e7)/p50(1e4)",
                  f"ratio ≤ {GOAL_RATIO:g}"], verdicts, "Goals (issue 4)")  # fmt: skip
 
@@ -651,10 +618,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--naive-runs", type=int, default=0, help="naive GROUP BY runs (default 5, 3 at 1e7)")
     parser.add_argument("--rebuild", action="store_true", help="build the data again even if a build is stored")
     parser.add_argument("--explain", default="", help="sizes whose poll statements get their plans printed")
-    parser.add_argument("--engine", default="native", help="the collector: native (its own, for the native "
-                        "schema), states (the state-machine engine on native.toml) or native,states: both on the "
-                        "same rows, alternating, with their ratio")
-    parser.add_argument("--rounds", type=int, default=1, help="how many times each engine is measured per size")
     parser.add_argument("--tag", default="", help="a suffix for the data's schema and file names, to keep a second "
                         "copy (e.g. one per index set when comparing code before and after a change)")
     args = parser.parse_args(argv)
@@ -670,21 +633,15 @@ def main(argv: list[str] | None = None) -> None:
 
     print(f"poll cost vs size — {load_average()}")
     results = []
-    engines = [e.strip() for e in args.engine.split(",") if e.strip()]
-    if not engines or any(e not in ENGINES for e in engines):
-        parser.error(f"--engine takes {' or '.join(ENGINES)} (comma-separated), not {args.engine!r}")
     for kind in kinds:
         for label in labels:
             data = dataset_for(kind, label, args.tag)
             prepare(data, args.rebuild)
             runs = args.naive_runs or (3 if SIZES[label] >= 10**7 else 5)
-            for _ in range(args.rounds):  # engines alternate on the same rows: a drift of the machine hits both
-                for engine in engines:
-                    result = measure(data, engine, args.polls, args.interval, args.activity, runs,
-                                     label in explain_labels)
-                    results.append(result)
-                    print(f"  {kind} {label} {engine}: {data.note}; p50 {ms(p50_p95(result.polls_ms)[0])} ms, "
-                          f"depth seen {result.depth_total:,}; {load_average()}", flush=True)
+            result = measure(data, args.polls, args.interval, args.activity, runs, label in explain_labels)
+            results.append(result)
+            print(f"  {kind} {label}: {data.note}; p50 {ms(p50_p95(result.polls_ms)[0])} ms, depth seen "
+                  f"{result.depth_total:,}; {load_average()}", flush=True)
     report(results)
     print(f"\n{load_average()}")
 

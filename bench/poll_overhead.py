@@ -28,13 +28,13 @@ ONE_ROUND = """
 import json, statistics, sys, time
 sys.path.insert(0, {bench!r})
 from common import bench_layout, pg_target, sqlite_target
-from queuetop.collector import Collector
+from queuetop.shape_collector import collector_for
 from queuetop.db import Database
 out = {{}}
 for name, target, layout in (("postgres", pg_target(), bench_layout("bench_poll_{size}")),
                              ("sqlite", sqlite_target("poll-{size}.db"), bench_layout(None))):
     with Database.open(target, purpose="monitor") as db:
-        collector = Collector(db, layout)
+        collector = collector_for(db, layout)
         collector.poll()
         times = []
         for _ in range({polls}):

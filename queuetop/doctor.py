@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -107,30 +107,31 @@ def recorder_for(db: Database) -> StatementRecorder:
     return StatementRecorder(db.dialect, target=db.target, now=db.now(), changed=0)
 
 
-def native_probes(db: Database, layout: Layout) -> list[Probe]:
-    """The statements the native collector, the drill-down and `Queue.claim` send, as they send them."""
+def native_probes(db: Database, layout: Layout, settings: dict[str, Any] | None = None) -> list[Probe]:
+    """The statements the poll (the one engine's, as for every layout), the drill-down and `Queue.claim` send to
+    the native schema, each with the indexes `queuetop init` made for it."""
     from queuetop.queue import Queue
 
     d, rec = db.dialect, recorder_for(db)
-    now, job_type = db.now(), "doctor"
+    job_type, since = "doctor", datetime(2000, 1, 1)  # a plan, not a read
     pending, age, dequeue = "IX_WorkQueue_Pending", "IX_WorkQueue_PendingAge", "IX_WorkQueue_Dequeue"
-    claimed, completed, dead = "IX_WorkQueue_Claimed", "IX_WorkCompleted_Completed", "IX_WorkCompleted_Dead"
+    claimed, scheduled, completed = "IX_WorkQueue_Claimed", "IX_WorkQueue_Scheduled", "IX_WorkCompleted_Completed"
+    dead = "IX_WorkCompleted_Dead"
+    expected = {
+        "poll: states (full pass)": [pending, age, dequeue, scheduled, claimed, dead],
+        "poll: completions past the watermark": [completed],
+        "poll: every poll (states, pending heads, arrivals, completions)": [age, scheduled, claimed, dead],
+    }
+    poll = [p for p in shape_probes(db, layout, settings) if p.name.startswith("poll: ")]
+    s, others = Statements(d, layout), [name for name in STATES if name in layout.states and name != "pending"]
+    poll.append(Probe("poll: every poll (states, pending heads, arrivals, completions)", *s.shape_poll(
+        others, settings, None, (0, 0), None, (since, None), ([job_type], 201))))
 
-    def probe(name: str, call: Callable[[Any], object], expected: Sequence[str] = (), **kind: bool) -> Probe:
+    def probe(name: str, call: Callable[[Any], object], indexes: Sequence[str] = (), **kind: bool) -> Probe:
         sql, params = rec.take(call)
-        return Probe(name, sql, params, expected=frozenset(expected), **kind)
+        return Probe(name, sql, params, expected=frozenset(indexes), **kind)
 
-    return [
-        probe("poll: depth and oldest age per type", lambda r: d.pending_heads(r, layout, [(job_type, True)], 200),
-              [pending, age]),
-        probe("poll: claimed and timed out per type", lambda r: d.claimed_by_type(r, layout, now), [claimed]),
-        probe("poll: arrivals past the last id", lambda r: d.arrivals_after(r, layout, 0, [])),
-        probe("poll: completions past the watermark", lambda r: d.completions_since(r, layout, now), [completed]),
-        probe("poll: late completions", lambda r: d.count_completed_between(r, layout, now, now), [completed]),
-        probe("poll: dead per type (full recount)", lambda r: d.dead_by_type(r, layout), [dead]),
-        probe("poll: pending per type (full recount)", lambda r: d.pending_by_type(r, layout),
-              [pending, age, dequeue]),  # any of the pending-only indexes reads just the pending rows
-        probe("poll: highest id", lambda r: d.max_job_id(r, layout), limited=True),
+    return [replace(p, expected=frozenset(expected.get(p.name, ()))) for p in poll] + [
         probe("drill-down: oldest pending jobs", lambda r: d.oldest_pending(r, layout, job_type, 20), [age, pending],
               limited=True),
         probe("dequeue: claim one type", lambda r: Queue(r, layout).claim(DOCTOR_WORKER, [job_type]),
@@ -247,7 +248,7 @@ class Doctor:
     # -- plans -------------------------------------------------------------------------------------------
     def probes(self) -> list[Probe]:
         if self.layout.native:
-            return native_probes(self.db, self.layout)
+            return native_probes(self.db, self.layout, self.settings)
         return shape_probes(self.db, self.layout, self.settings)
 
     def _plan_findings(self) -> list[Finding]:

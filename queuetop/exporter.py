@@ -44,7 +44,8 @@ GAUGES = (  # (metric name, TypeStats field, the shape's figure, help)
     ("queuetop_depth", "depth", "depth", "Pending jobs (not yet claimed)."),
     ("queuetop_oldest_age_seconds", "oldest_age_s", "oldest_age_s", "Age of the oldest pending job."),
     ("queuetop_scheduled", "scheduled", "scheduled", "Jobs not claimable until later (available in the future)."),
-    ("queuetop_claimed", "claimed", "claimed", "Jobs claimed by a worker, in flight."),
+    ("queuetop_claimed", "claimed", "claimed", "Jobs claimed by a worker and not past their timeout, in flight "
+                                               "(timed-out claims are queuetop_timed_out)."),
     ("queuetop_timed_out", "timed_out", "timed_out", "Claims past their timeout, not yet released."),
     ("queuetop_dead", "dead", "dead", "Jobs that ran out of attempts."),
     ("queuetop_lost", "lost", "lost", "Jobs taken and not completed after --lost-after."),

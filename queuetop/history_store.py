@@ -410,6 +410,9 @@ class WriteCost:
     per_write_s: list[float] = field(default_factory=list)
 
 
+CLAIMED_MEANING = "held and not past its timeout (a timed-out claim is in timed_out only)"
+
+
 class HistoryStore:
     """One history file on one connection, used by the thread that opened it: the writer thread writes through
     its own; the dashboard and `queuetop history` read through theirs (WAL: readers never wait for the writer).
@@ -483,6 +486,9 @@ class HistoryStore:
             epoch_ms = int(time.time() // 86400 * 86400 * 1000)  # times are stored from here: small integers
             for key, value in (("format", FORMAT_VERSION), ("target", target), ("layout", layout), ("clock", clock),
                                ("epoch_ms", str(epoch_ms)), ("retention", retention.spec()),
+                               # what its `claimed` holds: a file without this key, of the native layout, was
+                               # written by the native collector, which counted timed-out claims in it too
+                               ("claimed", CLAIMED_MEANING),
                                ("created", datetime.now().isoformat(timespec="seconds"))):  # fmt: skip
                 self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value))
 

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from queuetop.blocking import Blocking, read_blocking
-from queuetop.collector import Collector, collector_for
 from queuetop.db import (
     ConnectError,
     ConnectionLost,
@@ -38,7 +37,7 @@ from queuetop.db import (
 )
 from queuetop.layouts import NATIVE, Layout
 from queuetop.schema import init_schema, schema_present
-from queuetop.shape_collector import ShapeCollector
+from queuetop.shape_collector import ShapeCollector, collector_for
 from queuetop.snapshot import Snapshot
 
 log = logging.getLogger("queuetop")
@@ -103,7 +102,7 @@ class Monitor:
         self._open = open_database
         self._lock = threading.Lock()
         self._db: Database | None = None
-        self._collector: Collector | ShapeCollector | None = None
+        self._collector: ShapeCollector | None = None
         self._file_identity: tuple[int, int] | None = None  # SQLite: (device, inode) the collector has read
         self._ever_connected = False
         self._failures = 0

@@ -1,8 +1,7 @@
 """One poll of a queue of any shape (a state-machine layout) → one frozen `Snapshot`.
 
-The native schema has its incremental collector (`collector.py`) until the engine takes it over (issue 19; native.toml
-already says all the engine needs); every other shape — the seeds' tables and users' own layouts — is read here,
-from its layout alone:
+Every shape — the native schema, the seeds' tables, users' own layouts and the job libraries' — is read here, from
+its layout alone:
 
 - states (pending, scheduled, claimed, timed out, dead, lost): one round trip, one arm per family of states (those
   that begin alike, as a filtered index does: `Statements.families`), counted per job type (or once, for a shape
@@ -50,7 +49,7 @@ from typing import Any
 
 from queuetop.db import Database, Timeout
 from queuetop.history import EventWindow, LatencyWindow, drain_eta, rate_per_s
-from queuetop.layouts import STATES, Layout
+from queuetop.layouts import NATIVE, STATES, Layout
 from queuetop.layouts.sql import Statements
 from queuetop.recount import DEPTH_EXACT_UP_TO, Recounter
 from queuetop.snapshot import TOTAL, Snapshot, TypeStats
@@ -70,6 +69,12 @@ class _History:
 
     def empty(self) -> bool:
         return not (len(self.arrivals) or len(self.completions))
+
+
+def collector_for(db: Database, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
+                  settings: dict[str, Any] | None = None, note: str | None = None) -> ShapeCollector:
+    """The collector of a layout (every one, native included, is read by the one engine)."""
+    return ShapeCollector(db, layout, job_types=job_types, settings=settings, note=note)
 
 
 class ShapeCollector:
@@ -434,9 +439,9 @@ class ShapeCollector:
         self._arrived_since_last[job_type] = self._arrived_since_last.get(job_type, 0) + jobs
         self._track(job_type, jobs)
 
-    def _completed(self, job_type: str, at: float, jobs: int, _dead: int) -> None:
+    def _completed(self, job_type: str, at: float, jobs: int, dead: int) -> None:
         self._history_of(job_type).completions.add(at, jobs)
-        self._track(job_type, -jobs)
+        self._track(job_type, -(jobs - dead))  # a job that went dead is still in a state: dead (native)
 
     def _track(self, job_type: str, jobs: int) -> None:
         if not self.tracks_depth or not self._counted_once:  # the first poll's full count already holds these

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from queuetop.db import Database
 from queuetop.layouts import Layout
+from queuetop.shape_collector import ShapeCollector
 
 BASE = datetime(2026, 1, 1, 12, 0, 0)
 
@@ -175,3 +176,17 @@ class SilentProxy:
     def close(self) -> None:
         self._process.kill()
         self._process.wait()
+
+
+def full_count_now(collector: ShapeCollector) -> None:
+    """Make the periodic full count due (it comes every 60 s), so the next poll starts it."""
+    collector._recount.schedule.next_at = collector._recount.schedule.earliest_at = 0.0
+
+
+def unclaimed_and_held(db: Database, layout: Layout, job_type: str) -> tuple[int, int]:
+    """(rows not claimed, rows claimed) of one type of the native queue table, counted by hand."""
+    row = db.fetchone(db.dialect.sql(layout, "SELECT SUM(CASE WHEN {claimed_at} IS NULL THEN 1 ELSE 0 END), "
+                                             "SUM(CASE WHEN {claimed_at} IS NULL THEN 0 ELSE 1 END) FROM {queue} "
+                                             "WHERE {type} = ?"), (job_type,))  # fmt: skip
+    return int(row[0] or 0), int(row[1] or 0)
+

@@ -18,16 +18,13 @@ from queuetop.actions import (
 from queuetop.db import QueuetopError, parse_target
 from queuetop.queue import Queue, ReleaseResult
 from tests.conftest import Backend
+from tests.helpers import unclaimed_and_held
 
 
 def count_rows(backend: Backend, job_type: str) -> tuple[int, int]:
     """(pending, claimed) rows of a type, straight from the queue table."""
     with backend.open() as db:
-        snapshot_rows = db.dialect.pending_by_type(db, backend.layout)
-        claimed_rows = db.dialect.claimed_by_type(db, backend.layout, db.now())
-    pending = next((int(r[1]) for r in snapshot_rows if r[0] == job_type), 0)
-    claimed = next((int(r[1]) for r in claimed_rows if r[0] == job_type), 0)
-    return pending, claimed
+        return unclaimed_and_held(db, backend.layout, job_type)
 
 
 # -- the form ----------------------------------------------------------------------------------------------

@@ -15,14 +15,13 @@ import pytest
 import sqlglot
 from sqlfluff.core import FluffConfig, Linter
 
-from queuetop import collector as collector_module
-from queuetop.collector import Collector, collector_for
+from queuetop import shape_collector as collector_module
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.history import percentiles
 from queuetop.layouts import NATIVE, PRESET_NAMES, STATES, load_layout, with_tables
 from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
-from queuetop.shape_collector import depth_tracked
+from queuetop.shape_collector import collector_for, depth_tracked
 from queuetop.snapshot import TypeStats
 from queuetop.watermarks import SAMPLE_CAP, SAMPLE_PER_S
 
@@ -71,7 +70,7 @@ def assert_close(estimated, exact):
 
 def test_a_burst_between_polls_is_read_as_counts_and_a_capped_sample(backend):
     with backend.open() as db, backend.open("monitor") as monitor_db:
-        collector = Collector(monitor_db, backend.layout)
+        collector = collector_for(monitor_db, backend.layout)
         collector.poll()
         # 20,000 completions over the last 2 s; the wait grows with the completion time, so a sample that kept the
         # first rows it met (or the last) would be far off; processing times are spread at random.
@@ -93,7 +92,7 @@ def test_a_burst_between_polls_is_read_as_counts_and_a_capped_sample(backend):
 
 def test_a_sample_weighs_as_many_completions_as_it_stands_for(backend):
     with backend.open() as db, backend.open("monitor") as monitor_db:
-        collector = Collector(monitor_db, backend.layout)
+        collector = collector_for(monitor_db, backend.layout)
         collector.poll()
         insert_completions(db, backend.layout, 1, [(-2.0 + i / 400, 10, 5) for i in range(400)])
         time.sleep(1.0)  # a second's worth of sample (500) is more than enough for these
@@ -114,7 +113,7 @@ def test_the_depth_is_exact_again_when_a_load_comes_to_rest(backend, monkeypatch
     monkeypatch.setattr(collector_module, "DEPTH_EXACT_UP_TO", 5)
     with backend.open() as db, backend.open("monitor") as monitor_db:
         Queue(db, backend.layout).enqueue_many("bulk", 5000)
-        collector = Collector(monitor_db, backend.layout)
+        collector = collector_for(monitor_db, backend.layout)
         collector.poll()
         stop = threading.Event()
 
@@ -154,7 +153,7 @@ def test_a_loaded_native_poll_reads_in_two_statements(backend):
         queue = Queue(db, backend.layout)
         for job_type, jobs in (("deep", 600), ("shallow", 20), ("idle", 3)):
             queue.enqueue_many(job_type, jobs)
-        collector = Collector(monitor_db, backend.layout)
+        collector = collector_for(monitor_db, backend.layout)
         collector.poll()  # the first poll counts everything, in statements of its own
         stop = threading.Event()
 
@@ -194,7 +193,7 @@ def test_an_identity_jump_of_a_billion_costs_nothing(backend, jump):
     with backend.open() as db, backend.open("monitor") as monitor_db:
         queue = Queue(db, backend.layout)
         queue.enqueue_many("email", 3)
-        collector = Collector(monitor_db, backend.layout)
+        collector = collector_for(monitor_db, backend.layout)
         collector.poll()
         highest = max(queue.enqueue_many("email", 2))
         if backend.name == "sqlite":  # an explicit id far above: SQLite's AUTOINCREMENT carries on from it
@@ -229,9 +228,6 @@ def bounded_statements():
         if layout.table_required:
             layout = with_tables(layout, "dbo.work_items")
         s = Statements(MSSQLDialect(), layout)
-        if layout.native:
-            out.append((name, "native_recount", s.native_recount(10, BASE)))
-            out.append((name, "native_poll", s.native_poll(10, 20, BASE, BASE, [("a", True), ("b", False)], 201)))
         if layout.native or layout.arrivals == "identity":
             out.append((name, "arrival_counts", s.arrival_counts(10, 20)))
         if layout.has("created"):

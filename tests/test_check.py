@@ -9,8 +9,8 @@ import time
 import pytest
 
 from queuetop.check import Status, report_lines, run_check
-from queuetop.collector import collector_for
 from queuetop.queue import Queue
+from queuetop.shape_collector import collector_for
 from queuetop.slo import Limit, Slo, Slos
 
 from .conftest import PG_TARGET, Backend

@@ -151,10 +151,10 @@ def test_missing_schema_says_run_init(tmp_path):
 
 
 def test_missing_schema_on_postgres_says_run_init():
-    from queuetop.collector import Collector
+    from queuetop.shape_collector import collector_for
 
     with Database.open(parse_target(PG_TARGET)) as db, pytest.raises(SchemaMissing, match="run `queuetop init`"):
-        Collector(db, _fresh_layout()).poll()
+        collector_for(db, _fresh_layout()).poll()
 
 
 def test_debug_shows_the_traceback(tmp_path):

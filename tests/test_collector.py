@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from queuetop import collector as collector_module
-from queuetop.collector import Collector
-from queuetop.db import Database
+from queuetop import shape_collector as collector_module
 from queuetop.queue import Queue
-from queuetop.recount import RECOUNT_EVERY_S
+from queuetop.shape_collector import collector_for
 
-from .helpers import FakeClock
+from .helpers import full_count_now
 
 
 def counted(rate_per_s: float | None, window_s: float = 60.0) -> int:
@@ -23,7 +21,7 @@ def counted(rate_per_s: float | None, window_s: float = 60.0) -> int:
 def test_an_identity_that_commits_after_a_later_one_is_still_counted_once(pg_backend):
     slow_db, fast_db, monitor_db = pg_backend.open(), pg_backend.open(), pg_backend.open("monitor")
     slow, fast = Queue(slow_db, pg_backend.layout), Queue(fast_db, pg_backend.layout)
-    collector = Collector(monitor_db, pg_backend.layout)
+    collector = collector_for(monitor_db, pg_backend.layout)
     collector.poll()
     with slow_db.transaction():
         early_id = slow.enqueue("email")  # takes the lower id, commits last
@@ -43,7 +41,7 @@ def test_a_completion_that_commits_late_is_counted_once(pg_backend):
     slow_db, fast_db, monitor_db = pg_backend.open(), pg_backend.open(), pg_backend.open("monitor")
     slow, fast = Queue(slow_db, pg_backend.layout), Queue(fast_db, pg_backend.layout)
     slow.enqueue_many("email", 2)
-    collector = Collector(monitor_db, pg_backend.layout)
+    collector = collector_for(monitor_db, pg_backend.layout)
     collector.poll()
     first_job, second_job = slow.claim("w", batch=2)
     with slow_db.transaction():
@@ -63,7 +61,7 @@ def test_type_filter_and_no_transaction_left_open(pg_backend):
         queue.enqueue_many("report", 2)
         monitor = pg_backend.open("monitor")
         (monitor_pid,) = monitor.fetchone("SELECT pg_backend_pid()")
-        snapshot = Collector(monitor, pg_backend.layout, job_types=["report"]).poll()
+        snapshot = collector_for(monitor, pg_backend.layout, job_types=["report"]).poll()
         assert [row.job_type for row in snapshot.types] == ["report"] and snapshot.totals.depth == 2
         state = db.fetchone("SELECT state FROM pg_stat_activity WHERE pid = ?", (monitor_pid,))
         assert state == ("idle",)  # never "idle in transaction"
@@ -94,7 +92,7 @@ def test_a_deep_type_is_tracked_from_arrivals_and_completions(backend, small_cap
         queue = Queue(db, backend.layout)
         queue.enqueue_many("bulk", 20)
         queue.enqueue_many("small", 3)
-        collector = Collector(monitor_db, backend.layout)
+        collector = collector_for(monitor_db, backend.layout)
         first = collector.poll()
         assert row(first, "bulk") == (20, False) and row(first, "small") == (3, False)  # the first poll counts all
         queue.enqueue_many("bulk", 4)
@@ -115,7 +113,7 @@ def test_a_type_new_since_the_last_poll_shows_its_depth_and_age_at_once(backend)
     with backend.open() as db, backend.open("monitor") as monitor_db:
         queue = Queue(db, backend.layout)
         queue.enqueue_many("old", 2)
-        collector = Collector(monitor_db, backend.layout)
+        collector = collector_for(monitor_db, backend.layout)
         collector.poll()
         queue.enqueue_many("new", 4)
         new = collector.poll().type_named("new")
@@ -127,7 +125,7 @@ def test_a_type_drained_below_the_cap_is_counted_exactly_again(backend, small_ca
     with backend.open() as db, backend.open("monitor") as monitor_db:
         queue = Queue(db, backend.layout)
         queue.enqueue_many("bulk", 8)
-        collector = Collector(monitor_db, backend.layout)
+        collector = collector_for(monitor_db, backend.layout)
         collector.poll()
         for job in queue.claim("w", batch=5):
             queue.complete(job.id, job.token)
@@ -135,21 +133,19 @@ def test_a_type_drained_below_the_cap_is_counted_exactly_again(backend, small_ca
 
 
 def test_a_purge_by_hand_shows_at_once_and_a_partial_one_at_the_next_full_count(backend, small_cap):
-    clock = FakeClock()
-    with backend.open() as db, Database.open(backend.target, purpose="monitor", clock=clock) as monitor_db:
+    with backend.open() as db, backend.open("monitor") as monitor_db:
         queue = Queue(db, backend.layout)
         bulk = queue.enqueue_many("bulk", 20)
         gone = queue.enqueue_many("gone", 10)
-        collector = Collector(monitor_db, backend.layout)
+        collector = collector_for(monitor_db, backend.layout)
         collector.poll()
         delete_jobs(db, backend.layout, gone)  # no pending row left: the oldest is gone, so is the depth
         delete_jobs(db, backend.layout, bulk[:4])  # bypasses the reads the tracking rests on
-        clock.at(1)
         snapshot = collector.poll()
         assert row(snapshot, "gone") == (0, False)
-        assert row(snapshot, "bulk") == (20, True)  # not seen yet, and marked as an estimate
-        clock.at(1 + RECOUNT_EVERY_S)
-        assert row(collector.poll(), "bulk") == (20, True)  # the full count begins, off the poll
+        assert row(snapshot, "bulk")[0] == 20  # not seen yet
+        full_count_now(collector)
+        collector.poll()  # the full count begins, off the poll
         collector.settle()
         assert row(collector.poll(), "bulk") == (16, False)  # and the next poll takes it
 
@@ -157,7 +153,7 @@ def test_a_purge_by_hand_shows_at_once_and_a_partial_one_at_the_next_full_count(
 def test_drift_above_the_cap_triggers_a_full_count(backend, small_cap):
     with backend.open() as db, backend.open("monitor") as monitor_db:
         Queue(db, backend.layout).enqueue_many("email", 3)
-        collector = Collector(monitor_db, backend.layout)
+        collector = collector_for(monitor_db, backend.layout)
         collector.poll()
         # Rows the arrival reads cannot see: ids below the highest one already seen.
         insert = db.dialect.sql(backend.layout, "INSERT INTO {queue} ({id}, {type}, {created}, {available}) "
@@ -174,8 +170,22 @@ def test_dead_jobs_after_the_first_poll_are_counted_from_completions(backend):
     with backend.open() as db, backend.open("monitor") as monitor_db:
         queue = Queue(db, backend.layout, max_attempts=1)
         queue.enqueue_many("email", 3)
-        collector = Collector(monitor_db, backend.layout)
+        collector = collector_for(monitor_db, backend.layout)
         assert collector.poll().totals.dead == 0
         for job in queue.claim("w", batch=2):
             assert queue.fail(job.id, job.token) == "dead"
         assert collector.poll().type_named("email").dead == 2
+
+
+def test_a_deep_type_s_depth_stays_right_when_jobs_go_dead(backend, small_cap):
+    """A job that goes dead moves to the completed table (a completion) but stays in a state (dead): the tracked
+    depth must not count it out twice."""
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        queue = Queue(db, backend.layout, max_attempts=1)
+        queue.enqueue_many("bulk", 20)
+        collector = collector_for(monitor_db, backend.layout)
+        collector.poll()
+        for job in queue.claim("w", job_types=["bulk"], batch=4):
+            assert queue.fail(job.id, job.token) == "dead"
+        second = collector.poll().type_named("bulk")
+        assert (second.depth, second.dead, second.claimed) == (16, 4, 0)

@@ -23,7 +23,7 @@ LAYERS = [  # bottom first: (rank, module prefixes)
     (1, ("queuetop.db",)),
     (2, ("queuetop.layouts",)),
     (3, ("queuetop.snapshot", "queuetop.history", "queuetop.format")),
-    (4, ("queuetop.collector", "queuetop.shape_collector", "queuetop.recount", "queuetop.watermarks", "queuetop.queue",
+    (4, ("queuetop.shape_collector", "queuetop.recount", "queuetop.watermarks", "queuetop.queue",
          "queuetop.shape_queue", "queuetop.actions", "queuetop.monitor", "queuetop.schema", "queuetop.series",
          "queuetop.detect", "queuetop.shape_worker", "queuetop.load", "queuetop.blocking", "queuetop.doctor",
          "queuetop.workers", "queuetop.slo", "queuetop.config", "queuetop.check", "queuetop.exporter",
@@ -90,11 +90,11 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
 def test_the_layer_check_sees_an_upward_import(tmp_path: Path) -> None:
     """The check above must be able to fail: a db module importing the collector is caught."""
     bad = tmp_path / "bad.py"
-    bad.write_text("from typing import TYPE_CHECKING\nfrom queuetop.collector import Collector\n"
+    bad.write_text("from typing import TYPE_CHECKING\nfrom queuetop.shape_collector import ShapeCollector\n"
                    "if TYPE_CHECKING:\n    from queuetop.tui.app import QueuetopApp\n")  # fmt: skip
     imported = runtime_imports(bad)
-    assert imported == {"queuetop.collector"}
-    assert rank("queuetop.collector") > rank("queuetop.db.connection")
+    assert imported == {"queuetop.shape_collector"}
+    assert rank("queuetop.shape_collector") > rank("queuetop.db.connection")
 
 
 @pytest.mark.parametrize("chunk", range(4))

@@ -17,13 +17,13 @@ from datetime import datetime, timedelta
 import pytest
 
 from queuetop import recount, shape_collector
-from queuetop.collector import collector_for
 from queuetop.db.dialects import SQLiteDialect
 from queuetop.layouts import PRESET_NAMES, load_layout
 from queuetop.layouts.sql import Statements
-from queuetop.shape_collector import DEPTH_EXACT_UP_TO, ShapeCollector, depth_tracked
+from queuetop.shape_collector import DEPTH_EXACT_UP_TO, collector_for, depth_tracked
 from queuetop.watermarks import FinishedWatch, TimeWatch
 
+from .helpers import full_count_now
 from .seedshapes import bit_sql, drop_seed, finish, pop, push
 from .test_shapes import Seeded, backend_name, make_seeded  # noqa: F401 - the backend fixture
 
@@ -110,11 +110,6 @@ def undo_completions(s: Seeded) -> None:
                 db.execute(f'INSERT INTO {q} ("id", "request", "InsertedDate") '
                            f'SELECT "id", "request", "InsertedDate" FROM {done}')  # fmt: skip
                 db.execute(f"DELETE FROM {done}")
-
-
-def full_count_now(collector: ShapeCollector) -> None:
-    """Make the periodic full count due (it comes every 60 s), so the next poll starts it."""
-    collector._recount.schedule.next_at = collector._recount.schedule.earliest_at = 0.0
 
 
 def test_every_seed_has_its_depth_tracked():

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from queuetop.collector import collector_for
 from queuetop.db import Database, Target, parse_target
 from queuetop.layouts import Layout, load_layout, with_tables
+from queuetop.shape_collector import collector_for
 from tests.conftest import PG_TARGET
 from tests.seedshapes import PG_TZ_TARGET, SeedTables, create_seed, drop_seed, finish, pop, push
 

@@ -92,7 +92,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _check_one(args: argparse.Namespace, stop: threading.Event) -> TargetResult:
     from queuetop.check import run_check
-    from queuetop.collector import collector_for
+    from queuetop.shape_collector import collector_for
 
     def session() -> tuple[Callable[[], Snapshot], Callable[[], None]]:
         db = open_target(args, purpose="monitor")

@@ -49,7 +49,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from queuetop.collector import collector_for
+    from queuetop.shape_collector import collector_for
 
     settings = settings_from(args)
     try:

@@ -172,7 +172,7 @@ class Layout:
     description: str = ""
     seed: str | None = None
     clock: str = "utc"
-    engine: str = "states"  # "native": the incremental engine of the schema `queuetop init` makes
+    engine: str = "states"  # "native": the queue operations are the dialects' own (the schema `queuetop init` makes)
     states: Mapping[str, State] = field(default_factory=dict)
     arrivals: str | None = None  # "identity" (ids above the last seen) | "created" (times past a watermark)
     completions: Completions | None = None
@@ -261,8 +261,6 @@ class Layout:
     @property
     def provides(self) -> Mapping[str, bool]:
         """For every figure, whether this shape can know it."""
-        if self.native:
-            return dict.fromkeys(FIGURES, True) | {"scheduled": False, "lost": False}
         pending = self.states.get("pending")
         completions = self.completions is not None or self.throughput_from_depth or self.done is not None
         return {

@@ -1,12 +1,13 @@
 """Every statement of a state-machine layout, built from the layout and a dialect's primitives.
 
-The native schema keeps its hand-tuned statements in the dialect modules; every other shape (the seeds' tables
-and users' own files) is served from here: the monitor's reads (states counted per job type, arrivals past an
-identity or a time watermark, completions past a watermark) and the actions (enqueue the way the seed's insert
-does, release by compare-and-set, dead retry/delete). Roles become quoted column names, conditions come from
-`predicate.py`, values always travel as typed `?` parameters, and times are the database's own clock of the
-layout's kind (`GETDATE()` / `LOCALTIMESTAMP` / SQLite 'localtime' for the seeds, UTC for native) — never the
-client's. Each statement starts with `/* queuetop */` and is rendered once per layout and dialect.
+Every shape's monitor reads come from here, the native schema's included (its queue operations are still the dialect
+modules' own, until issue 19's step 3); the seeds' tables and users' own files are served whole: the monitor's reads
+(states counted per job type, arrivals past an identity or a time watermark, completions past a watermark) and the
+actions (enqueue the way the seed's insert does, release by compare-and-set, dead retry/delete). Roles become quoted
+column names, conditions come from `predicate.py`, values always travel as typed `?` parameters, and times are the
+database's own clock of the layout's kind (`GETDATE()` / `LOCALTIMESTAMP` / SQLite 'localtime' for the seeds, UTC
+for native) — never the client's. Each statement starts with `/* queuetop */` and is rendered once per layout and
+dialect.
 """
 
 from __future__ import annotations
@@ -15,7 +16,20 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from queuetop.layouts import Layout, State
-from queuetop.layouts.predicate import Bool, Compare, Junction, Node, Not, Now, Number, Operand, Role, Setting, Text
+from queuetop.layouts.predicate import (
+    Bool,
+    Compare,
+    Junction,
+    Node,
+    Not,
+    Now,
+    Number,
+    Operand,
+    Role,
+    Setting,
+    Text,
+    settings_of,
+)
 
 if TYPE_CHECKING:
     from queuetop.db.dialects import Dialect
@@ -311,20 +325,21 @@ class Statements:
 
     # -- bounded monitor reads: counts per job type and second, and a capped sample of completions -----------
     # Whatever the throughput, a poll fetches one row per job type and second of its range, plus at most a fixed
-    # number of sampled completions for the percentiles. The native schema has no [completions] section: its
-    # completed table is read as (c_completed; wait c_created → c_claimed_at; processing c_claimed_at →
-    # c_completed), and its dead jobs (Outcome 'dead') are counted apart and kept out of the latencies.
+    # number of sampled completions for the percentiles.
     def _completion_parts(self) -> tuple[str, str, list[str | None], Node | None, str | None, str]:
         """(table, completed-at role, [wait from, wait to, processing from, processing to], extra condition, the
-        dead-outcome condition or None, the role prefix of the table)."""
+        dead condition or None, the role prefix of the table). The dead condition is the layout's dead state where it
+        is a state of the completions' own table (native: Outcome 'dead') and needs no setting: those completions
+        are counted apart ("dead among them") and kept out of the wait and processing sample — a job that ran out
+        of attempts says nothing of how long the work takes."""
         spec = self.layout.completions
-        if spec is None or self.layout.native:  # the native collector's own reading (until it goes: issue 19)
-            assert self.layout.native, "a shape without completions has no completion reads"
-            return ("completed", "c_completed", ["c_created", "c_claimed_at", "c_claimed_at", "c_completed"], None,
-                    f"{self.col('c_outcome')} = 'dead'", "c_")  # fmt: skip
+        assert spec is not None, "a shape without completions has no completion reads"
         pairs: list[str | None] = [*(spec.wait or (None, None)), *(spec.processing or (None, None))]
         where = spec.where.condition if spec.where is not None else None
-        return spec.table, spec.at, pairs, where, None, "c_" if spec.table == "completed" else ""
+        dead_state, dead = self.layout.states.get("dead"), None
+        if dead_state is not None and dead_state.table == spec.table and not settings_of(dead_state.condition):
+            dead = self.condition(dead_state.condition, [])
+        return spec.table, spec.at, pairs, where, dead, "c_" if spec.table == "completed" else ""
 
     def _typed(self, role: str, value: Any) -> Any:
         return self.dialect.encode_value(self.layout.type_of(role), value)
@@ -334,7 +349,7 @@ class Statements:
 
     def arrival_counts(self, after_id: int, settle_id: int) -> Statement:
         """(job type, second created, rows, rows with id > settle_id, highest id) per job type and second, of the
-        rows with id > after_id, in the queue table and (native) the completed one, where a job may already be:
+        rows with id > after_id, in the tables a job's id may be in (`identity_tables`):
         arrivals by identity as counts, never one row per job. No `created` role: the second is NULL."""
         def build(binds: list) -> str:
             return " UNION ALL ".join(self._arrival_arm(prefix, which) for prefix, which in self.identity_tables())
@@ -375,7 +390,7 @@ class Statements:
     def _completion_counts_sql(self, binds: list, low_id: int | None, part: str = "", tail: str = "",
                                latest_first: bool = False) -> str:  # fmt: skip
         """`completion_counts`' statement; `part` and `tail` are columns put before and after its own, and
-        `latest_first` puts the latest completion right after the second (the native poll's order)."""
+        `latest_first` puts the latest completion right after the second (the shape poll's order)."""
         table, at, _, where_node, dead, prefix = self._completion_parts()
         type_role = prefix + "type"
         second = self.dialect.second_sql(self.col(at))
@@ -605,10 +620,11 @@ class Statements:
 
         def build(binds: list) -> str:
             arms = self._state_arms(states, binds, False)
-            if after_id is not None:
-                newer = f"{self.col('id')} > {self.dialect.param(layout.type_of('id'))}"
-                arms.append(moved("arrived", "queue", "", newer))
-                binds.append(lambda v: v["__after_id"])
+            if after_id is not None:  # wherever they are now (native: some already in the completed table)
+                for prefix, which in self.identity_tables():
+                    newer = f"{self.col(prefix + 'id')} > {self.dialect.param(layout.type_of(prefix + 'id'))}"
+                    arms.append(moved("arrived", which, prefix, newer))
+                    binds.append(lambda v: v["__after_id"])
             elif created_after is not None:  # wherever they are now: seed 001 moves its requests on
                 for prefix, which in self._arrival_tables():
                     created = prefix + "created"
@@ -616,11 +632,13 @@ class Statements:
                                       f"{self.col(created)} > {self.dialect.param(layout.type_of(created))}"))
                     binds.append(lambda v, role=created: self._typed(role, v["__created"]))
             if completed_after is not None:
-                table, at, _, where_node, _, prefix = self._completion_parts()
+                table, at, _, where_node, dead, prefix = self._completion_parts()
                 binds.append(lambda v: self._typed(at, v["__done"]))
                 condition = f"{self.col(at)} > {self.dialect.param(layout.type_of(at))}"
                 if where_node is not None:
                     condition += " AND " + self.condition(where_node, binds)
+                if dead:  # a job that went dead is still in a state (dead): it did not leave the count
+                    condition += f" AND NOT ({dead})"
                 arms.append(moved("done", table, prefix, condition))
             if finished_from is not None:
                 id_param = self.dialect.param(layout.type_of("id"))
@@ -631,66 +649,6 @@ class Statements:
         key = f"shape_recount:{','.join(states)}:{after_id is not None}:{created_after is not None}:" \
               f"{completed_after is not None}:{finished_from is not None}"
         return self._bound(key, build, values)
-
-    def native_poll(self, after_id: int, settle_id: int, since: Any, now: Any,
-                    heads: Sequence[tuple[str, bool]], limit: int) -> Statement:  # fmt: skip
-        """Every read of a native poll but the latency sample, in one round trip (one snapshot of both tables):
-        rows of (part, job type, second, time, n1, n2, n3) —
-        'completed': `completion_counts` since `since` (second, latest completion, completions, dead, NULL);
-        'arrived': `arrival_counts` (second created, NULL, rows, rows above `settle_id`, highest id);
-        'claimed': the dialect's `claimed_by_type` (NULL, NULL, claimed, timed out at `now`, NULL);
-        'pending': the dialect's `pending_heads` for `heads` (NULL, oldest created, depth counted up to `limit`,
-        NULL, NULL). Under a load each statement costs a scheduling slice of a busy server, whatever it reads:
-        one statement instead of five is most of a poll's time saved. Completions come first, so PostgreSQL
-        types the union's columns from an arm that has them."""
-        dialect, layout = self.dialect, self.layout
-        at_type = dialect.sql_type(layout.type_of("c_completed") or "datetime2")
-        no_time = f"CAST(NULL AS {at_type})"
-        head, head_params, depth, oldest, source, heads_params = dialect.pending_heads_parts(layout, heads, limit)
-
-        def build(binds: list) -> str:
-            completed = self._completion_counts_sql(binds, None, "'completed', ", f", {NO_COUNT}", True)
-            arrived = [self._arrival_arm(prefix, which, "'arrived', ", f"{no_time}, ")
-                       for prefix, which in (("", "queue"), ("c_", "completed"))]  # fmt: skip
-            claimed = dialect.fill(layout, dialect.claimed_by_type_sql("'claimed', ", f"{no_time}, {no_time}, ",
-                                                                        f", {NO_COUNT}"))
-            return " UNION ALL ".join([completed, *arrived, claimed])
-
-        sql, _ = self._render("native_poll", build)
-        params = (self._typed("c_completed", since), settle_id, after_id, settle_id, after_id, dialect.encode_time(now))
-        if not heads:
-            return sql, params
-        sql = (TAG + head + sql.removeprefix(TAG) + f" UNION ALL SELECT 'pending', qt_types.job_type, {no_time}, "
-               f"{oldest}, {depth}, {NO_COUNT}, {NO_COUNT} FROM {source}")
-        return sql, (*head_params, *params, *heads_params)
-
-    def native_recount(self, after_id: int, after_completed: Any) -> Statement:
-        """The native collector's full count, in one statement (one snapshot of both tables): rows of
-        (part, job type, jobs, dead among them, oldest created) — 'pending' (with the oldest), 'claimed', 'dead',
-        and what already moved past the collector's marks when the count was taken: 'arrived' (ids above
-        `after_id`, in either table) and 'completed' (after `after_completed`), so the tracked figures can take
-        the count as of its own moment."""
-        def arm(part: str, table: str, prefix: str, where: str, dead: str = "0", oldest: str = "NULL") -> str:
-            job_type = self.col(prefix + "type")
-            return (f"SELECT '{part}', {job_type}, COUNT(*), {dead}, {oldest} FROM {self.table(table)}{self._hint()} "
-                    f"WHERE {where} GROUP BY {job_type}")
-
-        def build(binds: list) -> str:
-            c, id_param = self.col, self.dialect.param(self.layout.type_of("id"))
-            dead = f"{c('c_outcome')} = 'dead'"
-            return " UNION ALL ".join([
-                arm("pending", "queue", "", f"{c('claimed_at')} IS NULL", oldest=f"MIN({c('created')})"),
-                arm("claimed", "queue", "", f"{c('claimed_at')} IS NOT NULL"),
-                arm("dead", "completed", "c_", dead),
-                arm("arrived", "queue", "", f"{c('id')} > {id_param}"),
-                arm("arrived", "completed", "c_", f"{c('c_id')} > {id_param}"),
-                arm("completed", "completed", "c_",
-                    f"{c('c_completed')} > {self.dialect.param(self.layout.type_of('c_completed'))}",
-                    dead=f"SUM(CASE WHEN {dead} THEN 1 ELSE 0 END)"),
-            ])  # fmt: skip
-
-        sql, _ = self._render("native_recount", build)
-        return sql, (after_id, after_id, self._typed("c_completed", after_completed))
 
     SAMPLE_SCALE = 65536  # a sampled row's id hashes to 0 … SAMPLE_SCALE − 1; it is taken below the threshold
 

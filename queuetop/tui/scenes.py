@@ -73,23 +73,24 @@ class Profile:
     wait_p95_s: float | None = None
     processing_p95_s: float | None = None
     estimate: bool = False
-    scheduled: int | None = None  # shapes that know jobs due later (job_queue)
+    scheduled: int | None = None  # shapes that know jobs due later (native, job_queue)
     lost: int | None = None  # shapes that know lost jobs (requests)
 
 
 PROFILES = (
     Profile("billing.invoice", lambda t: 12 + 6 * math.sin(t / 20), 8.5, lambda t: 8.7, 1.2, 4,
-            wait_p95_s=0.9, processing_p95_s=0.12),
+            wait_p95_s=0.9, processing_p95_s=0.12, scheduled=0),
     Profile("email.send", lambda t: 1284 + 900 * math.sin(t / 45) * (t / 300), 120, lambda t: 96 + 10 * math.cos(t / 9),
-            48.0, 16, dead=3, wait_p95_s=9.8, processing_p95_s=0.045),
+            48.0, 16, dead=3, wait_p95_s=9.8, processing_p95_s=0.045, scheduled=0),
     Profile("report.render", lambda t: 3870 - 8.5 * t, 9.2, lambda t: 2.1, 845.0, 8, timed_out=5, dead=12,
-            wait_p95_s=361.0, processing_p95_s=28.0),
+            wait_p95_s=361.0, processing_p95_s=28.0, scheduled=40),
     Profile("search.reindex", lambda t: 2140 + 0.2 * t, 3.0, lambda t: 3.2, 7980.0, 2, wait_p95_s=7200.0,
-            processing_p95_s=1.4, estimate=True),
-    Profile("thumbnail", lambda t: 0, 40.0, lambda t: 40.0, None, 3, wait_p95_s=0.05, processing_p95_s=0.07),
+            processing_p95_s=1.4, estimate=True, scheduled=0),
+    Profile("thumbnail", lambda t: 0, 40.0, lambda t: 40.0, None, 3, wait_p95_s=0.05, processing_p95_s=0.07,
+            scheduled=0),
     Profile("webhook.deliver", lambda t: 58 + 40 * math.cos(t / 30), 64.0, lambda t: 71.0, 3.1, 12,
-            wait_p95_s=2.2, processing_p95_s=0.31),
-    Profile("cleanup.nightly", lambda t: 0, 0.0, lambda t: 0.0, None, 0),
+            wait_p95_s=2.2, processing_p95_s=0.31, scheduled=18),
+    Profile("cleanup.nightly", lambda t: 0, 0.0, lambda t: 0.0, None, 0, scheduled=1),
 )  # fmt: skip
 
 

@@ -61,16 +61,10 @@ def dialect_calls(d: Dialect, db: Any, n: Layout) -> dict[str, list[tuple[str, C
                             ("one type", lambda: d.count_timed_out(db, n, "email"))],
         "queued_job_types": [("", lambda: d.queued_job_types(db, n))],
         "has_job_type": [("", lambda: d.has_job_type(db, n, "email"))],
-        "pending_by_type": [("", lambda: d.pending_by_type(db, n))],
-        "pending_heads": [("", lambda: d.pending_heads(db, n, [("email", True), ("report", False)], 201))],
-        "claimed_by_type": [("", lambda: d.claimed_by_type(db, n, NOW))],
-        "dead_by_type": [("", lambda: d.dead_by_type(db, n))],
         "max_job_id": [("", lambda: d.max_job_id(db, n))],
         "arrivals_after": [("", lambda: d.arrivals_after(db, n, 10, [])),
                            ("late ids", lambda: d.arrivals_after(db, n, 10, [3, 7]))],
-        "arrivals_since": [("", lambda: d.arrivals_since(db, n, NOW))],
         "completions_since": [("", lambda: d.completions_since(db, n, NOW))],
-        "count_completed_between": [("", lambda: d.count_completed_between(db, n, NOW, NOW))],
         "oldest_pending": [("", lambda: d.oldest_pending(db, n, "email", 20))],
         "current_claims": [("", lambda: d.current_claims(db, n, "email", 20))],
         "recent_completions": [("", lambda: d.recent_completions(db, n, "email", NOW, 20))],
@@ -155,30 +149,25 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
         else:
             out["requeue"] = [("release", lambda: s.requeue(layout.release.state, ["a", "b"]))]
     out["clock"] = [("", s.clock)]
-    if True:  # every layout, native too: the one engine's poll
-        identity = (10, 5) if layout.arrivals == "identity" else None
-        created = NOW if layout.arrivals == "created" else None
-        completed = (NOW, 5 if s.ranged else None) if layout.completions is not None else None
-        out["shape_poll"] = [("", lambda: s.shape_poll(states, None, None, identity, created, completed))]
-        if s.ranged:
-            out["shape_poll"].append(("from the live end", lambda: s.shape_poll(states, None, 5, identity, created,
-                                                                                 completed)))
-        if depth_tracked(layout):  # the depth tracked: pending read capped, per type, and the background count
-            others = [state for state in states if state != "pending"]
-            kinds = ["A6A3C1E0-0000-4000-8000-000000000001", "A6A3C1E0-0000-4000-8000-000000000002"]
-            types = kinds if layout.has_job_type else [None]
-            low = 5 if s.ranged else None
-            finished = (3, 5) if layout.done is not None else None  # no times: finished rows from two bases
-            out["shape_poll"].append(("tracked depth: pending heads capped", lambda: s.shape_poll(
-                others, None, low, identity, created, completed, (types, 201, [True, False]), finished)))
-            out["shape_heads"] = [("a new type", lambda: s.shape_heads(types[:1], 201, low))]
-            out["shape_recount"] = [("off the poll", lambda: s.shape_recount(
-                states, None, 10 if identity else None, created, NOW if layout.completions else None,
-                3 if layout.done is not None else None))]
-    if layout.native:
-        out["native_poll"] = [
-            ("heads of two types", lambda: s.native_poll(10, 5, NOW, NOW, [("email", True), ("report", False)], 201)),
-            ("no type yet", lambda: s.native_poll(10, 5, NOW, NOW, [], 201))]
+    identity = (10, 5) if layout.arrivals == "identity" else None
+    created = NOW if layout.arrivals == "created" else None
+    completed = (NOW, 5 if s.ranged else None) if layout.completions is not None else None
+    out["shape_poll"] = [("", lambda: s.shape_poll(states, None, None, identity, created, completed))]
+    if s.ranged:
+        out["shape_poll"].append(("from the live end", lambda: s.shape_poll(states, None, 5, identity, created,
+                                                                             completed)))
+    if depth_tracked(layout):  # the depth tracked: pending read capped, per type, and the background count
+        others = [state for state in states if state != "pending"]
+        kinds = ["A6A3C1E0-0000-4000-8000-000000000001", "A6A3C1E0-0000-4000-8000-000000000002"]
+        types = kinds if layout.has_job_type else [None]
+        low = 5 if s.ranged else None
+        finished = (3, 5) if layout.done is not None else None  # no times: finished rows from two bases
+        out["shape_poll"].append(("tracked depth: pending heads capped", lambda: s.shape_poll(
+            others, None, low, identity, created, completed, (types, 201, [True, False]), finished)))
+        out["shape_heads"] = [("a new type", lambda: s.shape_heads(types[:1], 201, low))]
+        out["shape_recount"] = [("off the poll", lambda: s.shape_recount(
+            states, None, 10 if identity else None, created, NOW if layout.completions else None,
+            3 if layout.done is not None else None))]
     out.update(seed_dequeue_recipes(s))
     if not layout.native:  # `queuetop demo --layout X` makes the shape's tables (native: `init`'s own schema)
         ddl = s.create_tables()

@@ -19,6 +19,7 @@ from queuetop.tui.main import MainScreen
 from queuetop.tui.modals import EnqueueModal, ReleaseModal
 from queuetop.tui.table import QueueTable
 from tests.conftest import Backend
+from tests.helpers import unclaimed_and_held
 from tests.test_monitor import lock_sqlite
 from tests.tui.conftest import SIZE, AppFactory, RecordingApp, status, text, wait_for
 
@@ -38,9 +39,7 @@ def claim(backend: Backend, job_type: str, count: int, lease: float) -> None:
 def rows(backend: Backend, job_type: str) -> tuple[int, int]:
     """(pending, claimed) of one type, read from the database itself."""
     with backend.open() as db:
-        pending = {r[0]: int(r[1]) for r in db.dialect.pending_by_type(db, backend.layout)}
-        claimed = {r[0]: int(r[1]) for r in db.dialect.claimed_by_type(db, backend.layout, db.now())}
-    return pending.get(job_type, 0), claimed.get(job_type, 0)
+        return unclaimed_and_held(db, backend.layout, job_type)
 
 
 def table(app: QueuetopApp) -> QueueTable:

@@ -16,8 +16,8 @@ from queuetop.tui.scenes import JOB_QUEUE, LIVE, SCENES, WORK_QUEUE, WORK_QUEUE_
 from queuetop.tui.table import COLUMNS, DROPPED_FIRST, QueueTable, fitting_columns, ordered, shape_columns
 from tests.tui.conftest import RecordingApp, status
 
-NATIVE_KEYS = ["type", "depth", "oldest", "claimed", "timed_out", "dead", "arrivals", "completions", "wait",
-               "processing", "drain"]  # fmt: skip
+NATIVE_KEYS = ["type", "depth", "oldest", "scheduled", "claimed", "timed_out", "dead", "arrivals", "completions",
+               "wait", "processing", "drain"]  # fmt: skip
 
 
 def keys(columns) -> list[str]:
@@ -66,7 +66,7 @@ def test_narrower_and_narrower_drops_in_rank_order() -> None:
 def test_the_sort_column_is_never_dropped() -> None:
     columns = shape_columns(provides("native"))
     _, hidden = fitting_columns(columns, 80)
-    assert keys(hidden) == ["claimed", "dead", "wait", "processing", "drain"]
+    assert keys(hidden) == ["scheduled", "claimed", "dead", "wait", "processing", "drain"]
     shown, hidden = fitting_columns(columns, 80, keep="wait")
     assert "wait" in keys(shown) and "wait" not in keys(hidden) and "completions" in keys(hidden)
 
@@ -89,21 +89,22 @@ def header_line(app) -> str:
     return "".join(segment.text for segment in table.render_line(0))
 
 
-async def test_80x24_hides_five_columns_and_says_which_200x60_hides_none() -> None:
+async def test_80x24_hides_six_columns_and_says_which_200x60_hides_none() -> None:
     scene, app, _ = _scene("main")
     async with app.run_test(size=(80, 24)) as pilot:
         await scene.prepare(pilot)
         table = app.main.query_one(QueueTable)
         assert table.width_needed <= 80
         assert keys(table.shown) == ["type", "depth", "oldest", "timed_out", "arrivals", "completions"]
-        assert header_line(app).rstrip().endswith("out/s  +5 ›")
-        assert table.hidden_note == "+5 columns hidden (widen the terminal): claimed, dead, wait p95, proc p95, drain"
+        assert header_line(app).rstrip().endswith("out/s  +6 ›")
+        assert table.hidden_note == ("+6 columns hidden (widen the terminal): later, claimed, dead, wait p95, "
+                                     "proc p95, drain")
         notes: list[str] = []
         app.notify = lambda message, **kwargs: notes.append(message)  # type: ignore[method-assign]
         await pilot.click(QueueTable, offset=(table.width_needed - 3, 0))  # on the marker
         assert notes == [table.hidden_note]
 
-        await pilot.press("greater_than_sign", "greater_than_sign")  # depth → oldest → claimed, a hidden column
+        await pilot.press(*["greater_than_sign"] * 3)  # depth → oldest → later → claimed, a hidden column
         assert app.main.sort_key == "claimed"
         assert "claimed▼" in header_line(app) and table.width_needed <= 80  # shown, something else gave way
     scene, app, _ = _scene("main")

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 TAG = "/* queuetop */ "
 Row = tuple[Any, ...]
-HEADS_PER_STATEMENT = 500  # job types per `pending_heads` statement: SQL Server takes at most 2,100 parameters
 
 
 @dataclass(frozen=True)
@@ -327,57 +326,9 @@ class Dialect:
         sql = self.sql(layout, "SELECT DISTINCT {type} FROM {queue}{nolock} ORDER BY 1")
         return [row[0] for row in db.fetchall(sql)]
 
-    def pending_by_type(self, db: Database, layout: Layout) -> list[Row]:
-        """(type, depth, oldest created) per type: reads every pending row, so the collector runs it rarely."""
-        return db.fetchall(self.sql(layout, "SELECT {type}, COUNT(*), MIN({created}) FROM {queue}{nolock} "
-                                            "WHERE {claimed_at} IS NULL GROUP BY {type}"))
-
-    def pending_heads(self, db: Database, layout: Layout, types: Sequence[tuple[str, bool]], limit: int) -> list[Row]:
-        """(type, depth counted up to `limit`, oldest created) for each (type, count it?) given; 0 for a type not
-        counted. One seek per type for the age and at most `limit` index entries per counted type, however deep
-        the queue: the cost grows with the number of types, not with the backlog."""
-        rows: list[Row] = []
-        for start in range(0, len(types), HEADS_PER_STATEMENT):
-            rows += db.fetchall(*self.pending_heads_statement(layout, types[start:start + HEADS_PER_STATEMENT], limit))
-        return rows
-
-    def pending_heads_statement(self, layout: Layout, types: Sequence[tuple[str, bool]],
-                                limit: int) -> tuple[str, tuple[Any, ...]]:  # fmt: skip
-        head, head_params, depth, oldest, source, params = self.pending_heads_parts(layout, types, limit)
-        return TAG + f"{head}SELECT qt_types.job_type, {depth}, {oldest} FROM {source}", (*head_params, *params)
-
-    def pending_heads_parts(self, layout: Layout, types: Sequence[tuple[str, bool]],
-                            limit: int) -> tuple[str, tuple[Any, ...], str, str, str, tuple[Any, ...]]:  # fmt: skip
-        """The pieces of `pending_heads_statement`, so the native poll can make it one arm of its single statement:
-        (a WITH clause that must open the statement, or "", its parameters, the capped depth per qt_types row,
-        the oldest created per qt_types row, the FROM source, the parameters of depth, oldest and source in order)."""
-        # The casts type the list for PostgreSQL (psqlODBC prepares it server-side); the others take them as is.
-        values = ", ".join(["(CAST(? AS varchar(128)), CAST(? AS integer))"] * len(types))
-        pending = "{type} = qt_types.job_type AND {claimed_at} IS NULL"
-        depth = self.fill(layout, f"(SELECT COUNT(*) FROM (SELECT 1 AS one FROM {{queue}}{{nolock}} WHERE {pending} "
-                                 "AND qt_types.counted = 1 LIMIT CAST(? AS integer)) AS capped)")
-        oldest = self.fill(layout, f"(SELECT MIN({{created}}) FROM {{queue}}{{nolock}} "
-                                  f"WHERE {pending}{self.age_index_guard(layout)})")
-        return (f"WITH qt_types (job_type, counted) AS (VALUES {values}) ", type_values(types), depth, oldest,
-                "qt_types", (limit,))  # fmt: skip
-
     def age_index_guard(self, layout: Layout) -> str:
         """The condition that lets a monitor read use IX_WorkQueue_PendingAge (see index_definitions)."""
         return " AND {attempts} >= 0" if layout.has("attempts") else ""
-
-    def claimed_by_type(self, db: Database, layout: Layout, now: datetime) -> list[Row]:
-        """(type, claimed, timed out) per type, from the claimed-only index."""
-        return db.fetchall(self.sql(layout, self.claimed_by_type_sql()), (self.encode_time(now),))
-
-    def claimed_by_type_sql(self, before: str = "", between: str = "", after: str = "") -> str:
-        """`claimed_by_type` as a template, with columns added before the type, between it and the counts, and
-        after them: one arm of the native poll."""
-        return ("SELECT " + before + "{type}, " + between + "COUNT(*), SUM(CASE WHEN {timeout} < ? THEN 1 ELSE 0 "
-                "END)" + after + " FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL GROUP BY {type}")
-
-    def dead_by_type(self, db: Database, layout: Layout) -> list[Row]:
-        return db.fetchall(self.sql(layout, "SELECT {c_type}, COUNT(*) FROM {completed}{nolock} "
-                                            "WHERE {c_outcome} = 'dead' GROUP BY {c_type}"))
 
     def max_job_id(self, db: Database, layout: Layout) -> int:
         sql = self.sql(layout, "SELECT (SELECT MAX({id}) FROM {queue}{nolock}), "
@@ -395,25 +346,11 @@ class Dialect:
                                f"WHERE {{c_id}} > ?{extra_c}")
         return db.fetchall(sql, (after_id, *also_ids, after_id, *also_ids))
 
-    def arrivals_since(self, db: Database, layout: Layout, since: datetime) -> list[Row]:
-        """(id, type, created) of jobs created after `since`: bootstraps the arrival rate on a first poll."""
-        sql = self.sql(layout, "SELECT {id}, {type}, {created} FROM {queue}{nolock} WHERE {created} > ? UNION ALL "
-                               "SELECT {c_id}, {c_type}, {c_created} FROM {completed}{nolock} "
-                               "WHERE {c_completed} > ? AND {c_created} > ?")
-        t = self.encode_time(since)
-        return db.fetchall(sql, (t, t, t))
-
     def completions_since(self, db: Database, layout: Layout, since: datetime) -> list[Row]:
         """(id, type, created, claimed, completed, outcome) of jobs finished after `since`."""
         sql = self.sql(layout, "SELECT {c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_outcome} "
                                "FROM {completed}{nolock} WHERE {c_completed} > ?")
         return db.fetchall(sql, (self.encode_time(since),))
-
-    def count_completed_between(self, db: Database, layout: Layout, after: datetime, upto: datetime) -> int:
-        """How many jobs finished in (after, upto]: tells the collector whether a completion committed late."""
-        sql = self.sql(layout, "SELECT COUNT(*) FROM {completed}{nolock} "
-                               "WHERE {c_completed} > ? AND {c_completed} <= ?")
-        return int(db.fetchone(sql, (self.encode_time(after), self.encode_time(upto)))[0])
 
     # -- drill-down reads: one job type's oldest pending jobs, claims in flight, recent completions ---------
     def first_rows_sql(self, select: str) -> str:
@@ -496,6 +433,3 @@ class Dialect:
                                f"AND {{timeout}} < {self.clock_sql()} AND {{attempts}} < ?")
         return db.execute(sql, (job_id, self.encode_token(token), max_attempts)) == 1
 
-
-def type_values(types: Sequence[tuple[str, bool]]) -> tuple[Any, ...]:
-    return tuple(v for job_type, counted in types for v in (job_type, int(counted)))

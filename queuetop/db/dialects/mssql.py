@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from queuetop.db.dialects.base import TAG, Dialect, Row, SchemaObject, type_values
+from queuetop.db.dialects.base import TAG, Dialect, Row, SchemaObject
 from queuetop.errors import ErrorKind
 
 if TYPE_CHECKING:
@@ -99,17 +99,6 @@ class MSSQLDialect(Dialect):
                                "FROM {completed}{row_hint} WHERE {c_completed} > ? AND {c_type} = ? "
                                "ORDER BY {c_completed} DESC, {c_id} DESC")
         return db.fetchall(sql, (limit, since, job_type))
-
-    def pending_heads_parts(self, layout: Layout, types: Sequence[tuple[str, bool]],
-                            limit: int) -> tuple[str, tuple[Any, ...], str, str, str, tuple[Any, ...]]:  # fmt: skip
-        values = ", ".join(["(CAST(? AS nvarchar(128)), CAST(? AS int))"] * len(types))
-        pending = "{type} = qt_types.job_type AND {claimed_at} IS NULL"
-        depth = self.fill(layout, "(SELECT COUNT(*) FROM (SELECT TOP (?) 1 AS one "
-                                 f"FROM {{queue}}{{nolock}} WHERE {pending} AND qt_types.counted = 1) AS capped)")
-        oldest = self.fill(layout, f"(SELECT MIN({{created}}) FROM {{queue}}{{nolock}} "
-                                  f"WHERE {pending}{self.age_index_guard(layout)})")
-        return ("", (), depth, oldest, f"(VALUES {values}) AS qt_types (job_type, counted)",
-                (limit, *type_values(types)))
 
     def server_now_sql(self) -> str:
         return "SELECT SYSUTCDATETIME()"

@@ -1,2 +1,0 @@
--- native: pending_heads
-/* queuetop */ SELECT qt_types.job_type, (SELECT COUNT(*) FROM (SELECT TOP (?) 1 AS one FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [JobType] = qt_types.job_type AND [RetrievedDate] IS NULL AND qt_types.counted = 1) AS capped), (SELECT MIN([CreatedDate]) FROM [queuetop].[WorkQueue] WITH (NOLOCK) WHERE [JobType] = qt_types.job_type AND [RetrievedDate] IS NULL AND [Attempts] >= 0) FROM (VALUES (CAST(? AS nvarchar(128)), CAST(? AS int)), (CAST(? AS nvarchar(128)), CAST(? AS int))) AS qt_types (job_type, counted);
