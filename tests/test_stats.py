@@ -26,6 +26,8 @@ import pytest
 from queuetop.db import Database
 from queuetop.shape_collector import collector_for
 
+from .conftest import BACKENDS, drop_backend, make_backend
+
 
 def approx(value):
     return pytest.approx(value, abs=1e-9)
@@ -78,8 +80,17 @@ class Script:
         self.db.execute(self._delete, (job_id,))
 
 
-@pytest.fixture
-def scenario(backend):
+@pytest.fixture(scope="module", params=BACKENDS)
+def scenario(request, tmp_path_factory):
+    """Played once per database for the module's tests (it waits for the server's t=15)."""
+    backend = make_backend(request.param, tmp_path_factory.mktemp("stats"))
+    try:
+        yield play(backend)
+    finally:
+        drop_backend(backend)
+
+
+def play(backend):
     q = Script(Database.open(backend.target), backend.layout)
     monitor = collector_for(Database.open(backend.target, purpose="monitor"), backend.layout)
 
@@ -107,6 +118,8 @@ def scenario(backend):
     q.complete(emails[2], 13)
     q.wait_until(15)
     second = monitor.poll()
+    q.db.close()
+    monitor.db.close()
     return first, second
 
 

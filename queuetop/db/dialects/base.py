@@ -238,8 +238,10 @@ class Dialect:
             # Pending rows by age, for the monitor: a type's oldest pending job is one seek. `Attempts >= 0` is
             # always true; it is there so that only statements that say it can use this index: a claim, whose
             # order this index does not give, must never pick it (as a planner would on stale statistics).
-            # It carries AvailableDate so that "pending now" (available <= now) is read from the index alone.
-            ("IX_WorkQueue_PendingAge", "queue", f"{n['type']}, {n['created']}", n["available"],
+            # It carries AvailableDate so that "pending now" (available <= now) is read from the index alone, and
+            # the id in its key so that the drill-down's oldest first (created, id) is its order where a database
+            # without INCLUDE (SQLite) puts AvailableDate in the key.
+            ("IX_WorkQueue_PendingAge", "queue", f"{n['type']}, {n['created']}, {n['id']}", n["available"],
              f"{n['claimed_at']} IS NULL AND {n['attempts']} >= 0"),
             # Jobs scheduled for later: the poll counts them per type from a range of this index (the rows available
             # after now), not from every waiting row. It carries its filter's column: SQL Server reads an `IS NULL`
