@@ -28,7 +28,10 @@ ONE_ROUND = """
 import json, statistics, sys, time
 sys.path.insert(0, {bench!r})
 from common import bench_layout, pg_target, sqlite_target
-from queuetop.shape_collector import collector_for
+try:
+    from queuetop.shape_collector import collector_for
+except ImportError:  # a tree from before the one engine (its collector_for is in queuetop.collector)
+    from queuetop.collector import collector_for
 from queuetop.db import Database
 out = {{}}
 for name, target, layout in (("postgres", pg_target(), bench_layout("bench_poll_{size}")),

@@ -89,6 +89,7 @@ class ShapeCollector:
         self.settings = dict(settings or {})
         self.note = note
         self.statements = Statements(db.dialect, layout)
+        self._provides = dict(layout.provides)  # built once: a poll asks it for every type it shows
         self._guid_types = layout.type_of("type") == "guid"
         if self._guid_types:
             self.only_types = frozenset(t.upper() for t in self.only_types)
@@ -254,7 +255,7 @@ class ShapeCollector:
         return Snapshot(
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,
             poll_ms=(time.perf_counter() - started) * 1000, window_s=self.window_s, types=types, totals=totals,
-            layout=layout.name, figures=dict(layout.provides), clock=layout.clock, note=self.note,
+            layout=layout.name, figures=dict(self._provides), clock=layout.clock, note=self.note,
             reads=self.db.dialect.reads,
         )  # fmt: skip
 
@@ -522,7 +523,7 @@ class ShapeCollector:
 
     def _stats(self, job_type: str, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]],
                histories: list[_History]) -> TypeStats:  # fmt: skip
-        t, provides = seconds(now), self.layout.provides
+        t, provides = seconds(now), self._provides
 
         def state(name: str) -> int | None:
             return counts[name].get(job_type, (0, None))[0] if name in counts else None
