@@ -529,10 +529,9 @@ class ShapeCollector:
             return counts[name].get(job_type, (0, None))[0] if name in counts else None
 
         def rate(kind: str, span: float) -> float | None:
-            if not provides[kind] or kind not in self._observed:
+            if not provides[kind] or kind not in self._observed or t <= self._observed[kind]:
                 return None
-            return sum(rate_per_s(getattr(h, kind), t, span, self._observed[kind]) or 0.0 for h in histories) \
-                if t > self._observed[kind] else None
+            return sum(rate_per_s(getattr(h, kind), t, span, self._observed[kind]) or 0.0 for h in histories)
 
         oldest = counts["pending"].get(job_type, (0, None))[1]
         depth = state("pending") or 0
