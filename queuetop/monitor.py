@@ -48,6 +48,7 @@ NO_SCHEMA = "no schema"
 TIMED_OUT = "timed out"  # the poll ran past the statement timeout: connection kept, next poll as usual
 BUSY = "busy"  # the poll was rolled back to break a deadlock or a serialization conflict: connection kept
 NOT_ANSWERING = "not answering"  # the poll went past its deadline without a word: connection cut, reconnecting
+CLOSED = "closed"  # `close()` was called: a poll still scheduled on a thread reads nothing and reopens nothing
 
 BACKOFF_S: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 15.0)  # waits after 1, 2, 3 … consecutive failures
 SCHEMA_RETRY_CAP_S = 5.0  # `queuetop init` in another terminal should be noticed quickly
@@ -60,7 +61,7 @@ Opener = Callable[..., Database]
 class PollOutcome:
     """What one poll produced: a snapshot when connected, else the link state and why."""
 
-    state: str  # CONNECTED | RECONNECTING | NOT_ANSWERING | NO_SCHEMA | TIMED_OUT | BUSY
+    state: str  # CONNECTED | RECONNECTING | NOT_ANSWERING | NO_SCHEMA | TIMED_OUT | BUSY | CLOSED
     snapshot: Snapshot | None = None
     error: str | None = None  # one line, fit for the status bar
     retry_in_s: float | None = None  # until the next attempt (when not connected)
@@ -101,6 +102,7 @@ class Monitor:
         self._clock = clock
         self._open = open_database
         self._lock = threading.Lock()
+        self._closed = False
         self._db: Database | None = None
         self._collector: ShapeCollector | None = None
         self._file_identity: tuple[int, int] | None = None  # SQLite: (device, inode) the collector has read
@@ -117,6 +119,8 @@ class Monitor:
     def poll(self) -> PollOutcome:
         """Read the queue once, or try to reconnect when due. Never raises."""
         with self._lock:
+            if self._closed:
+                return PollOutcome(CLOSED, error="the monitor was closed")
             now = self._clock()
             if self._db is None and self._last_failure is not None and now < self._retry_at:
                 return self._waiting(now)
@@ -163,7 +167,8 @@ class Monitor:
 
     def close(self, wait_s: float = 2.0) -> None:
         """Close the connection. Waits up to `wait_s` for a poll in flight; if it is stuck, cuts its connection
-        (the poll's thread then ends with NotAnswering and nobody waits for it)."""
+        (the poll's thread then ends with NotAnswering and nobody waits for it). A poll after it opens nothing."""
+        self._closed = True
         if not self._lock.acquire(timeout=wait_s):
             db = self._db
             if db is not None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from queuetop.db import Database, parse_target
-from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT, Monitor, backoff_delay
+from queuetop.monitor import CLOSED, CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT, Monitor, backoff_delay
 from queuetop.queue import Queue
 from queuetop.schema import init_schema
 from tests.conftest import PG_TARGET, Backend
@@ -48,6 +48,16 @@ def test_polls_a_real_queue(backend: Backend) -> None:
         assert monitor.poll().snapshot.type_named("email").depth == 5  # the same connection, polled again
     finally:
         monitor.close()
+
+
+def test_a_poll_after_close_opens_nothing(sqlite_backend: Backend) -> None:
+    """A dashboard's poll thread may still run once after the app closed its monitor: it must not reconnect (the
+    connection would outlive the app)."""
+    monitor = Monitor(sqlite_backend.target, sqlite_backend.layout)
+    assert monitor.poll().state == CONNECTED
+    monitor.close()
+    outcome = monitor.poll()
+    assert (outcome.state, outcome.snapshot, monitor._db) == (CLOSED, None, None)
 
 
 def test_job_types_limit_the_view(sqlite_backend: Backend) -> None:
