@@ -59,6 +59,8 @@ WINDOW_S = 60.0
 SHORT_WINDOW_S = 10.0
 FULL_PASS_EVERY_S = 60.0  # a read of the whole table this often (and no more than 1 % of the time) ...
 FULL_PASS_MAX_SHARE = 0.01  # ... corrects what a ranged read cannot see (a row changed by hand below the range)
+# Types whose pending heads one statement reads: two parameters each, and SQL Server takes at most 2,100 a statement.
+HEADS_PER_STATEMENT = 500
 
 
 class _History:
@@ -171,7 +173,7 @@ class ShapeCollector:
         full = not tracking and (not ranged or self._low_id is None or time.monotonic() >= self._next_full_at)
         low = None if full else self._low_id
         read = [name for name in states if name != "pending"] if tracking else states
-        asked = self._heads_wanted() if tracking else []
+        asked = self._heads_wanted()[:HEADS_PER_STATEMENT] if tracking else []
         self._moved_now = set()
         asked_at = time.monotonic()
         heads: list[tuple[Any, ...]] = []
@@ -333,9 +335,9 @@ class ShapeCollector:
         it. A capped count above a tracked figure that said shallow means the tracking drifted (a change that
         bypassed arrivals and completions): a full count starts at once. Returns the lowest ids read (ranged)."""
         new = [t for t in self._heads_wanted() if t not in asked]
-        if new:
+        for start in range(0, len(new), HEADS_PER_STATEMENT):  # past the poll's own: a statement per 500
             heads = heads + self.reads.fetch(self.db, self.statements.shape_heads(
-                self._raw(new), DEPTH_EXACT_UP_TO + 1, low, self.settings))
+                self._raw(new[start:start + HEADS_PER_STATEMENT]), DEPTH_EXACT_UP_TO + 1, low, self.settings))
         decode, lows, drifted = self.db.dialect.decode_time, [], False
         others: dict[str, int] = {}
         for name in read:

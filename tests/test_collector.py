@@ -189,3 +189,28 @@ def test_a_deep_type_s_depth_stays_right_when_jobs_go_dead(backend, small_cap):
             assert queue.fail(job.id, job.token) == "dead"
         second = collector.poll().type_named("bulk")
         assert (second.depth, second.dead, second.claimed) == (16, 4, 0)
+
+
+def test_the_heads_of_many_types_are_read_a_batch_a_statement(backend, monkeypatch):
+    """SQL Server takes at most 2,100 parameters a statement: the pending heads (two per type) go 500 types at a
+    time (here 2), and every type still shows its depth."""
+    monkeypatch.setattr(collector_module, "HEADS_PER_STATEMENT", 2)
+    names = [f"t{n}" for n in range(5)]
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        queue = Queue(db, backend.layout)
+        for n, name in enumerate(names):
+            queue.enqueue_many(name, n + 1)
+        collector = collector_for(monitor_db, backend.layout)
+        collector.poll()
+        asked: list[int] = []
+        fetchall = monitor_db.fetchall
+
+        def counting(sql, params=()):
+            asked.append(sum(1 for p in params if p in names))
+            return fetchall(sql, params)
+
+        monitor_db.fetchall = counting  # type: ignore[method-assign]
+        queue.enqueue_many("t0", 1)
+        snapshot = collector.poll()
+        assert [snapshot.type_named(name).depth for name in names] == [2, 2, 3, 4, 5]
+        assert max(asked) == 2 and sum(asked) == 5, asked
