@@ -36,6 +36,7 @@ from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import STATES, Layout
 from queuetop.layouts.predicate import Bool, parse_predicate
 from queuetop.layouts.sql import Statements
+from queuetop.recount import DEPTH_EXACT_UP_TO
 
 SAMPLE_S = 2.0  # between the two size reads that give growth
 RETENTION_DAYS = 7  # in the suggested retention DELETE
@@ -117,15 +118,12 @@ def native_probes(db: Database, layout: Layout, settings: dict[str, Any] | None 
     pending, age, dequeue = "IX_WorkQueue_Pending", "IX_WorkQueue_PendingAge", "IX_WorkQueue_Dequeue"
     claimed, scheduled, completed = "IX_WorkQueue_Claimed", "IX_WorkQueue_Scheduled", "IX_WorkCompleted_Completed"
     dead = "IX_WorkCompleted_Dead"
-    expected = {
-        "poll: states (full pass)": [pending, age, dequeue, scheduled, claimed, dead],
-        "poll: completions past the watermark": [completed],
-        "poll: every poll (states, pending heads, arrivals, completions)": [age, scheduled, claimed, dead],
-    }
+    expected = {"poll: states (full pass)": [pending, age, dequeue, scheduled, claimed, dead],
+                "poll: completions past the watermark": [completed], EVERY_POLL_PROBE: [age, scheduled, claimed, dead]}
     poll = [p for p in shape_probes(db, layout, settings) if p.name.startswith("poll: ")]
     s, others = Statements(d, layout), [name for name in STATES if name in layout.states and name != "pending"]
-    poll.append(Probe("poll: every poll (states, pending heads, arrivals, completions)", *s.shape_poll(
-        others, settings, None, (0, 0), None, (since, None), ([job_type], 201))))
+    poll.append(Probe(EVERY_POLL_PROBE, *s.shape_poll(others, settings, None, (0, 0), None, (since, None),
+                                                      ([job_type], DEPTH_EXACT_UP_TO + 1))))
 
     def probe(name: str, call: Callable[[Any], object], indexes: Sequence[str] = (), **kind: bool) -> Probe:
         sql, params = rec.take(call)
@@ -173,6 +171,7 @@ def shape_probes(db: Database, layout: Layout, settings: dict[str, Any] | None =
 
 
 DEQUEUE_PROBE = "dequeue: the seed's own claim"
+EVERY_POLL_PROBE = "poll: every poll (states, pending heads, arrivals, completions)"
 
 
 # -- the indexes that fix a scan, per seed (bench/README.md measured each) ---------------------------------

@@ -158,8 +158,14 @@ class Statements:
         """`state_counts`' arms: the 'now' row, then one per family of `states`."""
         nulls = ", ".join([NO_COUNT] * (len(states) + self.ranged))
         arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_oldest, {nulls}"]
+        return arms + self._family_arms(states, binds, from_low)
+
+    def _family_arms(self, states: Sequence[str], binds: list, from_low: bool, times: str = "",
+                     pad: int = 0) -> list[str]:  # fmt: skip
+        """One `_table_arm` per family of `states`, each followed by its low id's bind where read from it."""
+        arms = []
         for table, mine in self.families(states):
-            arms.append(self._table_arm(table, states, mine, binds, from_low))
+            arms.append(self._table_arm(table, states, mine, binds, from_low, times, pad))
             if from_low:
                 binds.append(lambda v: v["__low"])
         return arms
@@ -424,10 +430,10 @@ class Statements:
         return sql, tuple(params)
 
     def _arrival_tables(self) -> list[tuple[str, str]]:
-        """(role prefix, table) of the tables `arrival_counts_since` reads."""
-        layout = self.layout
-        both = layout.completed_table and layout.has("c_created", "c_id")
-        return [("", "queue"), *((("c_", "completed"),) if both else ())]
+        """(role prefix, table) of the tables `arrival_counts_since` reads: those a job's id may be in
+        (`identity_tables`) that also keep its creation time."""
+        return [(prefix, which) for prefix, which in self.identity_tables()
+                if self.layout.has(prefix + "created") or which == "queue"]
 
     def _arrival_since_arm(self, prefix: str, which: str, with_ids: bool, part: str = "", pad: int = 0) -> str:
         """One table's arm of `arrival_counts_since`; with a `part`, the shape poll's order: (part, type, second,
@@ -468,11 +474,8 @@ class Statements:
             nulls = ", ".join([NO_COUNT] * width)
             arms = [f"SELECT 'now' AS qt_part, NULL AS qt_type, {self.now()} AS qt_time, {no_time} AS qt_latest, "
                     f"{nulls}"]
-            for table, mine in self.families(states):
-                arms.append(self._table_arm(table, states, mine, binds, low_id is not None, f", {no_time}",
-                                            width - len(states) - self.ranged))  # fmt: skip
-                if low_id is not None:
-                    binds.append(lambda v: v["__low"])
+            arms += self._family_arms(states, binds, low_id is not None, f", {no_time}",
+                                      width - len(states) - self.ranged)
             if heads is not None and self.heads_by_type_list:
                 arms.append(self._heads_by_list(binds, len(heads[0]), width))
             elif heads is not None:
@@ -545,10 +548,7 @@ class Statements:
         layout, dialect = self.layout, self.dialect
 
         def pending(inner_binds: list) -> str:
-            where = self.condition(layout.states["pending"].condition, inner_binds)
-            if layout.monitor_guard is not None:  # so that the index filtered on it serves this read (see Layout)
-                where += " AND " + self.condition(layout.monitor_guard.condition, inner_binds)
-            return f"{where} AND {self.col('type')} = qt_heads.job_type"
+            return f"{self._pending_where(inner_binds)} AND {self.col('type')} = qt_heads.job_type"
 
         cap = lambda v: v["__heads"][1]  # noqa: E731 - bound where the dialect puts its limit
         oldest = (f"(SELECT MIN({self.col('created')}) FROM {self.table('queue')}{self._hint()} "
@@ -567,6 +567,14 @@ class Statements:
         return (f"SELECT 'heads', qt_heads.job_type, {oldest}, {self._no_time()}, CASE WHEN qt_heads.counted = 1 "
                 f"THEN (SELECT COUNT(*) FROM ({capped}) AS qt_capped) END, {NO_COUNT}{pad} FROM {rows}")
 
+    def _pending_where(self, binds: list) -> str:
+        """The pending state as the capped reads say it: with the layout's `monitor_guard`, so that the index
+        filtered on it serves them (see Layout)."""
+        where = self.condition(self.layout.states["pending"].condition, binds)
+        if self.layout.monitor_guard is not None:
+            where += " AND " + self.condition(self.layout.monitor_guard.condition, binds)
+        return where
+
     def _heads_arm(self, binds: list, n: int, from_low: bool, width: int) -> str:
         """The `n`th arm of the capped pending read (see `shape_heads`); its binds read `__heads` and `__low`."""
         layout, dialect = self.layout, self.dialect
@@ -578,9 +586,7 @@ class Statements:
         if self._tsql():
             binds.append(cap)
         at = self.col("created") if layout.has("created") else self._no_time()
-        where = self.condition(layout.states["pending"].condition, binds)
-        if layout.monitor_guard is not None:  # so that the index filtered on it serves this read (see Layout)
-            where += " AND " + self.condition(layout.monitor_guard.condition, binds)
+        where = self._pending_where(binds)
         if typed:
             where += f" AND {self.col('type')} = {type_param}"
             binds.append(lambda v: self._typed("type", v["__heads"][0][n]))
