@@ -9,7 +9,7 @@ probably dead: a live worker holds at least the claim it is working on. Shapes w
 a job (`requests`, `work_queue`, `processed`) have no workers to show, and `no_claimer` says so.
 
 Every read is one short statement (the native schema's from its dialect module, every other shape's from
-`layouts/sql.py`); the result is a frozen `WorkersView`. Changes are compare-and-set, row by row, on the
+`layouts/sql/`); the result is a frozen `WorkersView`. Changes are compare-and-set, row by row, on the
 claim token (release) or on the scheduled state itself (make available), so a job claimed again meanwhile is
 never touched.
 """

@@ -34,7 +34,7 @@ COMPLETED_ROLES = (
     "c_outcome",
 )  # fmt: skip
 STATES = ("pending", "scheduled", "claimed", "timed_out", "dead", "lost")
-# How a seed's own dequeue takes rows (`[claim] forms`), each rendered per dialect by layouts/sql.py:
+# How a seed's own dequeue takes rows (`[claim] forms`), each rendered per dialect by layouts/sql/:
 CLAIM_FORMS = {
     "update_top": "UPDATE TOP (1) ... WITH (READPAST) ... OUTPUT: one statement takes one row",
     "cte": "WITH cte AS (SELECT TOP (1) ... WITH (READPAST)) UPDATE cte ... OUTPUT: one statement, one row",

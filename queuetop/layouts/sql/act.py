@@ -1,0 +1,195 @@
+"""The actions: enqueue as the seed's insert does, release by compare-and-set, dead retry/delete, make available,
+and a demo's tables."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from queuetop.layouts.sql.base import TAG, Bind, Statement, StatementsBase
+
+
+class ActSQL(StatementsBase):
+    """The statements of the actions a layout declares."""
+
+    def count_state(self, state_name: str, job_type: str | None = None,
+                    settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
+        """How many rows are in a state (of one job type)."""
+        state = self.layout.states[state_name]
+
+        def build(binds: list) -> str:
+            return f"SELECT COUNT(*) FROM {self.table(state.table)}{self._hint()} {self._where(state, job_type, binds)}"
+
+        sql, params = self._bound(f"count:{state_name}:{job_type is not None}", build, settings)
+        return sql, (*params, *self._type_param(state, job_type))
+
+    def ids_in_state(self, state_name: str, job_type: str | None, limit: int,
+                     settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
+        """(id, token or NULL) of up to `limit` rows in a state: the rows an action then changes one by one."""
+        state = self.layout.states[state_name]
+        prefix = "c_" if state.table == "completed" else ""
+
+        def build(binds: list) -> str:
+            token = self.col("token") if not prefix and self.layout.has("token") else "NULL"
+            return self.dialect.first_rows_sql(
+                f"SELECT {self.col(prefix + 'id')}, {token} FROM {self.table(state.table)} WHERE "
+                f"{self.condition(state.condition, binds)}{self._type_filter(state, job_type)} "
+                f"ORDER BY {self.col(prefix + 'id')}")
+
+        sql, params = self._bound(f"ids:{state_name}:{job_type is not None}", build, settings)
+        return sql, self.dialect.first_rows_params((*params, *self._type_param(state, job_type)), limit)
+
+    def clear_claim(self, state_name: str, settings: dict[str, Any] | None, job_id: Any, token: Any) -> Statement:
+        """Clear one row's claim token, only while it still holds `token` and is still in the state: a job claimed
+        again meanwhile (a new token) is never stolen."""
+        state = self.layout.states[state_name]
+
+        def build(binds: list) -> str:
+            head = (f"UPDATE {self.table('queue')} SET {self.col('token')} = NULL WHERE {self.col('id')} = "
+                    f"{self.dialect.param(self.layout.type_of('id'))} AND {self.col('token')} = "
+                    f"{self.dialect.param(self.layout.type_of('token'))} AND ")
+            binds.append(lambda s: s["__id"])
+            binds.append(lambda s: s["__token"])
+            return head + self.condition(state.condition, binds)
+
+        return self._bound(f"clear:{state_name}", build, {**(settings or {}), "__id": job_id, "__token": token})
+
+    def _id_list(self, prefix: str, count: int) -> str:
+        placeholder = self.dialect.param(self.layout.type_of(prefix + "id"))
+        return f"{self.col(prefix + 'id')} IN ({', '.join([placeholder] * count)})"
+
+    def requeue(self, state_name: str, ids: Sequence[Any], settings: dict[str, Any] | None = None,
+                roles: Sequence[str] | None = None) -> tuple[Statement, Statement]:  # fmt: skip
+        """(insert back into the queue, delete from the completed table) for the given ids still in the state:
+        run in one transaction, and only kept when both touched the same number of rows. `roles`: the columns
+        copied back (default: every role both tables have)."""
+        state = self.layout.states[state_name]
+        if roles is None:
+            roles = [role.removeprefix("c_") for role in self.layout.columns if role.startswith("c_")
+                     and role.removeprefix("c_") in self.layout.columns]  # fmt: skip
+
+        def build_insert(binds: list) -> str:
+            where = self.condition(state.condition, binds)
+            return (f"INSERT INTO {self.table('queue')} ({', '.join(self.col(r) for r in roles)}) "
+                    f"SELECT {', '.join(self.col('c_' + r) for r in roles)} FROM {self.table('completed')} "
+                    f"WHERE {self._id_list('c_', len(ids))} AND {where}")
+
+        def build_delete(binds: list) -> str:
+            where = self.condition(state.condition, binds)
+            return f"DELETE FROM {self.table('completed')} WHERE {self._id_list('c_', len(ids))} AND {where}"
+
+        id_values = tuple(self.dialect.encode_value(self.layout.type_of("c_id"), i) for i in ids)
+        key = f"{state_name}:{len(ids)}:{','.join(roles)}"
+        insert_sql, insert_params = self._bound(f"requeue_insert:{key}", build_insert, settings)
+        delete_sql, delete_params = self._bound(f"requeue_delete:{key}", build_delete, settings)
+        return (insert_sql, (*id_values, *insert_params)), (delete_sql, (*id_values, *delete_params))
+
+    def retry_dead(self, job_type: str | None, settings: dict[str, Any] | None = None) -> Statement:
+        """Every dead job (of one type) back to pending, as the layout's dead_retry says."""
+        state = self.layout.states["dead"]
+
+        def build(binds: list) -> str:
+            sets = ", ".join(f"{self.col(role)} = {'NULL' if value is None else int(value)}"
+                             for role, value in self.layout.dead_retry.items())  # fmt: skip
+            return f"UPDATE {self.table('queue')} SET {sets} {self._where(state, job_type, binds)}"
+
+        sql, params = self._bound(f"retry_dead:{job_type is not None}", build, settings)
+        return sql, (*params, *self._type_param(state, job_type))
+
+    def delete_state(self, state_name: str, job_type: str | None, settings: dict[str, Any] | None = None) -> Statement:
+        state = self.layout.states[state_name]
+
+        def build(binds: list) -> str:
+            return f"DELETE FROM {self.table(state.table)} {self._where(state, job_type, binds)}"
+
+        sql, params = self._bound(f"delete:{state_name}:{job_type is not None}", build, settings)
+        return sql, (*params, *self._type_param(state, job_type))
+
+    def insert(self, fields: Sequence[str], delayed: bool) -> str:
+        """INSERT of one job: the given roles as typed parameters (the available time, when `delayed`, as the
+        database's clock plus a parameter), the layout's constants, and its id returned."""
+        def build(binds: list) -> str:
+            layout = self.layout
+            columns, values = [], []
+            for role in fields:
+                columns.append(self.col(role))
+                if role == "available" and delayed:
+                    values.append(self.dialect.shifted_now_sql(layout.clock))
+                else:
+                    values.append(self.dialect.param(layout.type_of(role)))
+            for role, value in layout.enqueue_constants.items():
+                columns.append(self.col(role))
+                values.append(self.dialect.bit_literal(value) if layout.type_of(role) == "bit" else str(int(value)))
+            return self.dialect.insert_returning_sql(self.table("queue"), columns, values, self.col("id"))
+
+        return self._render(f"insert:{','.join(fields)}:{delayed}", build)[0]
+
+    def make_available(self, job_type: str | None, settings: dict[str, Any] | None = None) -> Statement:
+        """Scheduled jobs (of one type) available now: their available time set to the database's now, only where
+        a row is still scheduled when the statement runs (a job claimed meanwhile is left alone)."""
+        state = self.layout.states["scheduled"]
+
+        def build(binds: list) -> str:
+            return (f"UPDATE {self.table('queue')} SET {self.col('available')} = {self.now()} "
+                    f"{self._where(state, job_type, binds)}")
+
+        sql, params = self._bound(f"make_available:{job_type is not None}", build, settings)
+        return sql, (*params, *self._type_param(state, job_type))
+
+    # -- a shape's tables, for `queuetop demo --layout` ----------------------------------------------------
+    def create_tables(self) -> list[str]:
+        """DDL for an empty copy of this shape, made from its typed roles: the identity (or a GUID with its
+        default) as the primary key, times of arrival defaulting to the layout's clock, attempts and flags to 0,
+        the rest nullable; the pending view where the layout has one. A demo's tables, not the seed's own DDL:
+        no index beyond the key (the seeds' monitor cost is the subject of bench/shape_poll_cost.py)."""
+        layout, statements = self.layout, []
+        if layout.schema and self.dialect.schema_for(layout.schema) and self.dialect.name == "postgresql":
+            statements.append(f"CREATE SCHEMA IF NOT EXISTS {self.dialect.quote(layout.schema)}")
+        for which, prefix in (("queue", ""), ("completed", "c_")):
+            if which == "completed" and not layout.completed_table:
+                continue
+            columns, named = [], set()
+            for role in (r for r in layout.columns if r.startswith("c_") == bool(prefix)):
+                if layout.columns[role] not in named:  # two roles may share a column (job_queue's Available_Date)
+                    named.add(layout.columns[role])
+                    columns.append(self._column_ddl(role, role.removeprefix(prefix), key=which == "queue"))
+            statements.append(f"CREATE TABLE {self.table(which)} ({', '.join(columns)})")
+        pending = layout.states.get("pending")
+        if layout.pending_view and pending is not None:
+            binds: list[Bind] = []
+            where = self.condition(pending.condition, binds)
+            if not binds:  # a view cannot take parameters
+                view = self.dialect.qualify(layout.schema, layout.pending_view)
+                statements.append(f"CREATE VIEW {view} AS SELECT * FROM {self.table('queue')} WHERE {where}")
+        return [TAG + sql for sql in statements]
+
+    def _column_ddl(self, role: str, kind: str, key: bool) -> str:
+        """One column of a demo table: `kind` is the role without its c_ prefix."""
+        sql_type = self.layout.type_of(role) or ("bigint" if kind == "id" else "text")
+        name, db_type, dialect = self.col(role), self.dialect.sql_type(sql_type), self.dialect.name
+        if kind == "id" and sql_type != "guid":
+            if not key:
+                return f"{name} {db_type} NOT NULL"
+            if dialect == "sqlite":
+                return f"{name} INTEGER PRIMARY KEY AUTOINCREMENT"
+            if dialect == "postgresql":
+                return f"{name} {db_type} GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY"
+            return f"{name} {db_type} IDENTITY(1, 1) NOT NULL PRIMARY KEY"
+        if kind == "id":
+            newid = {"sqlite": f"({SQLITE_NEWID})", "postgresql": "gen_random_uuid()"}.get(dialect, "NEWID()")
+            return f"{name} {db_type} NOT NULL DEFAULT {newid}" + (" PRIMARY KEY" if key else "")
+        if kind in ("created", "available") or (kind == "claimed_at" and role.startswith("c_")):
+            now = self.now() if dialect != "sqlite" else f"({self.now()})"
+            return f"{name} {db_type} NOT NULL DEFAULT {now}"
+        if kind in ("attempts",) or sql_type == "bit":
+            return f"{name} {db_type} NOT NULL DEFAULT {self.dialect.bit_literal(0) if sql_type == 'bit' else 0}"
+        if kind == "priority":
+            return f"{name} {db_type} NOT NULL DEFAULT 128"
+        return f"{name} {db_type}" + (" NOT NULL" if kind == "type" else " NULL")
+
+
+# newid() on SQLite: a version-4 GUID as upper-case canonical text, as SQL Server shows one.
+SQLITE_NEWID = ("hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' "
+                "|| substr('89AB', 1 + (random() & 3), 1) || substr(hex(randomblob(2)), 2) || '-' "
+                "|| hex(randomblob(6))")  # fmt: skip
+

@@ -1,0 +1,131 @@
+"""What every statement builder shares: a layout's quoted names, its conditions rendered as SQL with their
+parameters, and the cache that renders each statement once per layout and dialect."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from queuetop.layouts import Layout, State
+from queuetop.layouts.predicate import (
+    Bool,
+    Compare,
+    Junction,
+    Node,
+    Not,
+    Now,
+    Number,
+    Operand,
+    Role,
+    Setting,
+    Text,
+)
+
+if TYPE_CHECKING:
+    from queuetop.db.dialects import Dialect
+
+TAG = "/* queuetop */ "
+Statement = tuple[str, tuple[Any, ...]]
+Bind = Callable[[dict[str, Any]], Any]  # makes one `?` parameter from the settings of the moment
+NO_COUNT = "CAST(NULL AS bigint)"  # typed, so PostgreSQL can match the UNION's columns
+
+
+class StatementsBase:
+    """The statements of one layout in one dialect. Settings ($max_attempts, $lost_after) are bound at run time."""
+
+    def __init__(self, dialect: Dialect, layout: Layout) -> None:
+        self.dialect = dialect
+        self.layout = layout
+        self._cache: dict[str, tuple[str, tuple[Bind, ...]]] = {}
+
+    # -- names -------------------------------------------------------------------------------------------
+    def table(self, which: str) -> str:
+        layout = self.layout
+        name = layout.queue_table if which == "queue" else layout.completed_table
+        assert name is not None, which
+        return self.dialect.qualify(layout.schema, name)
+
+    def col(self, role: str) -> str:
+        return self.dialect.quote(self.layout.columns[role])
+
+    def now(self) -> str:
+        return self.dialect.now_sql(self.layout.clock)
+
+    def _hint(self) -> str:
+        return self.dialect.nolock
+
+    def _row_hint(self) -> str:
+        """The drill-down reads rows, not counts: never a dirty one (READPAST on SQL Server without RCSI)."""
+        return self.dialect.row_hint
+
+    # -- conditions --------------------------------------------------------------------------------------
+    def condition(self, node: Node, binds: list[Callable[[dict[str, Any]], Any]]) -> str:
+        """SQL for a parsed condition; appends to `binds` one getter per `?`, in order."""
+        if isinstance(node, Bool):
+            return "1 = 1" if node.value else "1 = 0"
+        if isinstance(node, Not):
+            return f"NOT ({self.condition(node.inner, binds)})"
+        if isinstance(node, Junction):
+            joiner = " AND " if node.kind == "and" else " OR "
+            return "(" + joiner.join(self.condition(part, binds) for part in node.parts) + ")"
+        assert isinstance(node, Compare)
+        if node.right is None:
+            return f"{self._operand(node.left, None, binds)} {node.op.upper()}"
+        left_type = self.layout.type_of(node.left.name) if isinstance(node.left, Role) else None
+        right_type = self.layout.type_of(node.right.name) if isinstance(node.right, Role) else None
+        left = self._operand(node.left, right_type, binds)
+        right = self._operand(node.right, left_type, binds)
+        return f"{left} {node.op} {right}"
+
+    def _operand(self, operand: Operand, other_type: str | None, binds: list) -> str:
+        if isinstance(operand, Role):
+            return self.col(operand.name)
+        if isinstance(operand, Now):
+            if operand.offset is None:
+                return self.now()
+            name, sign = operand.offset, operand.sign
+            binds.append(lambda s: self.dialect.shift_param(sign * float(s[name])))
+            return self.dialect.shifted_now_sql(self.layout.clock)
+        if isinstance(operand, Number):
+            if other_type == "bit":
+                return self.dialect.bit_literal(operand.value)
+            return str(operand.value)
+        if isinstance(operand, Text):
+            # Written as a literal, so a filtered index on it (Outcome = 'dead') can serve the statement; the
+            # grammar admits no quote in it, so it cannot end the literal early.
+            return f"'{operand.value}'"
+        assert isinstance(operand, Setting)
+        name = operand.name
+        binds.append(lambda s: int(s[name]))
+        return self.dialect.param("int")
+
+    def _render(self, key: str, build: Callable[[list], str]) -> tuple[str, tuple[Bind, ...]]:
+        cached = self._cache.get(key)
+        if cached is None:
+            binds: list[Bind] = []
+            cached = (TAG + build(binds), tuple(binds))
+            self._cache[key] = cached
+        return cached
+
+    def _bound(self, key: str, build: Callable[[list], str], settings: dict[str, Any] | None,
+               tail: Sequence[Any] = ()) -> Statement:  # fmt: skip
+        sql, binds = self._render(key, build)
+        values = {**self.layout.settings, **(settings or {})}
+        return sql, (*(bind(values) for bind in binds), *tail)
+
+    # -- a state's rows, of one job type -----------------------------------------------------------
+    def _type_filter(self, state: State, job_type: str | None) -> str:
+        if job_type is None:
+            return ""
+        role = ("c_" if state.table == "completed" else "") + "type"
+        return f" AND {self.col(role)} = {self.dialect.param(self.layout.type_of(role))}"
+
+    def _type_param(self, state: State, job_type: str | None) -> tuple[Any, ...]:
+        if job_type is None:
+            return ()
+        role = ("c_" if state.table == "completed" else "") + "type"
+        return (self.dialect.encode_value(self.layout.type_of(role), job_type),)
+
+    def _where(self, state: State, job_type: str | None, binds: list) -> str:
+        return f"WHERE {self.condition(state.condition, binds)}{self._type_filter(state, job_type)}"
+

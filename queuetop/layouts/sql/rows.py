@@ -1,0 +1,160 @@
+"""Rows, not counts: the drill-down's lists, the load report's row states, the workers screen's claims."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from queuetop.layouts.sql.base import NO_COUNT, Statement, StatementsBase
+
+
+class RowSQL(StatementsBase):
+    """Reads of single rows and of claimers, each bounded by a limit or a range."""
+
+    def rows_in_states(self, state_names: Sequence[str], job_type: str | None, roles: Sequence[str | None],
+                       order: Sequence[str], limit: int, settings: dict[str, Any] | None = None,
+                       descending: bool = False) -> Statement:  # fmt: skip
+        """The given roles (None: NULL) of up to `limit` rows in any of the states (all on one table), ordered."""
+        states = [self.layout.states[name] for name in state_names]
+
+        def build(binds: list) -> str:
+            columns = ", ".join(self.col(role) if role and self.layout.has(role) else "NULL" for role in roles)
+            where = " OR ".join(f"({self.condition(state.condition, binds)})" for state in states)
+            direction = " DESC" if descending else ""
+            ordering = ", ".join(self.col(role) + direction for role in order if self.layout.has(role))
+            return self.dialect.first_rows_sql(
+                f"SELECT {columns} FROM {self.table(states[0].table)}{self._row_hint()} WHERE ({where})"
+                f"{self._type_filter(states[0], job_type)} ORDER BY {ordering}")
+
+        key = f"rows:{','.join(state_names)}:{job_type is not None}:{roles}:{order}:{descending}"
+        sql, params = self._bound(key, build, settings)
+        return sql, self.dialect.first_rows_params((*params, *self._type_param(states[0], job_type)), limit)
+
+    def recent_completions(self, job_type: str | None, since: Any, limit: int,
+                           settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
+        """(id, completed at, wait from, wait to, processing from, processing to) newest first, after `since`."""
+        spec = self.layout.completions
+        assert spec is not None
+        prefix = "c_" if spec.table == "completed" else ""
+        type_role = prefix + "type"
+
+        def build(binds: list) -> str:
+            pairs = [*(spec.wait or (None, None)), *(spec.processing or (None, None))]
+            cols = ", ".join([self.col(prefix + "id"), self.col(spec.at),
+                              *(self.col(role) if role else "NULL" for role in pairs)])
+            where = f"{self.col(spec.at)} > {self.dialect.param(self.layout.type_of(spec.at))}"
+            if spec.where is not None:
+                where += " AND " + self.condition(spec.where.condition, binds)
+            if job_type is not None:
+                where += f" AND {self.col(type_role)} = {self.dialect.param(self.layout.type_of(type_role))}"
+            return self.dialect.first_rows_sql(f"SELECT {cols} FROM {self.table(spec.table)}{self._row_hint()} WHERE "
+                                               f"{where} ORDER BY {self.col(spec.at)} DESC")
+
+        sql, params = self._bound(f"recent:{job_type is not None}", build, settings)
+        typed = (self.dialect.encode_value(self.layout.type_of(type_role), job_type),) if job_type is not None else ()
+        return sql, self.dialect.first_rows_params((since, *params, *typed), limit)
+
+    # -- where a load run's jobs ended up (the load report) --------------------------------------------------
+    def row_states(self, table: str, settings: dict[str, Any] | None, low_id: int | None,
+                   since_s: float | None) -> Statement:  # fmt: skip
+        """(id, state) of a table's rows: from `low_id` on (identity layouts) or created in the last `since_s`
+        seconds. The state is "done" where the shape's completion holds (on shapes that complete jobs), else the
+        first of the layout's states of that table whose condition holds, else NULL (taken: a claim that is
+        final, or a row in no state)."""
+        prefix = "c_" if table == "completed" else ""
+        states = [name for name, state in self.layout.states.items() if state.table == table]
+        spec, claim = self.layout.completions, self.layout.claim
+
+        def build(binds: list) -> str:
+            arms = []
+            if claim is not None and claim.finish and spec is not None and spec.table == table:
+                done = f"{self.col(spec.at)} IS NOT NULL"
+                if spec.where is not None:
+                    done += f" AND {self.condition(spec.where.condition, binds)}"
+                arms.append(f"WHEN {done} THEN 'done'")
+            arms += [f"WHEN {self.condition(self.layout.states[name].condition, binds)} THEN '{name}'"
+                     for name in states]  # fmt: skip
+            case = f"CASE {' '.join(arms)} ELSE NULL END" if arms else "NULL"
+            if low_id is not None:
+                where = f"{self.col(prefix + 'id')} >= {self.dialect.param(self.layout.type_of(prefix + 'id'))}"
+            else:
+                binds.append(lambda s: self.dialect.shift_param(-float(s["__since_s"])))
+                where = f"{self.col(prefix + 'created')} >= {self.dialect.shifted_now_sql(self.layout.clock)}"
+            return f"SELECT {self.col(prefix + 'id')}, {case} FROM {self.table(table)} WHERE {where}"
+
+        sql, params = self._bound(f"row_states:{table}:{low_id is not None}", build,
+                                  {**(settings or {}), "__since_s": since_s or 0})  # fmt: skip
+        return sql, (*params, *(() if low_id is None else (low_id,)))
+
+    # -- workers: who holds what, from the claims (issue 11) -----------------------------------------------
+    def _claimer_filter(self, worker: str | None) -> str:
+        """Rows of one claimer; None: rows whose claimer was not recorded."""
+        if worker is None:
+            return f" AND {self.col('claimed_by')} IS NULL"
+        return f" AND {self.col('claimed_by')} = {self.dialect.param(self.layout.type_of('claimed_by'))}"
+
+    def _claimer_param(self, worker: str | None) -> tuple[Any, ...]:
+        return () if worker is None else (self.dialect.encode_value(self.layout.type_of("claimed_by"), worker),)
+
+    def worker_claims(self, recent_s: float, seen_s: float, settings: dict[str, Any] | None = None) -> Statement:
+        """Per claimer of the queue table: (claimer, claims held now, of them past their timeout, claims made in
+        the last `recent_s`, last claim time). Rows held now or claimed in the last `seen_s` only; a count the
+        shape cannot know (no claimed / timed-out state) is NULL."""
+        layout = self.layout
+        held_states = [name for name in ("claimed", "timed_out") if name in layout.states
+                       and layout.states[name].table == "queue"]  # fmt: skip
+
+        def build(binds: list) -> str:
+            since = self.dialect.shifted_now_sql(layout.clock)
+            columns = [self.col("claimed_by")]
+            held = " OR ".join(f"({self.condition(layout.states[name].condition, binds)})" for name in held_states)
+            columns.append(f"SUM(CASE WHEN {held} THEN 1 ELSE 0 END)" if held else NO_COUNT)
+            if "timed_out" in held_states:
+                timed_out = self.condition(layout.states["timed_out"].condition, binds)
+                columns.append(f"SUM(CASE WHEN {timed_out} THEN 1 ELSE 0 END)")
+            else:
+                columns.append(NO_COUNT)
+            binds.append(lambda s: self.dialect.shift_param(-float(s["__recent_s"])))
+            columns.append(f"SUM(CASE WHEN {self.col('claimed_at')} >= {since} THEN 1 ELSE 0 END)")
+            columns.append(f"MAX({self.col('claimed_at')})")
+            where = [f"({self.condition(layout.states[name].condition, binds)})" for name in held_states]
+            binds.append(lambda s: self.dialect.shift_param(-float(s["__seen_s"])))
+            where.append(f"{self.col('claimed_at')} >= {since}")
+            return (f"SELECT {', '.join(columns)} FROM {self.table('queue')}{self._hint()} "
+                    f"WHERE {' OR '.join(where)} GROUP BY {self.col('claimed_by')}")
+
+        return self._bound("worker_claims", build, {**(settings or {}), "__recent_s": recent_s, "__seen_s": seen_s})
+
+    def worker_completions(self, recent_s: float, limit: int, settings: dict[str, Any] | None = None) -> Statement:
+        """(claimer, claimed at, completed at) of up to `limit` jobs completed in the last `recent_s`, newest first,
+        where the shape's completions record who processed the job (a claimer role on the completions' table)."""
+        spec = self.layout.completions
+        assert spec is not None and spec.processing is not None
+        prefix = "c_" if spec.table == "completed" else ""
+
+        def build(binds: list) -> str:
+            binds.append(lambda s: self.dialect.shift_param(-float(s["__recent_s"])))
+            where = f"{self.col(spec.at)} > {self.dialect.shifted_now_sql(self.layout.clock)}"
+            if spec.where is not None:
+                where += " AND " + self.condition(spec.where.condition, binds)
+            start, end = spec.processing
+            return self.dialect.first_rows_sql(
+                f"SELECT {self.col(prefix + 'claimed_by')}, {self.col(start)}, {self.col(end)} "
+                f"FROM {self.table(spec.table)}{self._hint()} WHERE {where} ORDER BY {self.col(spec.at)} DESC")
+
+        sql, params = self._bound("worker_completions", build, {**(settings or {}), "__recent_s": recent_s})
+        return sql, self.dialect.first_rows_params(params, limit)
+
+    def ids_of_claimer(self, state_name: str, worker: str | None, limit: int,
+                       settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
+        """(id, token) of up to `limit` rows in a state held by one claimer: what a worker's release clears."""
+        state = self.layout.states[state_name]
+
+        def build(binds: list) -> str:
+            return self.dialect.first_rows_sql(
+                f"SELECT {self.col('id')}, {self.col('token')} FROM {self.table('queue')} WHERE "
+                f"{self.condition(state.condition, binds)}{self._claimer_filter(worker)} ORDER BY {self.col('id')}")
+
+        sql, params = self._bound(f"ids_of_claimer:{state_name}:{worker is None}", build, settings)
+        return sql, self.dialect.first_rows_params((*params, *self._claimer_param(worker)), limit)
+
