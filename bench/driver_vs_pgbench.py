@@ -68,11 +68,12 @@ PGBENCH_TOKEN = "lpad(to_hex(CAST(:k AS bigint)), 32, '0')"
 
 
 def pgbench_script(dialect: Any, layout: Layout) -> str:
-    """The dialect's claim and complete statements, as a pgbench script."""
-    recorder = StatementRecorder(dialect)
-    dialect.claim(recorder, layout, worker=WORKER, token=TOKEN_MARK, job_types=[JOB_TYPE], batch=1, lease_s=30.0)
-    dialect.move_to_completed(recorder, layout, job_id=ID_MARK, token=TOKEN_MARK, outcome="succeeded")
-    (claim_sql, claim_params), (complete_sql, complete_params) = recorder.statements
+    """The native queue's claim and complete statements (the one engine's, as `Queue` sends them), as a pgbench
+    script."""
+    statements = Statements(dialect, layout)
+    values = {"__worker": WORKER, "__token": TOKEN_MARK, "__lease": 30.0, "__batch": 1}
+    claim_sql, claim_params = statements.claim_batch([JOB_TYPE], values)
+    (complete_sql, complete_params), = statements.move_finished(ID_MARK, TOKEN_MARK, "succeeded")
     id_column = layout.columns["id"]
     lines = ["\\set k random(1, 1000000000000)",
              _fill(claim_sql, claim_params, id_column) + " \\gset c_",

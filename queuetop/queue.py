@@ -1,5 +1,6 @@
-"""Queue operations: enqueue, claim, complete, fail, release. The CLI, the dashboard and the load driver
-all go through this module, so they all behave as a real worker would.
+"""Queue operations on a leased queue: enqueue, claim, complete, fail, release. The CLI, the dashboard and the
+load driver all go through this module on the native schema, so they all behave as a real worker would; the
+statements are the one engine's, from the layout's `[claim]` and `[complete]`.
 
 Every change to a claimed job is a compare-and-set on its claim token (ProcessingMark): a worker whose claim
 timed out and was released, or claimed again by someone else, cannot complete or fail it. That is reported
@@ -19,9 +20,9 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from queuetop.db import Database, LeaseLost, QueuetopError, UsageError, retry_transient
-from queuetop.db.dialects import Dialect
 from queuetop.errors import STOP_SIGNALS, Stopped
 from queuetop.layouts import NATIVE, Layout
+from queuetop.layouts.sql import Statement, Statements
 
 DEFAULT_PRIORITY = 128
 DEFAULT_LEASE_S = 30.0
@@ -151,16 +152,20 @@ def check_seconds(value: object, what: str) -> float:
 
 
 class Queue:
-    """The operations on one queue, over one connection (so: one thread)."""
+    """The operations on one leased queue (the native schema's: `[claim] forms = ["batch"]`, `[complete] move`),
+    over one connection (so: one thread). The statements are the one engine's (`layouts.sql.Statements`); this
+    class checks what it is given and runs them, each claim and each move as one short transaction."""
 
     def __init__(self, db: Database, layout: Layout = NATIVE, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
+        claim = layout.claim
+        if claim is None or "batch" not in claim.forms:
+            raise UsageError(f"layout {layout.name} is not a leased queue: its seed's own dequeue takes its jobs",
+                             "use `queuetop load --layout` to drive it")
         self.db = db
         self.layout = layout
         self.max_attempts = check_count(max_attempts, "max attempts", 1000)
-
-    @property
-    def dialect(self) -> Dialect:
-        return self.db.dialect
+        self.statements = Statements(db.dialect, layout)
+        self.release_state = layout.release.state if layout.release is not None else "timed_out"
 
     # -- producing ---------------------------------------------------------------------------------------
     def enqueue(self, job_type: str, info: str | None = None, priority: int = DEFAULT_PRIORITY,
@@ -179,8 +184,16 @@ class Queue:
         if delay_s:
             check_seconds(delay_s, "delay")
         # created now and available `delay_s` later, both by the database's clock
-        values = (job_type, info, priority, float(delay_s), created_by)
-        return insert_in_chunks(self.db, count, lambda size: self.dialect.enqueue(self.db, self.layout, values, size))
+        given = {"type": job_type, "info": info, "priority": priority, "created_by": created_by}
+        fields = [field for field in given if field in self.layout.enqueue_fields]
+        roles = [self.layout.enqueue_fields[field] for field in fields]
+        values = [given[field] for field in fields]
+
+        def insert(size: int) -> list[int]:
+            return sorted(int(row[0]) for row in self.db.fetchall(
+                *self.statements.insert_rows(roles, values, float(delay_s), size)))
+
+        return insert_in_chunks(self.db, count, insert)
 
     # -- consuming ---------------------------------------------------------------------------------------
     def claim(self, worker: str, job_types: Sequence[str] | None = None, batch: int = 1,
@@ -192,41 +205,57 @@ class Queue:
         token = str(uuid.uuid4())
         # The claim time and the lease's end are the database's clock, set in the statement: a worker host whose
         # clock runs late cannot make a lease end early (and its job run twice).
-        rows = self.dialect.claim(self.db, self.layout, worker=worker, token=self.dialect.encode_token(token),
-                                  job_types=types, batch=batch, lease_s=lease)  # fmt: skip
-        decode = self.dialect.decode_time
-        rows = sorted(rows, key=lambda r: (int(r[3]), int(r[0])))  # RETURNING/OUTPUT order is unspecified
+        statement = self.statements.claim_batch(types, {"__worker": worker, "__token": token, "__lease": lease,
+                                                        "__batch": batch})  # fmt: skip
+        if self.statements.claim_in_transaction:
+            with self.db.transaction():
+                rows = self.db.fetchall(*statement)
+        else:
+            rows = self.db.fetchall(*statement)
+        decode = self.db.dialect.decode_time
+        rows = sorted(rows, key=lambda r: (int(r[5]), int(r[0])))  # RETURNING/OUTPUT order is unspecified
         return [
-            Job(id=int(r[0]), job_type=r[1], info=r[2], priority=int(r[3]), created=decode(r[4]),
-                attempts=int(r[5]), token=token, worker=worker, timeout=decode(r[6]))
+            Job(id=int(r[0]), job_type=r[1], info=r[4], priority=int(r[5]), created=decode(r[6]),
+                attempts=int(r[3]), token=token, worker=worker, timeout=decode(r[7]))
             for r in rows
         ]
+
+    def _move(self, statements: list[Statement]) -> int:
+        """Run a move (`Statements.move_finished`): one statement, or an INSERT and its DELETE in one transaction."""
+        if len(statements) == 1:
+            return self.db.execute(*statements[0])
+        with self.db.transaction():
+            moved = self.db.execute(*statements[0])
+            if moved:
+                self.db.execute(*statements[1])
+        return moved
 
     def complete(self, job_id: int, token: str, outcome: str = "succeeded") -> None:
         """Move a claimed job to the completed table. Raises LeaseLost if the claim is no longer ours."""
         if outcome not in OUTCOMES:
             raise UsageError(f"unknown outcome {outcome!r}", f"use one of: {', '.join(OUTCOMES)}")
-        moved = self.dialect.move_to_completed(self.db, self.layout, job_id=job_id, token=token,
-                                               outcome=outcome)  # fmt: skip
-        if not moved:
+        if not self._move(self.statements.move_finished(job_id, token, outcome)):
             raise LeaseLost(f"job {job_id}: the claim was lost (timed out and released, or taken by another worker)")
 
     def fail(self, job_id: int, token: str, retry_after: float = DEFAULT_RETRY_AFTER_S) -> str:
         """Give a job back to be retried after `retry_after` s, or bury it as dead when out of attempts.
         Returns "retry" or "dead"; raises LeaseLost if the claim is no longer ours."""
         delay_s = check_seconds(retry_after, "retry delay") if retry_after else 0.0
-        if self.dialect.retry_later(self.db, self.layout, job_id=job_id, token=token, delay_s=delay_s,
-                                    max_attempts=self.max_attempts):  # fmt: skip
+        if self.db.execute(*self.statements.retry_later(job_id, token, delay_s, self.max_attempts)) == 1:
             return "retry"
-        if self.dialect.move_to_completed(self.db, self.layout, job_id=job_id, token=token, outcome="dead",
-                                          min_attempts=self.max_attempts):  # fmt: skip
+        if self.bury(job_id, token):
             return "dead"
         raise LeaseLost(f"job {job_id}: the claim was lost (timed out and released, or taken by another worker)")
+
+    def bury(self, job_id: int, token: str) -> int:
+        """Move a claimed job that had `max_attempts` to the completed table as dead, while the claim is still
+        `token`'s: 1, or 0 when it is not (or has attempts left)."""
+        return self._move(self.statements.move_finished(job_id, token, "dead", self.max_attempts))
 
     def give_back(self, job_id: int, token: str) -> None:
         """Return a claimed job that was never started (a worker shutting down), without spending an
         attempt. Raises LeaseLost if the claim is no longer ours."""
-        if not self.dialect.unclaim(self.db, self.layout, job_id=job_id, token=token):
+        if self.db.execute(*self.statements.give_back(job_id, token)) != 1:
             raise LeaseLost(f"job {job_id}: the claim was lost (timed out and released, or taken by another worker)")
 
     # -- steering ----------------------------------------------------------------------------------------
@@ -234,20 +263,29 @@ class Queue:
         """Count (dry run) or release claims past their timeout. Out of attempts → dead."""
         if job_type is not None:
             self.require_known_type(job_type)
-        found = self.dialect.count_timed_out(self.db, self.layout, job_type)
+        found = int(self.db.fetchone(*self.statements.count_state(self.release_state, job_type))[0])
         if dry_run or found == 0:
             return ReleaseResult(timed_out=found, dry_run=dry_run)
-        released, dead = self.dialect.release_timed_out(self.db, self.layout, job_type=job_type,
-                                                        max_attempts=self.max_attempts)  # fmt: skip
+        if not self.statements.claim_in_transaction:  # one statement each, skipping rows others hold
+            bury, back = self.statements.release_state(self.release_state, job_type, self.max_attempts)
+            dead = self.db.execute(*bury[0])
+            return ReleaseResult(timed_out=found, released=self.db.execute(*back), dead=dead)
+        with self.db.transaction():  # SQLite: one write lock, one clock, read inside it
+            now = self.db.fetchone(*self.statements.clock())[0]
+            bury, back = self.statements.release_state(self.release_state, job_type, self.max_attempts, now)
+            dead = self.db.execute(*bury[0])
+            if dead:
+                self.db.execute(*bury[1])
+            released = self.db.execute(*back)
         return ReleaseResult(timed_out=found, released=released, dead=dead)
 
     def job_types(self) -> list[str]:
         """The job types that have jobs in the queue table (pending or claimed)."""
-        return self.dialect.queued_job_types(self.db, self.layout)
+        return [row[0] for row in self.db.fetchall(*self.statements.queued_types())]
 
     def has_job_type(self, job_type: str) -> bool:
         """Whether jobs of this type are in the queue table (pending or claimed); cheap at any depth."""
-        return self.dialect.has_job_type(self.db, self.layout, check_job_type(job_type))
+        return bool(self.db.fetchone(*self.statements.has_type(check_job_type(job_type)))[0])
 
     def require_known_type(self, job_type: str) -> None:
         if not self.has_job_type(job_type):

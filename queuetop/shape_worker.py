@@ -90,7 +90,7 @@ class ShapeWorker:
     @property
     def completes(self) -> bool:
         """Whether a job is completed by a statement of its own (else taking it is final)."""
-        return bool(self.claim_spec.finish)
+        return bool(self.claim_spec.finish) or self.claim_spec.finish_move
 
     @property
     def can_give_back(self) -> bool:
@@ -111,6 +111,8 @@ class ShapeWorker:
             "__lease": float(lease_s if lease_s is not None else self.claim_spec.lease_s or 0),
             "__batch": int(batch),
         }
+        if self.form == "batch":  # one statement takes the best of every type asked for
+            return self._claim_batch(values, list(job_types or ()))
         if not self.claim_spec.by_type or not self.layout.has_job_type:
             return self._claim_once(values)
         types = list(job_types or ())
@@ -123,6 +125,16 @@ class ShapeWorker:
                 self._next_type = index + 1
                 return taken
         return []
+
+    def _claim_batch(self, values: dict[str, Any], job_types: list[str]) -> list[Taken]:
+        token = self.new_token()
+        statement = self.statements.claim_batch(job_types, {**values, "__token": token})
+        if self.statements.claim_in_transaction:
+            with self.db.transaction():
+                rows = self.db.fetchall(*statement)
+        else:
+            rows = self.db.fetchall(*statement)
+        return sorted((self._taken(row[:4], token) for row in rows), key=lambda job: job.id)
 
     def _claim_once(self, values: dict[str, Any]) -> list[Taken]:
         form, statements, db = self.form, self.statements, self.db
@@ -167,6 +179,15 @@ class ShapeWorker:
         row: the claim timed out and was taken again (a new mark), or the request was moved back."""
         if not self.completes:
             return
+        if self.claim_spec.finish_move:
+            moves = self.statements.move_finished(job.id, job.token, "succeeded")
+            with self.db.transaction():
+                moved = self.db.execute(*moves[0])
+                if moved and len(moves) > 1:
+                    self.db.execute(*moves[1])
+            if not moved:
+                raise LeaseLost(f"job {job.id}: the claim was lost (timed out and taken again)")
+            return
         if self.db.execute(*self.statements.finish(job.id, job.token)) == 0:
             raise LeaseLost(f"job {job.id}: the claim was lost (timed out and taken again, or moved back)")
 
@@ -184,5 +205,9 @@ class ShapeWorker:
                 if self.db.execute(delete, delete_params) != inserted or inserted == 0:
                     raise LeaseLost(f"request {job.id} is no longer in flight: nothing was handed back")
             return
-        if self.db.execute(*self.statements.clear_claim("claimed", self.settings, job.id, job.token)) == 0:
+        if self.claim_spec.finish_move:  # a leased queue: its claim cleared and its attempt not spent
+            given_back = self.db.execute(*self.statements.give_back(job.id, job.token))
+        else:
+            given_back = self.db.execute(*self.statements.clear_claim("claimed", self.settings, job.id, job.token))
+        if given_back == 0:
             raise LeaseLost(f"job {job.id}: the claim was lost (timed out and taken again)")

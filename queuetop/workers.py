@@ -27,7 +27,7 @@ from queuetop.errors import UsageError
 from queuetop.history import percentiles
 from queuetop.layouts import Layout
 from queuetop.layouts.sql import Statements
-from queuetop.queue import DEFAULT_MAX_ATTEMPTS, ReleaseResult
+from queuetop.queue import DEFAULT_MAX_ATTEMPTS, Queue, ReleaseResult
 
 RECENT_S = 60.0  # "in the last minute": claims, completions, failures and their processing times
 SEEN_S = 300.0  # a worker holding nothing is listed while it claimed something this recently
@@ -233,27 +233,28 @@ def release_worker(db: Database, layout: Layout, worker: str | None, *, dry_run:
 
 def _release_native_worker(db: Database, layout: Layout, worker: str | None, dry_run: bool,
                            max_attempts: int) -> ReleaseResult:  # fmt: skip
-    dialect = db.dialect
+    queue = Queue(db, layout, max_attempts=max_attempts)
+    statements, state = queue.statements, queue.release_state
     released = dead = found = 0
     seen: set[int] = set()
     while True:
-        rows = [row for row in dialect.worker_timed_out_claims(db, layout, worker, RELEASE_BATCH)
-                if int(row[0]) not in seen]  # fmt: skip
+        rows = [(job_id, token) for job_id, token in db.fetchall(*statements.ids_of_claimer(state, worker,
+                                                                                            RELEASE_BATCH))
+                if int(job_id) not in seen]  # fmt: skip
         if not rows:
             return ReleaseResult(timed_out=found, released=released, dead=dead, dry_run=dry_run)
         found += len(rows)
-        for job_id, token, attempts in rows:
+        for job_id, token in rows:
             seen.add(int(job_id))
             if dry_run:
                 continue
             # Each by compare-and-set on its token, as `release` does: a claim completed or taken again since the
-            # read is left alone. Out of attempts: to the completed table as dead.
-            job_id, token = int(job_id), str(token)
-            if int(attempts) >= max_attempts:
-                dead += dialect.move_to_completed(db, layout, job_id=job_id, token=token, outcome="dead",
-                                                  min_attempts=max_attempts)  # fmt: skip
-            else:  # back to pending where it was in the queue: its claim cleared, its available time kept
-                released += dialect.release_claim(db, layout, job_id=job_id, token=token, max_attempts=max_attempts)
+            # read is left alone. Back to pending where it was in the queue (its claim cleared, its available time
+            # kept) while it has attempts left; else to the completed table as dead.
+            back = db.execute(*statements.release_claim(job_id, token, state, max_attempts))
+            released += back
+            if not back:
+                dead += queue.bury(int(job_id), str(token))
 
 
 # -- scheduled jobs, available now ---------------------------------------------------------------------------------

@@ -19,10 +19,10 @@ from queuetop.db.dialects.base import Dialect
 from queuetop.db.odbc import bundled_mssql_driver
 from queuetop.layouts import NATIVE
 
-from .golden.make_tsql import native_statements, sql_issuing_dialect_methods
+from .golden.make_tsql import layout_statements, native_statements, sql_issuing_dialect_methods
 from .tsql_check import assert_tsql
 
-STATEMENTS = [(sql, params) for _layout, _operation, sql, params in native_statements()]
+STATEMENTS = [(sql, params) for _layout, _operation, sql, params in native_statements() + layout_statements("native")]
 
 
 def test_every_sql_issuing_dialect_method_of_the_base_is_in_sql_servers_too():
@@ -44,7 +44,8 @@ def test_statement_parses_in_sqlglots_tsql_too(sql, params):
 
 
 def test_claim_is_the_readpast_cte_form_with_output():
-    claim = next(sql for sql, _ in STATEMENTS if "UPDATE c SET" in sql and "READPAST" in sql and "TOP (?)" in sql)
+    claim = next(sql for _layout, operation, sql, _ in layout_statements("native")
+                 if operation == "claim_batch one type")
     tree = sqlglot.parse_one(claim, read="tsql")
     assert isinstance(tree, sqlglot.exp.Update)
     assert "ROWLOCK, READPAST, UPDLOCK" in claim and "OUTPUT inserted." in claim

@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from queuetop.db.recording import StatementRecorder
+from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
 
 
@@ -36,10 +37,9 @@ def test_oldest_pending_seeks_the_pending_age_index(backlog):
 
 @pytest.mark.postgres
 def test_a_claim_for_several_types_is_one_seek_per_type(backlog):
-    db, layout, recorder = backlog.db, backlog.layout, StatementRecorder(backlog.db.dialect)
-    db.dialect.claim(recorder, layout, worker="w", token=str(uuid.uuid4()), job_types=["email", "report"], batch=5,
-                     lease_s=30)
-    shown = plan(db, *recorder.statements[0])
+    db, layout = backlog.db, backlog.layout
+    values = {"__worker": "w", "__token": str(uuid.uuid4()), "__lease": 30, "__batch": 5}
+    shown = plan(db, *Statements(db.dialect, layout).claim_batch(["email", "report"], values))
     assert "IX_WorkQueue_Pending" in shown and "IX_WorkQueue_Dequeue" not in shown, shown
     assert "Seq Scan on \"WorkQueue\"" not in shown and "= ANY" not in shown, shown
 

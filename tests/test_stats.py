@@ -50,7 +50,8 @@ class Script:
                                       "ORDER BY {priority}, {available}, {id}")
         self._claim = d.sql(layout, f"UPDATE {{queue}} SET {{claimed_at}} = {t}, {{claimed_by}} = ?, "
                                     f"{{timeout}} = {t}, {{attempts}} = {{attempts}} + 1 WHERE {{id}} = ?")
-        self._move = d.sql(layout, f"INSERT INTO {{completed}} ({d.COMPLETED_INSERT_COLUMNS}) SELECT {{id}}, {{type}}, "
+        into = "{c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_claimed_by}, {c_attempts}, {c_outcome}"
+        self._move = d.sql(layout, f"INSERT INTO {{completed}} ({into}) SELECT {{id}}, {{type}}, "
                                    f"{{created}}, {{claimed_at}}, {t}, {{claimed_by}}, {{attempts}}, "
                                    f"{d.param('varchar(16)')} FROM {{queue}} WHERE {{id}} = ?")
         self._delete = d.sql(layout, "DELETE FROM {queue} WHERE {id} = ?")

@@ -95,15 +95,16 @@ def test_release_from_one_worker_releases_only_its_timed_out_claims(two_workers)
 def test_a_claim_completed_between_the_read_and_the_release_is_left_alone(two_workers, monkeypatch):
     db, layout, jobs = two_workers
     late = jobs["crashed"][1]
-    read = db.dialect.worker_timed_out_claims
+    release = Statements.release_claim
+    raced: list[int] = []
 
     def read_then_race(*args, **kwargs):
-        rows = read(*args, **kwargs)
-        if rows:  # the "crashed" worker was only slow: it completes the job after queuetop read its claim
+        if not raced:  # the "crashed" worker was only slow: it completes the job after queuetop read its claim
+            raced.append(1)
             Queue(db, layout).complete(late.id, late.token)
-        return rows
+        return release(*args, **kwargs)
 
-    monkeypatch.setattr(db.dialect, "worker_timed_out_claims", read_then_race)
+    monkeypatch.setattr(Statements, "release_claim", read_then_race)
     result = release_worker(db, layout, "crashed")
     assert (result.timed_out, result.released) == (3, 2)
     assert completed_rows(db, layout)[late.id][1] == "succeeded"  # its completion stands
@@ -114,15 +115,16 @@ def test_a_claim_no_longer_timed_out_at_the_release_is_left_alone(two_workers, m
     lease runs again when the release comes (its end moved an hour on after the read) keeps its claimer."""
     db, layout, jobs = two_workers
     renewed = jobs["crashed"][2]
-    read = db.dialect.worker_timed_out_claims
+    release = Statements.release_claim
+    renewed_at: list[int] = []
 
     def read_then_renew(*args, **kwargs):
-        rows = read(*args, **kwargs)
-        if rows:
+        if not renewed_at:  # after the read, before the first release
+            renewed_at.append(1)
             travel(db, layout, -3600)  # every stored time an hour on: no claim is past its timeout any more
-        return rows
+        return release(*args, **kwargs)
 
-    monkeypatch.setattr(db.dialect, "worker_timed_out_claims", read_then_renew)
+    monkeypatch.setattr(Statements, "release_claim", read_then_renew)
     before = queue_rows(db, layout)[renewed.id]
     result = release_worker(db, layout, "crashed")
     assert (result.timed_out, result.released) == (3, 0)
@@ -140,7 +142,7 @@ def test_make_available_counts_then_makes_pending_and_leaves_a_claimed_job_alone
         assert (dry.scheduled, dry.made_available) == (4, 0)
         assert queue.claim("w", job_types=["report"])[0].id == now_ids[0]  # the scheduled ones are not claimable
         # Meanwhile one scheduled job came due and a worker took it.
-        db.execute(db.dialect.sql(backend.layout, f"UPDATE {{queue}} SET {{available}} = {db.dialect.clock_sql()} "
+        db.execute(db.dialect.sql(backend.layout, f"UPDATE {{queue}} SET {{available}} = {db.dialect.now_sql('utc')} "
                                                   "WHERE {id} = ?"), (later[0],))
         time.sleep(0.004)  # a millisecond column rounds the clock up to half a millisecond ahead (seedshapes: pop)
         taken = queue.claim("w", job_types=["report"])[0]

@@ -252,7 +252,9 @@ def cmd_layouts(args: argparse.Namespace) -> int:
             print(f"{'':<12} cannot know: {', '.join(missing)}")
         if layout.claim is not None:
             failure = {None: "no failure path (--fail refused)", "timeout": "a failed attempt times out, is retried",
-                       "lost": "a failed request is lost until released"}[layout.claim.failure]
+                       "lost": "a failed request is lost until released",
+                       "retry": "a failed attempt is retried after a delay, dead after $max_attempts",
+                       }[layout.claim.failure]
             print(f"{'':<12} load: claim form {', '.join(layout.claim.forms)}; {failure}")
     print("\nwatch one: queuetop --layout NAME [--table SCHEMA.NAME] --db TARGET;  "
           "drive one: queuetop load --layout NAME ...;  its file: queuetop layouts --show NAME")

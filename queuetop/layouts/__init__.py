@@ -44,6 +44,8 @@ CLAIM_FORMS = {
     "batch_mark": "UPDATE of up to --batch rows stamping a fresh GUID (READPAST), then SELECT by that GUID",
     "move": "a transaction: SELECT TOP (1) ... WITH (ROWLOCK, XLOCK), DELETE it; then INSERT it into the completed "
             "table",
+    "batch": "WITH c AS (SELECT TOP (@n) ... WITH (ROWLOCK, READPAST, UPDLOCK) ORDER BY ...) UPDATE c ... OUTPUT: up "
+             "to --batch rows in one statement, one index seek per job type (PostgreSQL: FOR UPDATE SKIP LOCKED)",
 }
 # What a claim writes into a role: the database's clock, the clock plus the lease, the worker, the claim's fresh
 # token, the attempt count plus one, or a constant.
@@ -52,6 +54,8 @@ FAILURES = {
     "timeout": "a failed attempt is left unfinished: the claim times out and is taken again, dead after "
                "$max_attempts",
     "lost": "a failed request is never completed: it shows as lost, and `release` moves it back",
+    "retry": "a failed attempt is given back, available again after a delay; one that had $max_attempts moves to "
+             "the completed table as dead (and so does a timed-out claim that `release` finds out of attempts)",
 }
 FIGURES = ("depth", "oldest_age_s", "scheduled", "claimed", "timed_out", "dead", "lost", "arrivals",
            "completions", "wait", "processing")  # fmt: skip
@@ -135,6 +139,11 @@ class Claim:
     finish: Mapping[str, str] = field(default_factory=dict)
     finish_guard: bool = False
     failure: str | None = None
+    # `[complete] move = true`: a finished job moves to the completed table with its outcome (the native queue)
+    finish_move: bool = False
+    # The roles a claim handed back (given back, retried, released) is cleared of: the token alone where the
+    # state machine reads only the token (seed 004), every mark of the claim where it reads them (native).
+    clear: tuple[str, ...] = ("token",)
 
     @property
     def leased(self) -> bool:
@@ -188,6 +197,7 @@ class Layout:
     dead_actions: bool = False  # dead jobs can be retried or deleted
     enqueue_fields: Mapping[str, str] = field(default_factory=dict)  # form field → role it fills
     enqueue_constants: Mapping[str, int] = field(default_factory=dict)  # role → value every insert sets
+    enqueue_stamped: tuple[str, ...] = ()  # roles every insert sets to the database's now (native: created)
     dead_retry: Mapping[str, int | None] = field(default_factory=dict)  # role → value that makes a dead job pending
     dead_move_back: tuple[str, ...] = ()  # or: roles copied back from the completed table into the queue
     detail: tuple[str, ...] = ()  # roles the drill-down shows beside the times
@@ -424,8 +434,11 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         monitor_guard=monitor_guard,
         release=release,
         dead_actions=bool(data.get("dead_actions", False)) or "dead_retry" in data,
-        enqueue_fields={source: role for role, source in data.get("enqueue", {}).items() if isinstance(source, str)},
-        enqueue_constants={role: int(v) for role, v in data.get("enqueue", {}).items() if not isinstance(v, str)},
+        enqueue_fields={source: role for role, source in data.get("enqueue", {}).items()
+                        if isinstance(source, str) and role != "stamped"},
+        enqueue_constants={role: int(v) for role, v in data.get("enqueue", {}).items()
+                           if not isinstance(v, str) and role != "stamped"},
+        enqueue_stamped=tuple(data.get("enqueue", {}).get("stamped", ())),
         dead_retry={role: (None if v == "null" else int(v)) for role, v in data.get("dead_retry", {}).items()
                     if role != "move_back"},
         dead_move_back=tuple(data.get("dead_retry", {}).get("move_back", ())),
@@ -464,10 +477,21 @@ def _claim(spec: Mapping[str, Any], complete: Mapping[str, Any], columns: Mappin
     failure = spec.get("failure")
     if failure is not None and failure not in FAILURES:
         raise UsageError(f"{where}: [claim] failure must be one of {', '.join(FAILURES)}")
+    clear = tuple(spec.get("clear", ("token",) if "token" in sets else ()))
+    unknown = [role for role in clear if role not in sets]
+    if unknown:
+        raise UsageError(f"{where}: [claim] clear names {unknown[0]!r}, which the claim does not set")
+    finish_move = bool(complete.get("move", False))
+    if finish_move and not {"c_id", "c_completed", "c_outcome"} <= set(columns):
+        raise UsageError(f"{where}: [complete] move needs a completed table with id, completed and outcome columns")
+    if (failure == "retry" or "batch" in forms) and not (finish_move and "attempts" in sets and "token" in sets):
+        raise UsageError(f"{where}: a batch claim and the retry failure need a claim that sets the token and "
+                         "attempts, and a completion that moves the row ([complete] move = true)")
     claim = Claim(forms=forms, states=claim_states, sets=MappingProxyType(sets), order=order,
                   by_type=bool(spec.get("by_type", False)), through_view=bool(spec.get("through_view", False)),
                   lease_s=float(spec["lease_s"]) if "lease_s" in spec else None, finish=MappingProxyType(finish),
-                  finish_guard=bool(complete.get("guard_token", False)), failure=failure)  # fmt: skip
+                  finish_guard=bool(complete.get("guard_token", False)), failure=failure, finish_move=finish_move,
+                  clear=clear)  # fmt: skip
     if "move" in forms and len(forms) > 1:
         raise UsageError(f"{where}: a [claim] that moves rows has no other form")
     if claim.finish_guard and "token" not in sets:

@@ -41,26 +41,6 @@ Entry = tuple[str, str, str, tuple[Any, ...]]  # (layout, operation, sql as sent
 def dialect_calls(d: Dialect, db: Any, n: Layout) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
     """How to call each SQL-issuing dialect method: (what the variant is, the call)."""
     return {
-        "enqueue": [("", lambda: d.enqueue(db, n, ("email", "info", 128, 0.0, "cli"), 500))],
-        "claim": [("any type", lambda: d.claim(db, n, worker="w", token=TOKEN, job_types=[], batch=1,
-                                               lease_s=30)),
-                  ("one type", lambda: d.claim(db, n, worker="w", token=TOKEN, job_types=["a"], batch=10,
-                                               lease_s=30)),
-                  ("two types", lambda: d.claim(db, n, worker="w", token=TOKEN, job_types=["a", "b"], batch=10,
-                                                lease_s=30))],
-        "move_to_completed": [("", lambda: d.move_to_completed(db, n, job_id=1, token=TOKEN, outcome="succeeded")),
-                              ("dead", lambda: d.move_to_completed(db, n, job_id=1, token=TOKEN, outcome="dead",
-                                                                   min_attempts=3))],
-        "unclaim": [("", lambda: d.unclaim(db, n, job_id=1, token=TOKEN))],
-        "retry_later": [("", lambda: d.retry_later(db, n, job_id=1, token=TOKEN, delay_s=10, max_attempts=3))],
-        "release_claim": [("", lambda: d.release_claim(db, n, job_id=1, token=TOKEN, max_attempts=3))],
-        "release_timed_out": [
-            ("any type", lambda: d.release_timed_out(db, n, job_type=None, max_attempts=3)),
-            ("one type", lambda: d.release_timed_out(db, n, job_type="email", max_attempts=3))],
-        "count_timed_out": [("any type", lambda: d.count_timed_out(db, n, None)),
-                            ("one type", lambda: d.count_timed_out(db, n, "email"))],
-        "queued_job_types": [("", lambda: d.queued_job_types(db, n))],
-        "has_job_type": [("", lambda: d.has_job_type(db, n, "email"))],
         "max_job_id": [("", lambda: d.max_job_id(db, n))],
         "arrivals_after": [("", lambda: d.arrivals_after(db, n, 10, [])),
                            ("late ids", lambda: d.arrivals_after(db, n, 10, [3, 7]))],
@@ -71,8 +51,6 @@ def dialect_calls(d: Dialect, db: Any, n: Layout) -> dict[str, list[tuple[str, C
         "configure_reads": [("read-committed snapshot?", lambda: d.configure_reads(db))],
         "worker_claims": [("", lambda: d.worker_claims(db, n, 60))],
         "worker_completions": [("", lambda: d.worker_completions(db, n, 60, 20_000))],
-        "worker_timed_out_claims": [("one worker", lambda: d.worker_timed_out_claims(db, n, "w", 500)),
-                                    ("no worker recorded", lambda: d.worker_timed_out_claims(db, n, None, 500))],
     }  # fmt: skip
 
 
@@ -197,6 +175,8 @@ def seed_dequeue_recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[]
     out: dict[str, list[tuple[str, Callable[[], Any]]]] = {}
     for form in claim.forms:
         label = f"{SEED_OWN} claim ({form})"
+        if form == "batch":  # lease_recipes
+            continue
         if form in ("update_top", "cte"):
             out.setdefault("claim_one", []).append((label, lambda f=form: s.claim_one(f, values)))
         elif form == "batch_mark":
@@ -211,11 +191,45 @@ def seed_dequeue_recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[]
                 out.setdefault("claim_set", []).append((label, lambda: s.claim_set({**values, "__id": 7})))
     if claim.finish:
         out["finish"] = [(f"{SEED_OWN} completion", lambda: s.finish(7, TOKEN))]
+    out.update(lease_recipes(s))
     identity = layout.arrivals == "identity"
     out["row_states"] = [(f"load report: {table}", lambda t=table: s.row_states(t, None, 5 if identity else None,
                                                                                  None if identity else 90.0))
                          for table in ("queue", "completed") if table == "queue" or layout.completed_table]
     return out
+
+
+def lease_recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
+    """A leased queue's worker side (`[claim] forms = ["batch"]`, the native schema's): claims of one, several or any
+    job types, the moves with an outcome, retries, give-backs and releases."""
+    layout, claim = s.layout, s.layout.claim
+    if claim is None or "batch" not in claim.forms:
+        return {}
+    values: dict[str, Any] = {"__worker": "w", "__token": TOKEN, "__lease": 30, "__batch": 10}
+    state = layout.release.state if layout.release is not None else "timed_out"
+
+    def numbered(label: str, statements: list[Statement]) -> list[tuple[str, Callable[[], Any]]]:
+        return [(f"{label} ({i + 1})" if len(statements) > 1 else label, lambda st=st: st)
+                for i, st in enumerate(statements)]  # fmt: skip
+
+    bury, back = s.release_state(state, "email", 3, NOW)
+    bury_all, back_all = s.release_state(state, None, 3, NOW)
+    return {
+        "claim_batch": [("any type", lambda: s.claim_batch([], values)),
+                        ("one type", lambda: s.claim_batch(["a"], values)),
+                        ("two types", lambda: s.claim_batch(["a", "b"], values))],
+        "move_finished": [*numbered("succeeded", s.move_finished(1, TOKEN, "succeeded")),
+                          *numbered("dead", s.move_finished(1, TOKEN, "dead", 3))],
+        "retry_later": [("", lambda: s.retry_later(1, TOKEN, 10, 3))],
+        "give_back": [("", lambda: s.give_back(1, TOKEN))],
+        "release_claim": [("", lambda: s.release_claim(1, TOKEN, state, 3))],
+        "release_state": [*numbered("one type: dead", bury), ("one type: back to pending", lambda: back),
+                          *numbered("any type: dead", bury_all), ("any type: back to pending", lambda: back_all)],
+        "has_type": [("", lambda: s.has_type("email"))],
+        "queued_types": [("", s.queued_types)],
+        "insert_rows": [("", lambda: s.insert_rows(list(layout.enqueue_fields.values())[:3], ["email", "i", 128], 0.0,
+                                                   500))],
+    }
 
 
 def samples(layout: Layout) -> dict[str, Any]:
@@ -236,7 +250,8 @@ def statement_methods() -> list[str]:
     hints = {name: typing.get_type_hints(member).get("return")
              for name, member in inspect.getmembers(Statements, inspect.isfunction) if not name.startswith("_")}
     return sorted(name for name, hint in hints.items()
-                  if hint in (Statement, tuple[Statement, Statement]) or name == "insert")
+                  if hint in (Statement, tuple[Statement, Statement], list[Statement],
+                              tuple[list[Statement], Statement]) or name == "insert")
 
 
 def auto_call(s: Statements, name: str) -> Callable[[], Any] | None:

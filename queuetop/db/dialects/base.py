@@ -83,16 +83,10 @@ class Dialect:
     def shift_param(self, seconds: float) -> Any:
         return seconds
 
-    # The native queue's times are the database's own UTC clock, in the statement: claim time, lease end,
-    # completion, retry delay. Never a client's clock: across worker hosts that would release a job early and
-    # run it twice.
-    def clock_sql(self) -> str:
-        """The database's UTC now, as the native queue's statements compare and store it."""
-        return self.now_sql("utc")
-
-    def later_sql(self) -> str:
-        """The database's UTC now plus the seconds given by `later_params`."""
-        return self.shifted_now_sql("utc")
+    def later_sql(self, clock: str) -> str:
+        """The database's now plus a number of seconds that may be large (a lease, a delay), given by
+        `later_params`: as `shifted_now_sql`, but see SQL Server's."""
+        return self.shifted_now_sql(clock)
 
     def later_params(self, seconds: float) -> tuple[Any, ...]:
         return (self.shift_param(seconds),)
@@ -163,9 +157,6 @@ class Dialect:
 
     def decode_time(self, value: Any) -> datetime | None:
         return value
-
-    def encode_token(self, token: str) -> Any:
-        return token
 
     def placeholders(self, count: int) -> str:
         return ", ".join("?" * count)
@@ -269,64 +260,8 @@ class Dialect:
         return f"{TAG}CREATE INDEX {self.quote(name)} ON {self.names(layout)[table_role]} ({keys}){included}{filtered}"
 
     # -- queue operations --------------------------------------------------------------------------------
-    def enqueue(self, db: Database, layout: Layout, values: Sequence[Any], count: int) -> list[int]:
-        raise NotImplementedError
-
-    def claim(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
-              batch: int, lease_s: float) -> list[Row]:  # fmt: skip
-        """Claim up to `batch` available jobs; (id, type, info, priority, created, attempts, timeout) of each. The
-        claim time and the lease's end are the database's clock."""
-        raise NotImplementedError
-
-    def move_to_completed(self, db: Database, layout: Layout, *, job_id: int, token: str, outcome: str,
-                          min_attempts: int | None = None) -> bool:  # fmt: skip
-        """Move a claimed job to the completed table if the token still matches (and attempts ≥ min), completed
-        at the database's now."""
-        raise NotImplementedError
-
-    def retry_later(self, db: Database, layout: Layout, *, job_id: int, token: str, delay_s: float,
-                    max_attempts: int) -> bool:  # fmt: skip
-        """Give a claimed job back, available again `delay_s` after the database's now, if the token matches and
-        attempts remain."""
-        sql = self.sql(layout, """UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL,
-            {timeout} = NULL, {available} = """ + self.later_sql() + """
-            WHERE {id} = ? AND {token} = ? AND {attempts} < ?""")
-        params = (*self.later_params(delay_s), job_id, self.encode_token(token), max_attempts)
-        return db.execute(sql, params) == 1
-
-    def unclaim(self, db: Database, layout: Layout, *, job_id: int, token: str) -> bool:
-        """Hand an unstarted job back as if never claimed (its attempt is not spent), if the token matches."""
-        sql = self.sql(layout, """UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL,
-            {timeout} = NULL, {attempts} = {attempts} - 1 WHERE {id} = ? AND {token} = ?""")
-        return db.execute(sql, (job_id, self.encode_token(token))) == 1
-
-    def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None,
-                          max_attempts: int) -> tuple[int, int]:  # fmt: skip
-        """Release claims past their timeout by the database's clock: (returned to pending, moved to dead)."""
-        raise NotImplementedError
-
-    def job_type_filter(self, layout: Layout, job_types: Sequence[str], column: str = "type") -> str:
-        if not job_types:
-            return ""
-        return f" AND {self.names(layout)[column]} IN ({self.placeholders(len(job_types))})"
 
     # -- monitor reads (standard SQL; SQL Server adds its NOLOCK hint) -----------------------------------
-    def count_timed_out(self, db: Database, layout: Layout, job_type: str | None) -> int:
-        sql = self.sql(layout, "SELECT COUNT(*) FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL "
-                               f"AND {{timeout}} < {self.clock_sql()}"
-                               + self.job_type_filter(layout, [job_type] if job_type else []))
-        return int(db.fetchone(sql, (job_type,) if job_type else ())[0])
-
-    def has_job_type(self, db: Database, layout: Layout, job_type: str) -> bool:
-        """Whether any job of this type is in the queue table: two index seeks, never a scan."""
-        sql = self.sql(layout, "SELECT CASE WHEN EXISTS (SELECT 1 FROM {queue}{nolock} WHERE {type} = ? "
-                               "AND {claimed_at} IS NULL) OR EXISTS (SELECT 1 FROM {queue}{nolock} "
-                               "WHERE {type} = ? AND {claimed_at} IS NOT NULL) THEN 1 ELSE 0 END")
-        return bool(db.fetchone(sql, (job_type, job_type))[0])
-
-    def queued_job_types(self, db: Database, layout: Layout) -> list[str]:
-        sql = self.sql(layout, "SELECT DISTINCT {type} FROM {queue}{nolock} ORDER BY 1")
-        return [row[0] for row in db.fetchall(sql)]
 
     def age_index_guard(self, layout: Layout) -> str:
         """The condition that lets a monitor read use IX_WorkQueue_PendingAge (see index_definitions)."""
@@ -389,10 +324,6 @@ class Dialect:
             "WHERE {c_completed} > ? AND {c_type} = ? ORDER BY {c_completed} DESC, {c_id} DESC"))
         return db.fetchall(sql, (self.encode_time(since), job_type, limit))
 
-    # -- shared pieces of the move statements ------------------------------------------------------------
-    COMPLETED_INSERT_COLUMNS = ("{c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_claimed_by}, "
-                                "{c_attempts}, {c_outcome}")
-
     # -- workers: who holds what, from the claims (issue 11) ---------------------------------------------
     # "Now", "past its timeout" and "in the last minute" are the database's clock, in the statement, as the claims
     # themselves are: a client's clock running late would call a live worker's lease over.
@@ -400,11 +331,11 @@ class Dialect:
         """Per claimer of the claims in flight: (claimer, held, past their timeout, claimed in the last `recent_s`,
         last claim time). Reads the claimed rows only (IX_WorkQueue_Claimed's filter)."""
         sql = self.sql(layout, "SELECT {claimed_by}, COUNT(*), "
-                               f"SUM(CASE WHEN {{timeout}} < {self.clock_sql()} THEN 1 ELSE 0 END), "
-                               f"SUM(CASE WHEN {{claimed_at}} > {self.later_sql()} THEN 1 ELSE 0 END), "
+                               f"SUM(CASE WHEN {{timeout}} < {self.now_sql('utc')} THEN 1 ELSE 0 END), "
+                               f"SUM(CASE WHEN {{claimed_at}} > {self.shifted_now_sql('utc')} THEN 1 ELSE 0 END), "
                                "MAX({claimed_at}) FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL "
                                "GROUP BY {claimed_by}")
-        return db.fetchall(sql, self.later_params(-recent_s))
+        return db.fetchall(sql, (self.shift_param(-recent_s),))
 
     def worker_completions(self, db: Database, layout: Layout, recent_s: float, limit: int) -> list[Row]:
         """(claimer, outcome, claimed at, claimed in the last `recent_s` (1/0), completed at) of up to `limit` jobs
@@ -412,26 +343,8 @@ class Dialect:
         watermark read."""
         sql = self.sql(layout, self.first_rows_sql(
             "SELECT {c_claimed_by}, {c_outcome}, {c_claimed_at}, "
-            f"CASE WHEN {{c_claimed_at}} > {self.later_sql()} THEN 1 ELSE 0 END, {{c_completed}} "
-            f"FROM {{completed}}{{nolock}} WHERE {{c_completed}} > {self.later_sql()} ORDER BY {{c_completed}} DESC"))
-        return db.fetchall(sql, self.first_rows_params((*self.later_params(-recent_s),) * 2, limit))
-
-    def worker_timed_out_claims(self, db: Database, layout: Layout, worker: str | None, limit: int) -> list[Row]:
-        """(id, token, attempts) of one claimer's claims past their timeout (None: claims whose claimer was not
-        recorded): each is then released by `release_claim` or buried by `move_to_completed`, both compare-and-set
-        on its token, so this read needs no lock."""
-        who = "{claimed_by} IS NULL" if worker is None else "{claimed_by} = ?"
-        sql = self.sql(layout, self.first_rows_sql(
-            "SELECT {id}, {token}, {attempts} FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL "
-            f"AND {{timeout}} < {self.clock_sql()} AND {who} ORDER BY {{id}}"))
-        return db.fetchall(sql, self.first_rows_params(() if worker is None else (worker,), limit))
-
-    def release_claim(self, db: Database, layout: Layout, *, job_id: int, token: str, max_attempts: int) -> bool:
-        """Give one timed-out claim back to pending, its available time kept, only while it still holds `token`,
-        is still past its timeout by the database's clock and has attempts left: a job completed, released or
-        claimed again since it was read is left alone."""
-        sql = self.sql(layout, "UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL, "
-                               "{timeout} = NULL WHERE {id} = ? AND {token} = ? "
-                               f"AND {{timeout}} < {self.clock_sql()} AND {{attempts}} < ?")
-        return db.execute(sql, (job_id, self.encode_token(token), max_attempts)) == 1
+            f"CASE WHEN {{c_claimed_at}} > {self.shifted_now_sql('utc')} THEN 1 ELSE 0 END, {{c_completed}} "
+            f"FROM {{completed}}{{nolock}} WHERE {{c_completed}} > {self.shifted_now_sql('utc')} "
+            "ORDER BY {c_completed} DESC"))
+        return db.fetchall(sql, self.first_rows_params((self.shift_param(-recent_s),) * 2, limit))
 

@@ -19,7 +19,6 @@ column with a SQL collation (seed 004) converts the column, turning a seek into 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -63,13 +62,6 @@ class MSSQLDialect(Dialect):
         if purpose == "monitor":
             statements.append("SET DEADLOCK_PRIORITY LOW")
         return statements
-
-    def job_type_filter(self, layout: Layout, job_types: Sequence[str], column: str = "type") -> str:
-        # Typed as the column (nvarchar(128) in the native schema), as every native parameter that meets a column
-        if not job_types:
-            return ""
-        typed = ", ".join(["CAST(? AS nvarchar(128))"] * len(job_types))
-        return f" AND {self.names(layout)[column]} IN ({typed})"
 
     def returning(self, column: str) -> tuple[str, str]:
         return f" OUTPUT inserted.{column}", ""
@@ -122,9 +114,9 @@ class MSSQLDialect(Dialect):
     def shift_param(self, seconds: float) -> Any:
         return round(seconds * 1000)
 
-    def later_sql(self) -> str:
+    def later_sql(self, clock: str) -> str:
         # Whole seconds, then milliseconds: DATEADD takes an int, and a delay past 24.8 days overflows in ms
-        return "DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME()))"
+        return f"DATEADD(millisecond, ?, DATEADD(second, ?, {self.now_sql(clock)}))"
 
     def later_params(self, seconds: float) -> tuple[Any, ...]:
         whole = int(seconds)
@@ -222,82 +214,4 @@ class MSSQLDialect(Dialect):
                 "was created with, so create it from a session with QUOTED_IDENTIFIER ON"]
 
     # -- queue operations --------------------------------------------------------------------------------
-    def enqueue(self, db: Database, layout: Layout, values: Sequence[Any], count: int) -> list[int]:
-        job_type, info, priority, delay_s, created_by = values
-        # Any catalog view with enough rows serves as a row source; TOP cuts it to the count (a chunk: at most
-        # ENQUEUE_CHUNK rows, far below lock escalation).
-        sql = self.sql(layout, f"""INSERT INTO {{queue}} ({{type}}, {{info}}, {{priority}}, {{created}}, {{available}},
-                {{created_by}})
-            OUTPUT inserted.{{id}}
-            SELECT TOP (?) CAST(? AS nvarchar(128)), CAST(? AS nvarchar(max)), CAST(? AS tinyint), SYSUTCDATETIME(),
-                   {self.later_sql()}, CAST(? AS nvarchar(128))
-            FROM sys.all_columns AS a CROSS JOIN sys.all_columns AS b""")
-        params = (count, job_type, info, priority, *self.later_params(delay_s), created_by)
-        return sorted(row[0] for row in db.fetchall(sql, params))
 
-    def claim(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
-              batch: int, lease_s: float) -> list[Row]:  # fmt: skip
-        if len(job_types) > 1:
-            return self._claim_types(db, layout, worker=worker, token=token, job_types=job_types, batch=batch,
-                                     lease_s=lease_s)
-        types = "".join(" AND {type} = CAST(? AS nvarchar(128))" for _ in job_types)
-        sql = self.sql(layout, """WITH c AS (
-                SELECT TOP (?) * FROM {queue} WITH (ROWLOCK, READPAST, UPDLOCK)
-                WHERE {claimed_at} IS NULL AND {available} <= SYSUTCDATETIME()""" + types + """
-                ORDER BY {priority}, {available})
-            UPDATE c SET {claimed_at} = SYSUTCDATETIME(), {claimed_by} = CAST(? AS nvarchar(128)),
-                {token} = CAST(? AS uniqueidentifier), {timeout} = """ + self.later_sql() + """,
-                {attempts} = {attempts} + 1
-            OUTPUT inserted.{id}, inserted.{type}, inserted.{info}, inserted.{priority}, inserted.{created},
-                   inserted.{attempts}, inserted.{timeout}""")  # fmt: skip
-        return db.fetchall(sql, (batch, *job_types, worker, token, *self.later_params(lease_s)))
-
-    def _claim_types(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
-                     batch: int, lease_s: float) -> list[Row]:  # fmt: skip
-        """Several types: one TOP (n) seek of IX_WorkQueue_Pending per type, UNION ALL, then the best n of those
-        (seed 004's UPDATE ... FROM ... JOIN form); an IN list would read the dequeue index across every type.
-        Each arm's rows are read WITH (ROWLOCK, READPAST, UPDLOCK), so the update finds them still pending."""
-        arm = ("SELECT * FROM (SELECT TOP (?) {id}, {priority}, {available} FROM {queue} WITH (ROWLOCK, READPAST, "
-               "UPDLOCK) WHERE {claimed_at} IS NULL AND {available} <= SYSUTCDATETIME() "
-               "AND {type} = CAST(? AS nvarchar(128)) ORDER BY {priority}, {available}) AS qt_arm%d")
-        arms = " UNION ALL ".join(arm % i for i in range(len(job_types)))
-        sql = self.sql(layout, """UPDATE q SET {claimed_at} = SYSUTCDATETIME(), {claimed_by} = CAST(? AS nvarchar(128)),
-                {token} = CAST(? AS uniqueidentifier), {timeout} = """ + self.later_sql() + """,
-                {attempts} = q.{attempts} + 1
-            OUTPUT inserted.{id}, inserted.{type}, inserted.{info}, inserted.{priority}, inserted.{created},
-                   inserted.{attempts}, inserted.{timeout}
-            FROM {queue} AS q WITH (ROWLOCK, READPAST, UPDLOCK) INNER JOIN (SELECT TOP (?) qt_all.{id} FROM ("""
-            + arms + """) AS qt_all ORDER BY qt_all.{priority}, qt_all.{available}) AS picked ON q.{id} = picked.{id}
-            WHERE q.{claimed_at} IS NULL""")  # fmt: skip
-        arm_params = tuple(p for job_type in job_types for p in (batch, job_type))
-        return db.fetchall(sql, (worker, token, *self.later_params(lease_s), batch, *arm_params))
-
-    def _bury(self, outcome: str) -> str:
-        """A template deleting every row of the CTE `c` and landing it in the completed table, in one statement."""
-        return ("DELETE FROM c OUTPUT deleted.{id}, deleted.{type}, deleted.{created}, deleted.{claimed_at}, "
-                "SYSUTCDATETIME(), "
-                f"deleted.{{claimed_by}}, deleted.{{attempts}}, {outcome} "
-                f"INTO {{completed}} ({self.COMPLETED_INSERT_COLUMNS})")
-
-    def move_to_completed(self, db: Database, layout: Layout, *, job_id: int, token: str, outcome: str,
-                          min_attempts: int | None = None) -> bool:  # fmt: skip
-        guard = " AND {attempts} >= ?" if min_attempts is not None else ""
-        sql = self.sql(layout, "WITH c AS (SELECT * FROM {queue} WITH (ROWLOCK) WHERE {id} = ? "
-                               "AND {token} = CAST(? AS uniqueidentifier)" + guard + ") "
-                               + self._bury("CAST(? AS varchar(16))"))
-        guard_params = (min_attempts,) if min_attempts is not None else ()
-        return db.execute(sql, (job_id, token, *guard_params, outcome)) == 1
-
-    def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None,
-                          max_attempts: int) -> tuple[int, int]:  # fmt: skip
-        types = [job_type] if job_type else []
-        # READPAST: a job a worker is finishing right now is skipped, not waited on; UPDLOCK re-checks the
-        # timeout under the lock, so a job claimed anew meanwhile is left alone.
-        pick = ("WITH c AS (SELECT * FROM {queue} WITH (ROWLOCK, READPAST, UPDLOCK) WHERE {claimed_at} IS NOT NULL "
-                "AND {timeout} < SYSUTCDATETIME() AND {attempts} %s ?" + self.job_type_filter(layout, types) + ") ")
-        bury = self.sql(layout, pick % ">=" + self._bury("'dead'"))
-        release = self.sql(layout, pick % "<" + "UPDATE c SET {claimed_at} = NULL, {claimed_by} = NULL, "
-                                               "{token} = NULL, {timeout} = NULL")
-        dead = db.execute(bury, (max_attempts, *types))
-        released = db.execute(release, (max_attempts, *types))
-        return released, dead

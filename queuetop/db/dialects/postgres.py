@@ -8,14 +8,12 @@ explicit casts because psqlODBC prepares statements server-side, where a bare `?
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from queuetop.db.dialects.base import TAG, Dialect, Row, SchemaObject
+from queuetop.db.dialects.base import TAG, Dialect, SchemaObject
 from queuetop.errors import ErrorKind
 
 if TYPE_CHECKING:
-    from queuetop.db.connection import Database
     from queuetop.layouts import Layout
 
 NOW_UTC = "(clock_timestamp() AT TIME ZONE 'UTC')"
@@ -54,18 +52,10 @@ class PostgresDialect(Dialect):
         return f"date_trunc('second', {expr})"
 
     def shifted_now_sql(self, clock: str) -> str:
-        return f"({self.now_sql(clock)} + CAST(? AS double precision) * INTERVAL '1 second')"
-
-    def clock_sql(self) -> str:
-        # The statement's start, not clock_timestamp(): one value for the whole statement, and stable, so a
-        # comparison with it can bound an index scan.
-        return STATEMENT_NOW_UTC
-
-    def later_sql(self) -> str:
         # Down to the millisecond: a timestamp(3) column rounds to the nearest one, and a job enqueued in the last
         # half millisecond was then available only after a claim sent right after it (statement_timestamp() is
         # exact), which found nothing.
-        return f"date_trunc('milliseconds', {STATEMENT_NOW_UTC} + CAST(? AS double precision) * INTERVAL '1 second')"
+        return f"date_trunc('milliseconds', {self.now_sql(clock)} + CAST(? AS double precision) * INTERVAL '1 second')"
 
     def first_rows_sql(self, select: str) -> str:
         return select + " LIMIT CAST(? AS integer)"
@@ -153,92 +143,4 @@ class PostgresDialect(Dialect):
         return f"{TAG}SELECT pg_advisory_xact_lock(CAST(? AS bigint))", (key,)
 
     # -- queue operations --------------------------------------------------------------------------------
-    def enqueue(self, db: Database, layout: Layout, values: Sequence[Any], count: int) -> list[int]:
-        job_type, info, priority, delay_s, created_by = values
-        sql = self.sql(layout, f"""INSERT INTO {{queue}} ({{type}}, {{info}}, {{priority}}, {{created}}, {{available}},
-                {{created_by}})
-            SELECT CAST(? AS varchar(128)), CAST(? AS text), CAST(? AS smallint), {STATEMENT_NOW_UTC},
-                   {self.later_sql()}, CAST(? AS varchar(128))
-            FROM generate_series(1, CAST(? AS integer)) RETURNING {{id}}""")
-        return sorted(row[0] for row in db.fetchall(sql, (job_type, info, priority, delay_s, created_by, count)))
 
-    def claim(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
-              batch: int, lease_s: float) -> list[Row]:  # fmt: skip
-        if len(job_types) > 1:
-            return self._claim_types(db, layout, worker=worker, token=token, job_types=job_types, batch=batch,
-                                     lease_s=lease_s)
-        sql = self.sql(layout, f"""UPDATE {{queue}} SET {{claimed_at}} = {STATEMENT_NOW_UTC}, {{claimed_by}} = ?,
-                {{token}} = CAST(? AS uuid), {{timeout}} = {self.later_sql()}, {{attempts}} = {{attempts}} + 1
-            WHERE {{id}} IN (SELECT {{id}} FROM {{queue}}
-                WHERE {{claimed_at}} IS NULL AND {{available}} <= {STATEMENT_NOW_UTC}"""
-            + self.job_type_filter(layout, job_types) + """
-                ORDER BY {priority}, {available} LIMIT CAST(? AS integer) FOR UPDATE SKIP LOCKED)
-            RETURNING {id}, {type}, {info}, {priority}, {created}, {attempts}, {timeout}""")  # fmt: skip
-        return db.fetchall(sql, (worker, token, lease_s, *job_types, batch))
-
-    def _claim_types(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
-                     batch: int, lease_s: float) -> list[Row]:  # fmt: skip
-        """Several types: one seek of IX_WorkQueue_Pending per type (its first `batch` rows, locked as read), the
-        best `batch` of those taken; a filter over the dequeue index would read every other type's rows first.
-        A LATERAL join, because PostgreSQL allows no FOR UPDATE in the arms of a UNION ALL."""
-        values = ", ".join(["(CAST(? AS varchar(128)))"] * len(job_types))
-        sql = self.sql(layout, f"""UPDATE {{queue}} SET {{claimed_at}} = {STATEMENT_NOW_UTC}, {{claimed_by}} = ?,
-                {{token}} = CAST(? AS uuid), {{timeout}} = {self.later_sql()}, {{attempts}} = {{attempts}} + 1
-            WHERE {{id}} IN (SELECT picked.{{id}} FROM (VALUES {values}) AS qt_types (job_type)
-                CROSS JOIN LATERAL (SELECT {{id}}, {{priority}}, {{available}} FROM {{queue}}
-                    WHERE {{claimed_at}} IS NULL AND {{available}} <= {STATEMENT_NOW_UTC}
-                    AND {{type}} = qt_types.job_type ORDER BY {{priority}}, {{available}} LIMIT CAST(? AS integer)
-                    FOR UPDATE SKIP LOCKED) AS picked
-                ORDER BY picked.{{priority}}, picked.{{available}} LIMIT CAST(? AS integer))
-            RETURNING {{id}}, {{type}}, {{info}}, {{priority}}, {{created}}, {{attempts}}, {{timeout}}""")  # fmt: skip
-        return db.fetchall(sql, (worker, token, lease_s, *job_types, batch, batch))
-
-    def move_to_completed(self, db: Database, layout: Layout, *, job_id: int, token: str, outcome: str,
-                          min_attempts: int | None = None) -> bool:  # fmt: skip
-        guard = " AND {attempts} >= CAST(? AS integer)" if min_attempts is not None else ""
-        sql = self.sql(layout, "WITH moved AS (DELETE FROM {queue} WHERE {id} = CAST(? AS bigint) "
-                               "AND {token} = CAST(? AS uuid)" + guard +
-                               " RETURNING {id}, {type}, {created}, {claimed_at}, {claimed_by}, {attempts}) "
-                               f"INSERT INTO {{completed}} ({self.COMPLETED_INSERT_COLUMNS}) "
-                               f"SELECT {{id}}, {{type}}, {{created}}, {{claimed_at}}, {STATEMENT_NOW_UTC}, "
-                               "{claimed_by}, {attempts}, CAST(? AS varchar(16)) FROM moved")  # fmt: skip
-        guard_params = (min_attempts,) if min_attempts is not None else ()
-        return db.execute(sql, (job_id, token, *guard_params, outcome)) == 1
-
-    def retry_later(self, db: Database, layout: Layout, *, job_id: int, token: str, delay_s: float,
-                    max_attempts: int) -> bool:  # fmt: skip
-        sql = self.sql(layout, f"""UPDATE {{queue}} SET {{claimed_at}} = NULL, {{claimed_by}} = NULL, {{token}} = NULL,
-            {{timeout}} = NULL, {{available}} = {self.later_sql()}
-            WHERE {{id}} = CAST(? AS bigint) AND {{token}} = CAST(? AS uuid) AND {{attempts}} < CAST(? AS integer)""")
-        return db.execute(sql, (delay_s, job_id, token, max_attempts)) == 1
-
-    def release_claim(self, db: Database, layout: Layout, *, job_id: int, token: str, max_attempts: int) -> bool:
-        sql = self.sql(layout, "UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL, "
-                               "{timeout} = NULL WHERE {id} = CAST(? AS bigint) AND {token} = CAST(? AS uuid) "
-                               f"AND {{timeout}} < {self.clock_sql()} AND {{attempts}} < CAST(? AS integer)")
-        return db.execute(sql, (job_id, token, max_attempts)) == 1
-
-    def unclaim(self, db: Database, layout: Layout, *, job_id: int, token: str) -> bool:
-        sql = self.sql(layout, """UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL,
-            {timeout} = NULL, {attempts} = {attempts} - 1
-            WHERE {id} = CAST(? AS bigint) AND {token} = CAST(? AS uuid)""")
-        return db.execute(sql, (job_id, token)) == 1
-
-    def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None,
-                          max_attempts: int) -> tuple[int, int]:  # fmt: skip
-        types = [job_type] if job_type else []
-        # Lock only what no one else holds: a job a worker is finishing right now is skipped, not waited on,
-        # and the timeout is checked again under the lock, so a job claimed anew meanwhile is left alone.
-        pick = (f"SELECT {{id}} FROM {{queue}} WHERE {{claimed_at}} IS NOT NULL AND {{timeout}} < {STATEMENT_NOW_UTC} "
-                "AND {attempts} %s CAST(? AS integer)" + self.job_type_filter(layout, types)
-                + " FOR UPDATE SKIP LOCKED")
-        bury = self.sql(layout, "WITH moved AS (DELETE FROM {queue} WHERE {id} IN (" + pick % ">=" + ") "
-                                "RETURNING {id}, {type}, {created}, {claimed_at}, {claimed_by}, {attempts}) "
-                                f"INSERT INTO {{completed}} ({self.COMPLETED_INSERT_COLUMNS}) "
-                                f"SELECT {{id}}, {{type}}, {{created}}, {{claimed_at}}, {STATEMENT_NOW_UTC}, "
-                                "{claimed_by}, {attempts}, 'dead' FROM moved")
-        release = self.sql(layout, "UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL, "
-                                   "{timeout} = NULL WHERE {id} IN (" + pick % "<" + ")")
-        dead = db.execute(bury, (max_attempts, *types))
-        released = db.execute(release, (max_attempts, *types))
-        return released, dead

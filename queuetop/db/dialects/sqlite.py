@@ -11,15 +11,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from queuetop.db.dialects.base import Dialect, Row, SchemaObject
+from queuetop.db.dialects.base import Dialect, SchemaObject
 from queuetop.errors import ErrorKind
 
 if TYPE_CHECKING:
-    from queuetop.db.connection import Database
     from queuetop.layouts import Layout
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
-MAX_CLAIM_ARMS = 100  # job types a claim reads as separate index ranges
 
 
 class SQLiteDialect(Dialect):
@@ -126,79 +124,4 @@ class SQLiteDialect(Dialect):
         return objects
 
     # -- queue operations --------------------------------------------------------------------------------
-    def enqueue(self, db: Database, layout: Layout, values: Sequence[Any], count: int) -> list[int]:
-        job_type, info, priority, delay_s, created_by = values
-        sql = self.sql(layout, f"""WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-            INSERT INTO {{queue}} ({{type}}, {{info}}, {{priority}}, {{created}}, {{available}}, {{created_by}})
-            SELECT ?, ?, ?, {self.clock_sql()}, {self.later_sql()}, ? FROM n WHERE true RETURNING {{id}}""")
-        params = (count, job_type, info, priority, *self.later_params(delay_s), created_by)
-        with db.transaction():
-            return sorted(row[0] for row in db.fetchall(sql, params))
-
-    def claim(self, db: Database, layout: Layout, *, worker: str, token: str, job_types: Sequence[str],
-              batch: int, lease_s: float) -> list[Row]:  # fmt: skip
-        pick, pick_params = self._claim_pick(job_types, batch)
-        sql = self.sql(layout, f"""UPDATE {{queue}} SET {{claimed_at}} = {self.clock_sql()}, {{claimed_by}} = ?,
-                {{token}} = ?, {{timeout}} = {self.later_sql()}, {{attempts}} = {{attempts}} + 1
-            WHERE {{id}} IN (""" + pick + """)
-            RETURNING {id}, {type}, {info}, {priority}, {created}, {attempts}, {timeout}""")  # fmt: skip
-        params = (worker, token, *self.later_params(lease_s), *pick_params)
-        with db.transaction():
-            return db.fetchall(sql, params)
-
-    def _claim_pick(self, job_types: Sequence[str], batch: int) -> tuple[str, tuple[Any, ...]]:
-        """The ids a claim takes, read in index order so it stops after `batch` rows instead of sorting the
-        backlog. Untyped: IX_WorkQueue_Dequeue (priority, available, rowid). Typed: IX_WorkQueue_Pending,
-        whose keys here are (type, priority, available, created, rowid); several types: one range per type,
-        each stopped at `batch` rows, merged (an IN list would make SQLite sort every pending row)."""
-        pending = "{claimed_at} IS NULL AND {available} <= " + self.clock_sql().replace("{", "{{").replace("}", "}}")
-        if not job_types:
-            pick = f"SELECT {{id}} FROM {{queue}} WHERE {pending} ORDER BY {{priority}}, {{available}}, {{id}} LIMIT ?"
-            return pick, (batch,)
-        order = "ORDER BY {priority}, {available}, {created}, {id}"
-        one = (f"SELECT {{id}}, {{priority}}, {{available}}, {{created}} FROM {{queue}} "
-               f"WHERE {pending} AND {{type}} = ? {order} LIMIT ?")  # fmt: skip
-        if len(job_types) == 1:
-            return f"SELECT {{id}} FROM ({one})", (job_types[0], batch)
-        if len(job_types) > MAX_CLAIM_ARMS:  # SQLite caps compound selects at 500 terms: the slow, sorting way
-            in_list = f"{{type}} IN ({self.placeholders(len(job_types))})"
-            return f"SELECT {{id}} FROM {{queue}} WHERE {pending} AND {in_list} {order} LIMIT ?", (*job_types, batch)
-        arms = " UNION ALL ".join([f"SELECT * FROM ({one})"] * len(job_types))
-        params = tuple(p for job_type in job_types for p in (job_type, batch))
-        return f"SELECT {{id}} FROM ({arms}) {order} LIMIT ?", (*params, batch)
-
-    def move_to_completed(self, db: Database, layout: Layout, *, job_id: int, token: str, outcome: str,
-                          min_attempts: int | None = None) -> bool:  # fmt: skip
-        guard = " AND {attempts} >= ?" if min_attempts is not None else ""
-        guard_params = (min_attempts,) if min_attempts is not None else ()
-        insert = self.sql(layout, f"INSERT INTO {{completed}} ({self.COMPLETED_INSERT_COLUMNS}) "
-                                  f"SELECT {{id}}, {{type}}, {{created}}, {{claimed_at}}, {self.clock_sql()}, "
-                                  "{claimed_by}, {attempts}, ? FROM {queue} WHERE {id} = ? AND {token} = ?" + guard)
-        delete = self.sql(layout, "DELETE FROM {queue} WHERE {id} = ? AND {token} = ?")
-        with db.transaction():
-            moved = db.execute(insert, (outcome, job_id, token, *guard_params))
-            if moved:
-                db.execute(delete, (job_id, token))
-        return moved == 1
-
-    def release_timed_out(self, db: Database, layout: Layout, *, job_type: str | None,
-                          max_attempts: int) -> tuple[int, int]:  # fmt: skip
-        types = [job_type] if job_type else []
-        # One transaction, one clock: the write lock is held from the first statement, and the now each
-        # statement reads is kept in a temporary value so the bury and the delete agree on which rows.
-        clock = self.clock_sql()
-        timed_out = "{claimed_at} IS NOT NULL AND {timeout} < ?" + self.job_type_filter(layout, types)
-        bury = self.sql(layout, f"INSERT INTO {{completed}} ({self.COMPLETED_INSERT_COLUMNS}) "
-                                "SELECT {id}, {type}, {created}, {claimed_at}, ?, {claimed_by}, {attempts}, 'dead' "
-                                f"FROM {{queue}} WHERE {timed_out} AND {{attempts}} >= ?")
-        delete = self.sql(layout, f"DELETE FROM {{queue}} WHERE {timed_out} AND {{attempts}} >= ?")
-        release = self.sql(layout, "UPDATE {queue} SET {claimed_at} = NULL, {claimed_by} = NULL, {token} = NULL, "
-                                   f"{{timeout}} = NULL WHERE {timed_out} AND {{attempts}} < ?")
-        with db.transaction():
-            t = db.fetchone(f"SELECT {clock}")[0]  # SQLite's own clock, read inside the write lock
-            dead = db.execute(bury, (t, t, *types, max_attempts))
-            if dead:
-                db.execute(delete, (t, *types, max_attempts))
-            released = db.execute(release, (t, *types, max_attempts))
-        return released, dead
 

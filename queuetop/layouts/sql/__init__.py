@@ -3,7 +3,8 @@
 Every shape is served here, the native schema's included: the monitor's reads (`counts`: states counted per
 job type; `flow`: arrivals and completions past a watermark), the rows the drill-down, the load report and the
 workers screen show (`rows`), the actions (`act`: enqueue the way the seed's insert does, release by
-compare-and-set, dead retry/delete), and a worker's claims and completions (`claim`). Roles become quoted column
+compare-and-set, dead retry/delete), and a worker's claims and completions (`claim`; `lease`: the batch
+claims, moves with an outcome, retries and releases of a leased queue, the native schema's). Roles become quoted column
 names, conditions come from `predicate.py`, values always travel as typed `?` parameters, and times are the
 database's own clock of the layout's kind (`GETDATE()` / `LOCALTIMESTAMP` / SQLite 'localtime' for the seeds,
 UTC for native) — never the client's. Each statement starts with `/* queuetop */` and is rendered once per
@@ -14,13 +15,13 @@ from __future__ import annotations
 
 from queuetop.layouts.sql.act import ActSQL
 from queuetop.layouts.sql.base import NO_COUNT, TAG, Bind, Statement
-from queuetop.layouts.sql.claim import ClaimSQL
 from queuetop.layouts.sql.counts import CountSQL
 from queuetop.layouts.sql.flow import FlowSQL
+from queuetop.layouts.sql.lease import LeaseSQL
 from queuetop.layouts.sql.rows import RowSQL
 
 __all__ = ["NO_COUNT", "TAG", "Bind", "Statement", "Statements"]
 
 
-class Statements(CountSQL, FlowSQL, RowSQL, ActSQL, ClaimSQL):
+class Statements(CountSQL, FlowSQL, RowSQL, ActSQL, LeaseSQL):
     """The statements of one layout in one dialect. Settings ($max_attempts, $lost_after) are bound at run time."""

@@ -59,28 +59,32 @@ class StatementsBase:
         return self.dialect.row_hint
 
     # -- conditions --------------------------------------------------------------------------------------
-    def condition(self, node: Node, binds: list[Callable[[dict[str, Any]], Any]]) -> str:
-        """SQL for a parsed condition; appends to `binds` one getter per `?`, in order."""
+    def condition(self, node: Node, binds: list[Callable[[dict[str, Any]], Any]], fixed_now: bool = False) -> str:
+        """SQL for a parsed condition; appends to `binds` one getter per `?`, in order. `fixed_now`: "now" is a
+        parameter (`__now`), so that several statements of one transaction agree on which rows they touch."""
         if isinstance(node, Bool):
             return "1 = 1" if node.value else "1 = 0"
         if isinstance(node, Not):
-            return f"NOT ({self.condition(node.inner, binds)})"
+            return f"NOT ({self.condition(node.inner, binds, fixed_now)})"
         if isinstance(node, Junction):
             joiner = " AND " if node.kind == "and" else " OR "
-            return "(" + joiner.join(self.condition(part, binds) for part in node.parts) + ")"
+            return "(" + joiner.join(self.condition(part, binds, fixed_now) for part in node.parts) + ")"
         assert isinstance(node, Compare)
         if node.right is None:
-            return f"{self._operand(node.left, None, binds)} {node.op.upper()}"
+            return f"{self._operand(node.left, None, binds, fixed_now)} {node.op.upper()}"
         left_type = self.layout.type_of(node.left.name) if isinstance(node.left, Role) else None
         right_type = self.layout.type_of(node.right.name) if isinstance(node.right, Role) else None
-        left = self._operand(node.left, right_type, binds)
-        right = self._operand(node.right, left_type, binds)
+        left = self._operand(node.left, right_type, binds, fixed_now)
+        right = self._operand(node.right, left_type, binds, fixed_now)
         return f"{left} {node.op} {right}"
 
-    def _operand(self, operand: Operand, other_type: str | None, binds: list) -> str:
+    def _operand(self, operand: Operand, other_type: str | None, binds: list, fixed_now: bool = False) -> str:
         if isinstance(operand, Role):
             return self.col(operand.name)
         if isinstance(operand, Now):
+            if operand.offset is None and fixed_now:
+                binds.append(lambda s: s["__now"])
+                return "?"
             if operand.offset is None:
                 return self.now()
             name, sign = operand.offset, operand.sign
@@ -98,6 +102,13 @@ class StatementsBase:
         name = operand.name
         binds.append(lambda s: int(s[name]))
         return self.dialect.param("int")
+
+    def _later(self, binds: list, seconds_of: Callable[[dict[str, Any]], float]) -> str:
+        """The database's now plus `seconds_of(settings)` seconds, which may be many (a lease, a delay)."""
+        sql = self.dialect.later_sql(self.layout.clock)
+        for index in range(sql.count("?")):
+            binds.append(lambda s, i=index: self.dialect.later_params(seconds_of(s))[i])
+        return sql
 
     def _render(self, key: str, build: Callable[[list], str]) -> tuple[str, tuple[Bind, ...]]:
         cached = self._cache.get(key)

@@ -45,8 +45,7 @@ class ClaimSQL(StatementsBase):
         if value == "now":
             return self.now()
         if value == "now + $lease":
-            binds.append(lambda s: self.dialect.shift_param(float(s["__lease"])))
-            return self.dialect.shifted_now_sql(layout.clock)
+            return self._later(binds, lambda s: float(s["__lease"]))
         if value == "attempts + 1":
             return f"{self.col('attempts')} + 1"
         key = {"$worker": "__worker", "$token": "__token"}[value]

@@ -1,2 +1,2 @@
--- native: queued_job_types
+-- native: queued_types
 /* queuetop */ SELECT DISTINCT [JobType] FROM [queuetop].[WorkQueue] WITH (NOLOCK) ORDER BY 1;

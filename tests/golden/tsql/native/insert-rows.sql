@@ -1,0 +1,2 @@
+-- native: insert_rows
+/* queuetop */ INSERT INTO [queuetop].[WorkQueue] ([JobType], [JobInfo], [Priority], [CreatedDate], [AvailableDate]) OUTPUT inserted.[WorkQueueID] SELECT TOP (CAST(? AS int)) CAST(? AS nvarchar(128)), CAST(? AS nvarchar(max)), CAST(? AS tinyint), SYSUTCDATETIME(), DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME())) FROM sys.all_columns AS a CROSS JOIN sys.all_columns AS b;

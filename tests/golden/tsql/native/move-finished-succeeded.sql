@@ -1,0 +1,2 @@
+-- native: move_finished succeeded
+/* queuetop */ WITH qt_moved AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK) WHERE [WorkQueueID] = CAST(? AS bigint) AND [ProcessingMark] = CAST(? AS uniqueidentifier)) DELETE FROM qt_moved OUTPUT deleted.[WorkQueueID], deleted.[JobType], deleted.[CreatedDate], deleted.[RetrievedDate], deleted.[RetrievedBy], deleted.[Attempts], SYSUTCDATETIME(), CAST(? AS varchar(16)) INTO [queuetop].[WorkCompleted] ([WorkQueueID], [JobType], [CreatedDate], [RetrievedDate], [RetrievedBy], [Attempts], [CompletedDate], [Outcome]);

@@ -1,2 +1,0 @@
--- native: move_to_completed
-/* queuetop */ WITH c AS (SELECT * FROM [queuetop].[WorkQueue] WITH (ROWLOCK) WHERE [WorkQueueID] = ? AND [ProcessingMark] = CAST(? AS uniqueidentifier)) DELETE FROM c OUTPUT deleted.[WorkQueueID], deleted.[JobType], deleted.[CreatedDate], deleted.[RetrievedDate], SYSUTCDATETIME(), deleted.[RetrievedBy], deleted.[Attempts], CAST(? AS varchar(16)) INTO [queuetop].[WorkCompleted] ([WorkQueueID], [JobType], [CreatedDate], [RetrievedDate], [CompletedDate], [RetrievedBy], [Attempts], [Outcome]);

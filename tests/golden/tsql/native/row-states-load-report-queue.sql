@@ -1,0 +1,2 @@
+-- native: row_states load report: queue
+/* queuetop */ SELECT [WorkQueueID], CASE WHEN ([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()) THEN 'pending' WHEN ([RetrievedDate] IS NULL AND [AvailableDate] > SYSUTCDATETIME()) THEN 'scheduled' WHEN ([RetrievedDate] IS NOT NULL AND [TimeoutDate] >= SYSUTCDATETIME()) THEN 'claimed' WHEN ([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME()) THEN 'timed_out' ELSE NULL END FROM [queuetop].[WorkQueue] WHERE [WorkQueueID] >= CAST(? AS bigint);
