@@ -276,36 +276,6 @@ class Actions:
                 return ReleaseResult(timed_out=0, dry_run=dry_run)
             return queue.release_timed_out(job_type, dry_run=dry_run)
 
-    def type_detail(self, job_type: str, limit: int = DETAIL_ROWS) -> TypeDetail:
-        if not self.layout.native:
-            return self._shape_detail(job_type, limit)
-        with self._reader.use() as db:
-            dialect, layout, decode = db.dialect, self.layout, db.dialect.decode_time
-            now = db.now()
-            pending_rows = dialect.oldest_pending(db, layout, job_type, limit)
-            claim_rows = dialect.current_claims(db, layout, job_type, limit)
-            since = now - timedelta(seconds=RECENT_S)
-            completion_rows = dialect.recent_completions(db, layout, job_type, since, limit)
-        pending = tuple(
-            PendingJob(id=int(job_id), age_s=_seconds_between(now, decode(created)) or 0.0, priority=int(priority),
-                       attempts=int(attempts or 0), available_in_s=_seconds_between(decode(available), now) or 0.0,
-                       info=info)
-            for job_id, created, available, priority, attempts, info in pending_rows
-        )
-        claims = tuple(
-            ClaimedJob(id=int(job_id), worker=worker, claimed_for_s=_seconds_between(now, decode(claimed_at)) or 0.0,
-                       expires_in_s=_seconds_between(decode(timeout), now), attempts=int(attempts or 0))
-            for job_id, worker, claimed_at, timeout, attempts in claim_rows
-        )
-        completions = []
-        for job_id, outcome, created, claimed_at, completed_at in completion_rows:
-            created, claimed_at, completed_at = decode(created), decode(claimed_at), decode(completed_at)
-            completions.append(CompletedJob(
-                id=int(job_id), outcome=outcome, wait_s=_seconds_between(claimed_at, created),
-                processing_s=None if outcome == "dead" else _seconds_between(completed_at, claimed_at),
-                ago_s=_seconds_between(now, completed_at) or 0.0))  # fmt: skip
-        return TypeDetail(job_type, now, pending, claims, tuple(completions))
-
     def dead(self, action: str, job_type: str | None = None) -> int:
         """"count", "retry" (back to pending, as if never tried) or "delete" the dead jobs of a type (or all)."""
         job_type = job_type if self.layout.has_job_type else None
@@ -313,7 +283,7 @@ class Actions:
             return ShapeQueue(db, self.layout, {**self.settings, "max_attempts": self.max_attempts}).dead(
                 action, job_type)
 
-    def _shape_detail(self, job_type: str, limit: int) -> TypeDetail:
+    def type_detail(self, job_type: str, limit: int = DETAIL_ROWS) -> TypeDetail:
         """The drill-down of any shape: what its states and completions can show (None where it keeps nothing)."""
         layout, settings = self.layout, self.settings
         wanted = job_type if layout.has_job_type else None
@@ -322,7 +292,7 @@ class Actions:
             now = decode(db.fetchone(f"SELECT {db.dialect.now_sql(layout.clock)}")[0])
             pending_rows = db.fetchall(*statements.rows_in_states(
                 ["pending"], wanted, ["id", "created", "available", "priority", "attempts", "info"],
-                ["created", "available", "id"], limit, settings))
+                ["created", "id"], limit, settings))
             claim_states = [s for s in ("claimed", "timed_out") if s in layout.states]
             claim_rows = []
             if claim_states and layout.states[claim_states[0]].table == "queue":
@@ -350,10 +320,12 @@ class Actions:
             for job_id, worker, claimed_at, timeout, attempts in claim_rows
         )  # fmt: skip
         completions = tuple(
-            CompletedJob(id=job_id, outcome="done", wait_s=_seconds_between(decode(wait_to), decode(wait_from)),
-                         processing_s=_seconds_between(decode(work_to), decode(work_from)),
+            CompletedJob(id=job_id, outcome=outcome or "done",
+                         wait_s=_seconds_between(decode(wait_to), decode(wait_from)),
+                         processing_s=None if outcome == "dead" else _seconds_between(decode(work_to),
+                                                                                      decode(work_from)),
                          ago_s=_seconds_between(now, decode(at)) or 0.0)
-            for job_id, at, wait_from, wait_to, work_from, work_to in completion_rows
+            for job_id, at, wait_from, wait_to, work_from, work_to, outcome in completion_rows
         )  # fmt: skip
         return TypeDetail(job_type, now, pending, claims, completions)
 

@@ -130,8 +130,9 @@ def native_probes(db: Database, layout: Layout, settings: dict[str, Any] | None 
         return Probe(name, sql, params, expected=frozenset(indexes), **kind)
 
     return [replace(p, expected=frozenset(expected.get(p.name, ()))) for p in poll] + [
-        probe("drill-down: oldest pending jobs", lambda r: d.oldest_pending(r, layout, job_type, 20), [age, pending],
-              limited=True),
+        Probe("drill-down: oldest pending jobs", *s.rows_in_states(
+            ["pending"], job_type, ["id", "created", "available", "priority", "attempts", "info"], ["created", "id"],
+            20, settings), limited=True, expected=frozenset([age, pending])),
         probe("dequeue: claim one type", lambda r: Queue(r, layout).claim(DOCTOR_WORKER, [job_type]),
               [pending, dequeue], limited=True, dequeue=True),
         probe("dequeue: claim any type", lambda r: Queue(r, layout).claim(DOCTOR_WORKER),

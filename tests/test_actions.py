@@ -146,6 +146,21 @@ def test_type_detail_decodes_pending_claims_and_completions(backend: Backend) ->
     assert detail.completions[0].ago_s >= 0
 
 
+def test_type_detail_shows_a_dead_job_as_dead_without_a_processing_time(backend: Backend) -> None:
+    with backend.open() as db:
+        queue = Queue(db, backend.layout, max_attempts=1)
+        queue.enqueue_many("email", 1)
+        (job,) = queue.claim("worker-a", ["email"])
+        assert queue.fail(job.id, job.token) == "dead"
+    actions = Actions(backend.target, backend.layout)
+    try:
+        detail = actions.type_detail("email")
+    finally:
+        actions.close()
+    assert [(c.id, c.outcome, c.processing_s) for c in detail.completions] == [(job.id, "dead", None)]
+    assert detail.completions[0].wait_s is not None and detail.completions[0].wait_s >= 0
+
+
 def test_a_failed_call_changes_nothing_and_the_next_one_reconnects(tmp_path: Path, sqlite_backend: Backend) -> None:
     missing = Actions(parse_target(str(tmp_path / "absent.db")))
     with pytest.raises(QueuetopError, match="queuetop init"):

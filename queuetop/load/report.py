@@ -4,7 +4,7 @@ After the run, the report reads where each of the run's jobs is now:
 - `arrivals_after(first id - 1)`: every row at or above the run's first id, in the queue table and in the
   completed table (UNION ALL, so a job in both, or twice in one, is seen twice);
 - `completions_since(run start - margin)`: the completed rows, with outcome and times;
-- `current_claims(type)`: the claims in flight, with the worker that holds each.
+- the claimed and timed-out rows of each type (`Statements.rows_in_states`), with the worker that holds each.
 Against the ids the inserts returned (the run's own record of what it enqueued): a job seen more than once is
 a duplicate, a job seen nowhere is lost; the others are completed, dead, pending or claimed, and these add up
 to the enqueued count. Wait (claimed - created) and processing (completed - claimed) percentiles come from
@@ -254,7 +254,8 @@ def build_report(db: Database, layout: Layout, facts: RunFacts) -> LoadReport:
             if job_id in ours:
                 finished[job_id] = (outcome, *_latencies(dialect, created, claimed, completed))
     for job_type in facts.config.type_names:
-        for job_id, worker, *_ in dialect.current_claims(db, layout, job_type, CLAIMS_LIMIT):
+        for job_id, worker in db.fetchall(*Statements(dialect, layout).rows_in_states(
+                ["claimed", "timed_out"], job_type, ["id", "claimed_by"], ["timeout", "id"], CLAIMS_LIMIT)):
             claims[int(job_id)] = worker
 
     duplicates = facts.ledger.duplicates()

@@ -263,10 +263,6 @@ class Dialect:
 
     # -- monitor reads (standard SQL; SQL Server adds its NOLOCK hint) -----------------------------------
 
-    def age_index_guard(self, layout: Layout) -> str:
-        """The condition that lets a monitor read use IX_WorkQueue_PendingAge (see index_definitions)."""
-        return " AND {attempts} >= 0" if layout.has("attempts") else ""
-
     def max_job_id(self, db: Database, layout: Layout) -> int:
         sql = self.sql(layout, "SELECT (SELECT MAX({id}) FROM {queue}{nolock}), "
                                "(SELECT MAX({c_id}) FROM {completed}{nolock})")
@@ -296,33 +292,6 @@ class Dialect:
 
     def first_rows_params(self, params: tuple[Any, ...], limit: int) -> tuple[Any, ...]:
         return (*params, limit)
-
-    def first_rows(self, template: str) -> str:
-        """`SELECT ...` limited to `?` rows: LIMIT here, TOP on SQL Server. The limit is the last parameter."""
-        return template + " LIMIT ?"
-
-    def oldest_pending(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
-        """(id, created, available, priority, attempts, info excerpt), oldest first."""
-        sql = self.sql(layout, self.first_rows(
-            "SELECT {id}, {created}, {available}, {priority}, {attempts}, SUBSTRING({info}, 1, 200) "
-            "FROM {queue}{row_hint} WHERE {claimed_at} IS NULL AND {type} = ?" + self.age_index_guard(layout)
-            + " ORDER BY {created}, {id}"))  # the guard: a seek on IX_WorkQueue_PendingAge, not a backlog scan
-        return db.fetchall(sql, (job_type, limit))
-
-    def current_claims(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
-        """(id, worker, claimed at, timeout, attempts), the soonest to time out first."""
-        sql = self.sql(layout, self.first_rows(
-            "SELECT {id}, {claimed_by}, {claimed_at}, {timeout}, {attempts} FROM {queue}{row_hint} "
-            "WHERE {claimed_at} IS NOT NULL AND {type} = ? ORDER BY {timeout}, {id}"))
-        return db.fetchall(sql, (job_type, limit))
-
-    def recent_completions(self, db: Database, layout: Layout, job_type: str, since: datetime,
-                           limit: int) -> list[Row]:  # fmt: skip
-        """(id, outcome, created, claimed at, completed at), newest first, completed after `since`."""
-        sql = self.sql(layout, self.first_rows(
-            "SELECT {c_id}, {c_outcome}, {c_created}, {c_claimed_at}, {c_completed} FROM {completed}{row_hint} "
-            "WHERE {c_completed} > ? AND {c_type} = ? ORDER BY {c_completed} DESC, {c_id} DESC"))
-        return db.fetchall(sql, (self.encode_time(since), job_type, limit))
 
     # -- workers: who holds what, from the claims (issue 11) ---------------------------------------------
     # "Now", "past its timeout" and "in the last minute" are the database's clock, in the statement, as the claims

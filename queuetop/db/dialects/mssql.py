@@ -19,10 +19,9 @@ column with a SQL collation (seed 004) converts the column, turning a seek into 
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from queuetop.db.dialects.base import TAG, Dialect, Row, SchemaObject
+from queuetop.db.dialects.base import TAG, Dialect, SchemaObject
 from queuetop.errors import ErrorKind
 
 if TYPE_CHECKING:
@@ -72,25 +71,6 @@ class MSSQLDialect(Dialect):
 
     def first_rows_params(self, params: tuple[Any, ...], limit: int) -> tuple[Any, ...]:
         return (limit, *params)
-
-    def oldest_pending(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
-        sql = self.sql(layout, "SELECT TOP (?) {id}, {created}, {available}, {priority}, {attempts}, "
-                               "SUBSTRING({info}, 1, 200) FROM {queue}{row_hint} WHERE {claimed_at} IS NULL "
-                               "AND {type} = ?" + self.age_index_guard(layout) + " ORDER BY {created}, {id}")
-        return db.fetchall(sql, (limit, job_type))
-
-    def current_claims(self, db: Database, layout: Layout, job_type: str, limit: int) -> list[Row]:
-        sql = self.sql(layout, "SELECT TOP (?) {id}, {claimed_by}, {claimed_at}, {timeout}, {attempts} "
-                               "FROM {queue}{row_hint} WHERE {claimed_at} IS NOT NULL AND {type} = ? "
-                               "ORDER BY {timeout}, {id}")
-        return db.fetchall(sql, (limit, job_type))
-
-    def recent_completions(self, db: Database, layout: Layout, job_type: str, since: datetime,
-                           limit: int) -> list[Row]:  # fmt: skip
-        sql = self.sql(layout, "SELECT TOP (?) {c_id}, {c_outcome}, {c_created}, {c_claimed_at}, {c_completed} "
-                               "FROM {completed}{row_hint} WHERE {c_completed} > ? AND {c_type} = ? "
-                               "ORDER BY {c_completed} DESC, {c_id} DESC")
-        return db.fetchall(sql, (limit, since, job_type))
 
     def server_now_sql(self) -> str:
         return "SELECT SYSUTCDATETIME()"

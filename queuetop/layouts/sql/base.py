@@ -103,6 +103,14 @@ class StatementsBase:
         binds.append(lambda s: int(s[name]))
         return self.dialect.param("int")
 
+    def _pending_where(self, binds: list) -> str:
+        """The pending state as the monitor's reads of pending rows say it: with the layout's `monitor_guard`, so
+        that the index filtered on it serves them (see Layout)."""
+        where = self.condition(self.layout.states["pending"].condition, binds)
+        if self.layout.monitor_guard is not None:
+            where += " AND " + self.condition(self.layout.monitor_guard.condition, binds)
+        return where
+
     def _later(self, binds: list, seconds_of: Callable[[dict[str, Any]], float]) -> str:
         """The database's now plus `seconds_of(settings)` seconds, which may be many (a lease, a delay)."""
         sql = self.dialect.later_sql(self.layout.clock)

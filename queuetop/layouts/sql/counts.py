@@ -269,14 +269,6 @@ class CountSQL(StatementsBase):
         return (f"SELECT 'heads', qt_heads.job_type, {oldest}, {self._no_time()}, CASE WHEN qt_heads.counted = 1 "
                 f"THEN (SELECT COUNT(*) FROM ({capped}) AS qt_capped) END, {NO_COUNT}{pad} FROM {rows}")
 
-    def _pending_where(self, binds: list) -> str:
-        """The pending state as the capped reads say it: with the layout's `monitor_guard`, so that the index
-        filtered on it serves them (see Layout)."""
-        where = self.condition(self.layout.states["pending"].condition, binds)
-        if self.layout.monitor_guard is not None:
-            where += " AND " + self.condition(self.layout.monitor_guard.condition, binds)
-        return where
-
     def _heads_arm(self, binds: list, n: int, from_low: bool, width: int) -> str:
         """The `n`th arm of the capped pending read (see `shape_heads`); its binds read `__heads` and `__low`."""
         layout, dialect = self.layout, self.dialect

@@ -14,12 +14,17 @@ class RowSQL(StatementsBase):
     def rows_in_states(self, state_names: Sequence[str], job_type: str | None, roles: Sequence[str | None],
                        order: Sequence[str], limit: int, settings: dict[str, Any] | None = None,
                        descending: bool = False) -> Statement:  # fmt: skip
-        """The given roles (None: NULL) of up to `limit` rows in any of the states (all on one table), ordered."""
+        """The given roles (None: NULL) of up to `limit` rows in any of the states (all on one table), ordered.
+        The pending rows alone are read as the monitor reads them (`_pending_where`: with the layout's guard, a
+        seek of the index filtered on it, not a scan of the backlog)."""
         states = [self.layout.states[name] for name in state_names]
 
         def build(binds: list) -> str:
             columns = ", ".join(self.col(role) if role and self.layout.has(role) else "NULL" for role in roles)
-            where = " OR ".join(f"({self.condition(state.condition, binds)})" for state in states)
+            if list(state_names) == ["pending"]:
+                where = self._pending_where(binds)
+            else:
+                where = " OR ".join(f"({self.condition(state.condition, binds)})" for state in states)
             direction = " DESC" if descending else ""
             ordering = ", ".join(self.col(role) + direction for role in order if self.layout.has(role))
             return self.dialect.first_rows_sql(
@@ -32,7 +37,8 @@ class RowSQL(StatementsBase):
 
     def recent_completions(self, job_type: str | None, since: Any, limit: int,
                            settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
-        """(id, completed at, wait from, wait to, processing from, processing to) newest first, after `since`."""
+        """(id, completed at, wait from, wait to, processing from, processing to, outcome or NULL) newest first,
+        after `since`."""
         spec = self.layout.completions
         assert spec is not None
         prefix = "c_" if spec.table == "completed" else ""
@@ -40,8 +46,9 @@ class RowSQL(StatementsBase):
 
         def build(binds: list) -> str:
             pairs = [*(spec.wait or (None, None)), *(spec.processing or (None, None))]
+            outcome = self.col("c_outcome") if prefix and self.layout.has("c_outcome") else "NULL"
             cols = ", ".join([self.col(prefix + "id"), self.col(spec.at),
-                              *(self.col(role) if role else "NULL" for role in pairs)])
+                              *(self.col(role) if role else "NULL" for role in pairs), outcome])
             where = f"{self.col(spec.at)} > {self.dialect.param(self.layout.type_of(spec.at))}"
             if spec.where is not None:
                 where += " AND " + self.condition(spec.where.condition, binds)
@@ -147,12 +154,15 @@ class RowSQL(StatementsBase):
 
     def ids_of_claimer(self, state_name: str, worker: str | None, limit: int,
                        settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
-        """(id, token) of up to `limit` rows in a state held by one claimer: what a worker's release clears."""
+        """(id, token) of up to `limit` rows in a state held by one claimer: what a worker's release clears. Read
+        with the counts' hint (NOLOCK where SQL Server has no read-committed snapshot): each row is then changed by
+        compare-and-set on its token, so a dirty read changes nothing it should not, and the read never waits on
+        a worker's locks."""
         state = self.layout.states[state_name]
 
         def build(binds: list) -> str:
             return self.dialect.first_rows_sql(
-                f"SELECT {self.col('id')}, {self.col('token')} FROM {self.table('queue')} WHERE "
+                f"SELECT {self.col('id')}, {self.col('token')} FROM {self.table('queue')}{self._hint()} WHERE "
                 f"{self.condition(state.condition, binds)}{self._claimer_filter(worker)} ORDER BY {self.col('id')}")
 
         sql, params = self._bound(f"ids_of_claimer:{state_name}:{worker is None}", build, settings)

@@ -1,5 +1,2 @@
 -- native: recent_completions
-/* queuetop */ SELECT TOP (?) [WorkQueueID], [Outcome], [CreatedDate], [RetrievedDate], [CompletedDate] FROM [queuetop].[WorkCompleted] WITH (READPAST) WHERE [CompletedDate] > ? AND [JobType] = ? ORDER BY [CompletedDate] DESC, [WorkQueueID] DESC;
-
--- native: recent_completions
-/* queuetop */ SELECT TOP (?) [WorkQueueID], [CompletedDate], [CreatedDate], [RetrievedDate], [RetrievedDate], [CompletedDate] FROM [queuetop].[WorkCompleted] WITH (READPAST) WHERE [CompletedDate] > CAST(? AS datetime2(3)) AND [JobType] = CAST(? AS nvarchar(128)) ORDER BY [CompletedDate] DESC;
+/* queuetop */ SELECT TOP (?) [WorkQueueID], [CompletedDate], [CreatedDate], [RetrievedDate], [RetrievedDate], [CompletedDate], [Outcome] FROM [queuetop].[WorkCompleted] WITH (READPAST) WHERE [CompletedDate] > CAST(? AS datetime2(3)) AND [JobType] = CAST(? AS nvarchar(128)) ORDER BY [CompletedDate] DESC;
