@@ -8,8 +8,8 @@ p95 processing time, and the last claim seen. A worker all of whose claims are p
 probably dead: a live worker holds at least the claim it is working on. Shapes whose rows do not say who took
 a job (`requests`, `work_queue`, `processed`) have no workers to show, and `no_claimer` says so.
 
-Every read is one short statement (the native schema's from its dialect module, every other shape's from
-`layouts/sql/`); the result is a frozen `WorkersView`. Changes are compare-and-set, row by row, on the
+Every read is one short statement from `layouts/sql/rows.py`, the native schema's as every other shape's; the
+result is a frozen `WorkersView`. Changes are compare-and-set, row by row, on the
 claim token (release) or on the scheduled state itself (make available), so a job claimed again meanwhile is
 never touched.
 """
@@ -95,14 +95,19 @@ class WorkersView:
 
 def figures_of(layout: Layout) -> dict[str, bool]:
     """Which worker figures a shape can know."""
-    if layout.native:
-        return dict.fromkeys(FIGURES, True)
     if not layout.has("claimed_by"):
         return dict.fromkeys(FIGURES, False)
     held = any(name in layout.states and layout.states[name].table == "queue" for name in ("claimed", "timed_out"))
     completions = _completions_name_claimer(layout)
+    failures = completions and _rows_leave(layout) and layout.has("c_outcome")  # a failed or dead job's outcome
     return {"held": held, "timed_out": "timed_out" in layout.states, "claims_1m": True, "completed_1m": completions,
-            "failed_1m": False, "processing_p95_s": completions, "last_claim_ago_s": True}  # fmt: skip
+            "failed_1m": failures, "processing_p95_s": completions, "last_claim_ago_s": True}  # fmt: skip
+
+
+def _rows_leave(layout: Layout) -> bool:
+    """Whether a finished job leaves the queue table for the completed one (native): its claim is then counted
+    from there."""
+    return layout.completions is not None and layout.completions.table == "completed"
 
 
 def _completions_name_claimer(layout: Layout) -> bool:
@@ -136,8 +141,8 @@ def read_workers(db: Database, layout: Layout, settings: Mapping[str, Any] | Non
     # The database's now, once: the age of each worker's last claim is measured from it. Every "past its
     # timeout" and "in the last minute" is judged in the statements themselves, by the same clock.
     now = db.dialect.decode_time(db.fetchone(*Statements(db.dialect, layout).clock())[0])
-    claims, done = (_native_rows if layout.native else _shape_rows)(db, layout, settings or {})
-    decode = db.dialect.decode_time
+    claims, done = _rows(db, layout, settings or {})
+    decode, rows_leave = db.dialect.decode_time, _rows_leave(layout)
     found: dict[str | None, dict[str, Any]] = {}
 
     def worker(name: str | None) -> dict[str, Any]:
@@ -156,8 +161,8 @@ def read_workers(db: Database, layout: Layout, settings: Mapping[str, Any] | Non
             took = _seconds(decode(completed_at), claimed_at)
             if took is not None:
                 row["took"].append(took)
-        # Native: a finished job's claim left the queue table with it; count it where it was made in the minute.
-        if layout.native and claimed_recently:
+        # A finished job's claim left the queue table with it (native): count it where it was made in the minute.
+        if rows_leave and claimed_recently:
             row["claims"] += 1
             row["last"] = max(row["last"] or claimed_at, claimed_at)
 
@@ -173,18 +178,13 @@ def read_workers(db: Database, layout: Layout, settings: Mapping[str, Any] | Non
                        clock=layout.clock)  # fmt: skip
 
 
-def _native_rows(db: Database, layout: Layout, settings: Mapping[str, Any]) -> tuple[list, list]:
-    claims = db.dialect.worker_claims(db, layout, RECENT_S)
-    return claims, db.dialect.worker_completions(db, layout, RECENT_S, COMPLETIONS_READ)
-
-
-def _shape_rows(db: Database, layout: Layout, settings: Mapping[str, Any]) -> tuple[list, list]:
+def _rows(db: Database, layout: Layout, settings: Mapping[str, Any]) -> tuple[list, list]:
+    """(per claimer: held, timed out, claimed in the minute, last claim; the last minute's completions)."""
     statements = Statements(db.dialect, layout)
     claims = db.fetchall(*statements.worker_claims(RECENT_S, SEEN_S, dict(settings)))
     done = []
-    if _completions_name_claimer(layout):  # a shape's claims stay in its queue table: none counted from here
-        done = [(worker, "done", start, False, end) for worker, start, end in
-                db.fetchall(*statements.worker_completions(RECENT_S, COMPLETIONS_READ, dict(settings)))]
+    if _completions_name_claimer(layout):
+        done = db.fetchall(*statements.worker_completions(RECENT_S, COMPLETIONS_READ, dict(settings)))
     return claims, done
 
 
@@ -194,8 +194,6 @@ def can_release_worker(layout: Layout) -> str | None:
     reason = no_claimer(layout)
     if reason is not None:
         return reason
-    if layout.native:
-        return None
     release = layout.release
     if release is None and "timed_out" in layout.states:
         return layout.refusal("release")
@@ -208,53 +206,35 @@ def release_worker(db: Database, layout: Layout, worker: str | None, *, dry_run:
                    max_attempts: int = DEFAULT_MAX_ATTEMPTS, settings: Mapping[str, Any] | None = None
                    ) -> ReleaseResult:  # fmt: skip
     """Count (dry run) or release the claims of one worker that are past their timeout, each by compare-and-set
-    on its claim token, as `release` does: a claim completed or taken again meanwhile is left alone. Native:
-    out of attempts → dead."""
+    on its claim token, as `release` does: a claim completed or taken again meanwhile is left alone. Where a
+    failure is retried (`[claim] failure = "retry"`, native), a claim out of attempts goes to the completed table
+    as dead, by compare-and-set too."""
     reason = can_release_worker(layout)
     if reason is not None:
         raise UsageError(reason)
-    if layout.native:
-        return _release_native_worker(db, layout, worker, dry_run, max_attempts)
     values = {**(settings or {}), "max_attempts": max_attempts}
+    buries = layout.claim is not None and layout.claim.failure == "retry"
+    queue = Queue(db, layout, max_attempts=max_attempts) if buries else None
     statements = Statements(db.dialect, layout)
     state = layout.release.state  # type: ignore[union-attr]
-    released, found, seen = 0, 0, set()
+    released = dead = found = 0
+    seen: set[Any] = set()
     while True:
         rows = [(job_id, token) for job_id, token in
                 db.fetchall(*statements.ids_of_claimer(state, worker, RELEASE_BATCH, values)) if job_id not in seen]
         if not rows:
-            return ReleaseResult(timed_out=found, released=released, dry_run=dry_run)
-        found += len(rows)
-        for job_id, token in rows:
-            seen.add(job_id)
-            if not dry_run:
-                released += db.execute(*statements.clear_claim(state, values, job_id, token))
-
-
-def _release_native_worker(db: Database, layout: Layout, worker: str | None, dry_run: bool,
-                           max_attempts: int) -> ReleaseResult:  # fmt: skip
-    queue = Queue(db, layout, max_attempts=max_attempts)
-    statements, state = queue.statements, queue.release_state
-    released = dead = found = 0
-    seen: set[int] = set()
-    while True:
-        rows = [(job_id, token) for job_id, token in db.fetchall(*statements.ids_of_claimer(state, worker,
-                                                                                            RELEASE_BATCH))
-                if int(job_id) not in seen]  # fmt: skip
-        if not rows:
             return ReleaseResult(timed_out=found, released=released, dead=dead, dry_run=dry_run)
         found += len(rows)
         for job_id, token in rows:
-            seen.add(int(job_id))
+            seen.add(job_id)
             if dry_run:
                 continue
-            # Each by compare-and-set on its token, as `release` does: a claim completed or taken again since the
-            # read is left alone. Back to pending where it was in the queue (its claim cleared, its available time
-            # kept) while it has attempts left; else to the completed table as dead.
-            back = db.execute(*statements.release_claim(job_id, token, state, max_attempts))
+            # Back to pending where it was in the queue (its claim cleared, its available time kept) while it still
+            # holds that token, is still timed out (and has attempts left, where they are counted).
+            back = db.execute(*statements.clear_claim(state, values, job_id, token))
             released += back
-            if not back:
-                dead += queue.bury(int(job_id), str(token))
+            if not back and queue is not None:
+                dead += queue.bury(job_id, str(token))
 
 
 # -- scheduled jobs, available now ---------------------------------------------------------------------------------

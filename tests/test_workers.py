@@ -95,7 +95,7 @@ def test_release_from_one_worker_releases_only_its_timed_out_claims(two_workers)
 def test_a_claim_completed_between_the_read_and_the_release_is_left_alone(two_workers, monkeypatch):
     db, layout, jobs = two_workers
     late = jobs["crashed"][1]
-    release = Statements.release_claim
+    release = Statements.clear_claim
     raced: list[int] = []
 
     def read_then_race(*args, **kwargs):
@@ -104,7 +104,7 @@ def test_a_claim_completed_between_the_read_and_the_release_is_left_alone(two_wo
             Queue(db, layout).complete(late.id, late.token)
         return release(*args, **kwargs)
 
-    monkeypatch.setattr(Statements, "release_claim", read_then_race)
+    monkeypatch.setattr(Statements, "clear_claim", read_then_race)
     result = release_worker(db, layout, "crashed")
     assert (result.timed_out, result.released) == (3, 2)
     assert completed_rows(db, layout)[late.id][1] == "succeeded"  # its completion stands
@@ -115,7 +115,7 @@ def test_a_claim_no_longer_timed_out_at_the_release_is_left_alone(two_workers, m
     lease runs again when the release comes (its end moved an hour on after the read) keeps its claimer."""
     db, layout, jobs = two_workers
     renewed = jobs["crashed"][2]
-    release = Statements.release_claim
+    release = Statements.clear_claim
     renewed_at: list[int] = []
 
     def read_then_renew(*args, **kwargs):
@@ -124,7 +124,7 @@ def test_a_claim_no_longer_timed_out_at_the_release_is_left_alone(two_workers, m
             travel(db, layout, -3600)  # every stored time an hour on: no claim is past its timeout any more
         return release(*args, **kwargs)
 
-    monkeypatch.setattr(Statements, "release_claim", read_then_renew)
+    monkeypatch.setattr(Statements, "clear_claim", read_then_renew)
     before = queue_rows(db, layout)[renewed.id]
     result = release_worker(db, layout, "crashed")
     assert (result.timed_out, result.released) == (3, 0)
@@ -315,7 +315,7 @@ def test_the_cli_releases_one_workers_claims(tmp_path):
     assert done.stdout.strip() == ("released 3 of 3 timed-out claim(s) of worker 'crashed' back to pending; "
                                    "0 out of attempts moved to dead")
     with Database.open(parse_target(str(path))) as db:
-        held = {worker: held for worker, held, *_ in db.dialect.worker_claims(db, NATIVE, 60)}
+        held = {worker.worker: worker.held for worker in read_workers(db, NATIVE).workers if worker.held}
     assert held == {"slow": 2}  # the other worker's timed-out claims wait for their own release
     both = queuetop("release", "--worker", "slow", "--type", "email", "--db", str(path))
     assert both.returncode == 2 and "--worker and --type cannot be combined" in both.stderr

@@ -245,7 +245,7 @@ class Layout:
     def refusal(self, action: str) -> str | None:
         """Why this layout may not `action` (one of ACTIONS), in one line naming the section it lacks; None when it
         declares it."""
-        if self.native or action in self.declares:
+        if action in self.declares:
             return None
         section, what = ACTIONS[action]
         return f"layout {self.name} declares no {section} section, so queuetop does not know how to {what}"

@@ -46,8 +46,6 @@ def dialect_calls(d: Dialect, db: Any, n: Layout) -> dict[str, list[tuple[str, C
                            ("late ids", lambda: d.arrivals_after(db, n, 10, [3, 7]))],
         "completions_since": [("", lambda: d.completions_since(db, n, NOW))],
         "configure_reads": [("read-committed snapshot?", lambda: d.configure_reads(db))],
-        "worker_claims": [("", lambda: d.worker_claims(db, n, 60))],
-        "worker_completions": [("", lambda: d.worker_completions(db, n, 60, 20_000))],
     }  # fmt: skip
 
 
@@ -219,7 +217,6 @@ def lease_recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]
                           *numbered("dead", s.move_finished(1, TOKEN, "dead", 3))],
         "retry_later": [("", lambda: s.retry_later(1, TOKEN, 10, 3))],
         "give_back": [("", lambda: s.give_back(1, TOKEN))],
-        "release_claim": [("", lambda: s.release_claim(1, TOKEN, state, 3))],
         "release_state": [*numbered("one type: dead", bury), ("one type: back to pending", lambda: back),
                           *numbered("any type: dead", bury_all), ("any type: back to pending", lambda: back_all)],
         "has_type": [("", lambda: s.has_type("email"))],

@@ -285,35 +285,10 @@ class Dialect:
                                "FROM {completed}{nolock} WHERE {c_completed} > ?")
         return db.fetchall(sql, (self.encode_time(since),))
 
-    # -- drill-down reads: one job type's oldest pending jobs, claims in flight, recent completions ---------
+    # -- paging: a statement's first rows ------------------------------------------------------------------
     def first_rows_sql(self, select: str) -> str:
         """A `SELECT ...` limited to a `?` number of rows (see `first_rows_params`)."""
         return select + " LIMIT ?"
 
     def first_rows_params(self, params: tuple[Any, ...], limit: int) -> tuple[Any, ...]:
         return (*params, limit)
-
-    # -- workers: who holds what, from the claims (issue 11) ---------------------------------------------
-    # "Now", "past its timeout" and "in the last minute" are the database's clock, in the statement, as the claims
-    # themselves are: a client's clock running late would call a live worker's lease over.
-    def worker_claims(self, db: Database, layout: Layout, recent_s: float) -> list[Row]:
-        """Per claimer of the claims in flight: (claimer, held, past their timeout, claimed in the last `recent_s`,
-        last claim time). Reads the claimed rows only (IX_WorkQueue_Claimed's filter)."""
-        sql = self.sql(layout, "SELECT {claimed_by}, COUNT(*), "
-                               f"SUM(CASE WHEN {{timeout}} < {self.now_sql('utc')} THEN 1 ELSE 0 END), "
-                               f"SUM(CASE WHEN {{claimed_at}} > {self.shifted_now_sql('utc')} THEN 1 ELSE 0 END), "
-                               "MAX({claimed_at}) FROM {queue}{nolock} WHERE {claimed_at} IS NOT NULL "
-                               "GROUP BY {claimed_by}")
-        return db.fetchall(sql, (self.shift_param(-recent_s),))
-
-    def worker_completions(self, db: Database, layout: Layout, recent_s: float, limit: int) -> list[Row]:
-        """(claimer, outcome, claimed at, claimed in the last `recent_s` (1/0), completed at) of up to `limit` jobs
-        finished in the last `recent_s`, newest first: a range of the completion index, as the poll's own
-        watermark read."""
-        sql = self.sql(layout, self.first_rows_sql(
-            "SELECT {c_claimed_by}, {c_outcome}, {c_claimed_at}, "
-            f"CASE WHEN {{c_claimed_at}} > {self.shifted_now_sql('utc')} THEN 1 ELSE 0 END, {{c_completed}} "
-            f"FROM {{completed}}{{nolock}} WHERE {{c_completed}} > {self.shifted_now_sql('utc')} "
-            "ORDER BY {c_completed} DESC"))
-        return db.fetchall(sql, self.first_rows_params((self.shift_param(-recent_s),) * 2, limit))
-

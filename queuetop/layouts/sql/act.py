@@ -25,14 +25,15 @@ class ActSQL(StatementsBase):
 
     def ids_in_state(self, state_name: str, job_type: str | None, limit: int,
                      settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
-        """(id, token or NULL) of up to `limit` rows in a state: the rows an action then changes one by one."""
+        """(id, token or NULL) of up to `limit` rows in a state: the rows an action then changes one by one, each by
+        compare-and-set (so the read takes the counts' hint: it never waits on a worker's locks)."""
         state = self.layout.states[state_name]
         prefix = "c_" if state.table == "completed" else ""
 
         def build(binds: list) -> str:
             token = self.col("token") if not prefix and self.layout.has("token") else "NULL"
             return self.dialect.first_rows_sql(
-                f"SELECT {self.col(prefix + 'id')}, {token} FROM {self.table(state.table)} WHERE "
+                f"SELECT {self.col(prefix + 'id')}, {token} FROM {self.table(state.table)}{self._hint()} WHERE "
                 f"{self.condition(state.condition, binds)}{self._type_filter(state, job_type)} "
                 f"ORDER BY {self.col(prefix + 'id')}")
 
@@ -40,17 +41,26 @@ class ActSQL(StatementsBase):
         return sql, self.dialect.first_rows_params((*params, *self._type_param(state, job_type)), limit)
 
     def clear_claim(self, state_name: str, settings: dict[str, Any] | None, job_id: Any, token: Any) -> Statement:
-        """Clear one row's claim token, only while it still holds `token` and is still in the state: a job claimed
-        again meanwhile (a new token) is never stolen."""
-        state = self.layout.states[state_name]
+        """Clear one row's claim (the token, or what `[claim] clear` names), only while it still holds `token` and
+        is still in the state: a job claimed again meanwhile (a new token) is never stolen. Where a failure is
+        retried (`[claim] failure = "retry"`), only while it has attempts left: the others are buried as dead by
+        the caller (`Statements.move_finished`)."""
+        state, claim = self.layout.states[state_name], self.layout.claim
+        cleared = claim.clear if claim is not None and claim.clear else ("token",)
+        sets = ", ".join(f"{self.col(role)} = NULL" for role in cleared)
+        retried = claim is not None and claim.failure == "retry"
 
         def build(binds: list) -> str:
-            head = (f"UPDATE {self.table('queue')} SET {self.col('token')} = NULL WHERE {self.col('id')} = "
+            head = (f"UPDATE {self.table('queue')} SET {sets} WHERE {self.col('id')} = "
                     f"{self.dialect.param(self.layout.type_of('id'))} AND {self.col('token')} = "
                     f"{self.dialect.param(self.layout.type_of('token'))} AND ")
             binds.append(lambda s: s["__id"])
             binds.append(lambda s: s["__token"])
-            return head + self.condition(state.condition, binds)
+            where = head + self.condition(state.condition, binds)
+            if retried:
+                binds.append(lambda s: int(s["max_attempts"]))
+                where += f" AND {self.col('attempts')} < {self.dialect.param('int')}"
+            return where
 
         return self._bound(f"clear:{state_name}", build, {**(settings or {}), "__id": job_id, "__token": token})
 

@@ -234,19 +234,6 @@ class LeaseSQL(ClaimSQL):
         return self._bound("give_back", build, {"__id": job_id, "__token": token})
 
     # -- releasing the claims that timed out -------------------------------------------------------------------
-    def release_claim(self, job_id: Any, token: Any, state: str, max_attempts: int) -> Statement:
-        """One claim in `state` (timed out) given back to pending, its available time kept, only while it still
-        holds `token`, is still in that state by the database's clock and has attempts left: a job completed,
-        released or claimed again since it was read is left alone."""
-
-        def build(binds: list) -> str:
-            condition = self.condition(self.layout.states[state].condition, binds)
-            return (f"UPDATE {self.table('queue')} SET {self._clear_sets()} WHERE {self._held(binds)} "
-                    f"AND {condition} AND {self._attempts('<', binds)}")
-
-        return self._bound(f"release_claim:{state}", build, {"__id": job_id, "__token": token,
-                                                              "max_attempts": max_attempts})
-
     def release_state(self, state: str, job_type: str | None, max_attempts: int,
                       now: Any = None) -> tuple[list[Statement], Statement]:  # fmt: skip
         """(the claims in `state` out of attempts moved to the completed table as dead (`_move`), the others given

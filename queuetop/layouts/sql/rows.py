@@ -106,8 +106,11 @@ class RowSQL(StatementsBase):
     def worker_claims(self, recent_s: float, seen_s: float, settings: dict[str, Any] | None = None) -> Statement:
         """Per claimer of the queue table: (claimer, claims held now, of them past their timeout, claims made in
         the last `recent_s`, last claim time). Rows held now or claimed in the last `seen_s` only; a count the
-        shape cannot know (no claimed / timed-out state) is NULL."""
+        shape cannot know (no claimed / timed-out state) is NULL. Where a finished job leaves the queue table (its
+        completions are in the completed table: native), every row claimed there is held, and the read is the
+        held states alone: one family, a range of the index filtered on its first term (IX_WorkQueue_Claimed)."""
         layout = self.layout
+        rows_leave = layout.completions is not None and layout.completions.table == "completed"
         held_states = [name for name in ("claimed", "timed_out") if name in layout.states
                        and layout.states[name].table == "queue"]  # fmt: skip
 
@@ -124,29 +127,40 @@ class RowSQL(StatementsBase):
             binds.append(lambda s: self.dialect.shift_param(-float(s["__recent_s"])))
             columns.append(f"SUM(CASE WHEN {self.col('claimed_at')} >= {since} THEN 1 ELSE 0 END)")
             columns.append(f"MAX({self.col('claimed_at')})")
-            where = [f"({self.condition(layout.states[name].condition, binds)})" for name in held_states]
-            binds.append(lambda s: self.dialect.shift_param(-float(s["__seen_s"])))
-            where.append(f"{self.col('claimed_at')} >= {since}")
+            conditions = [layout.states[name].condition for name in held_states]
+            if rows_leave and conditions and len(self.families(held_states)) == 1:
+                where = [self._family_where(conditions, binds)]
+            else:
+                where = [f"({self.condition(condition, binds)})" for condition in conditions]
+            if not rows_leave or not where:  # a finished claim stays in the queue table: seen for a while
+                binds.append(lambda s: self.dialect.shift_param(-float(s["__seen_s"])))
+                where.append(f"{self.col('claimed_at')} >= {since}")
             return (f"SELECT {', '.join(columns)} FROM {self.table('queue')}{self._hint()} "
                     f"WHERE {' OR '.join(where)} GROUP BY {self.col('claimed_by')}")
 
         return self._bound("worker_claims", build, {**(settings or {}), "__recent_s": recent_s, "__seen_s": seen_s})
 
     def worker_completions(self, recent_s: float, limit: int, settings: dict[str, Any] | None = None) -> Statement:
-        """(claimer, claimed at, completed at) of up to `limit` jobs completed in the last `recent_s`, newest first,
-        where the shape's completions record who processed the job (a claimer role on the completions' table)."""
+        """(claimer, outcome or NULL, claimed at, claimed in the last `recent_s` (1/0), completed at) of up to `limit`
+        jobs completed in the last `recent_s`, newest first, where the shape's completions record who processed
+        the job (a claimer role on the completions' table): a range of the completion index, as the poll's own
+        watermark read."""
         spec = self.layout.completions
         assert spec is not None and spec.processing is not None
         prefix = "c_" if spec.table == "completed" else ""
 
         def build(binds: list) -> str:
+            since = self.dialect.shifted_now_sql(self.layout.clock)
+            start, end = spec.processing
+            outcome = self.col("c_outcome") if prefix and self.layout.has("c_outcome") else "NULL"
             binds.append(lambda s: self.dialect.shift_param(-float(s["__recent_s"])))
-            where = f"{self.col(spec.at)} > {self.dialect.shifted_now_sql(self.layout.clock)}"
+            recently = f"CASE WHEN {self.col(start)} >= {since} THEN 1 ELSE 0 END"
+            binds.append(lambda s: self.dialect.shift_param(-float(s["__recent_s"])))
+            where = f"{self.col(spec.at)} > {since}"
             if spec.where is not None:
                 where += " AND " + self.condition(spec.where.condition, binds)
-            start, end = spec.processing
             return self.dialect.first_rows_sql(
-                f"SELECT {self.col(prefix + 'claimed_by')}, {self.col(start)}, {self.col(end)} "
+                f"SELECT {self.col(prefix + 'claimed_by')}, {outcome}, {self.col(start)}, {recently}, {self.col(end)} "
                 f"FROM {self.table(spec.table)}{self._hint()} WHERE {where} ORDER BY {self.col(spec.at)} DESC")
 
         sql, params = self._bound("worker_completions", build, {**(settings or {}), "__recent_s": recent_s})
