@@ -171,7 +171,7 @@ def prepare(backend: str, name: str) -> tuple[Target, Layout]:
         target = pg_target()
         layout = shape(target, name)
         with Database.open(target) as db:
-            if layout.native:
+            if layout.made_by_init:
                 recreate_pg_schema(db, layout)
             else:
                 db.execute(f"DROP SCHEMA IF EXISTS {db.dialect.quote(SCHEMA)} CASCADE")
@@ -184,7 +184,7 @@ def prepare(backend: str, name: str) -> tuple[Target, Layout]:
         Path(target.value + suffix).unlink(missing_ok=True)
     layout = shape(target, name)
     with Database.open(target, create=True) as db:
-        if layout.native:
+        if layout.made_by_init:
             init_schema(db, NATIVE)
         else:
             for sql in Statements(db.dialect, layout).create_tables():
@@ -212,7 +212,7 @@ def settle_tables(target: Target, layout: Layout) -> None:
 def job_types(layout: Layout) -> tuple[str, ...]:
     """Four job types as the shape stores them (GUIDs on seed 000), or the one nameless stream of a shape
     without a job type column."""
-    if layout.native:
+    if layout.made_by_init:
         return TYPES
     return tuple(name for name, _ in load_types("4" if layout.has_job_type else None, layout))
 
@@ -228,7 +228,7 @@ def top_up(target: Target, layout: Layout, jobs: int) -> None:
 
 def _top_up(target: Target, layout: Layout, jobs: int) -> None:
     with Database.open(target) as db:
-        if layout.native:
+        if layout.made_by_init:
             queue = Queue(db, layout)
             for i in range(0, jobs, CHUNK):
                 queue.enqueue_many(TYPES[i // CHUNK % len(TYPES)], min(CHUNK, jobs - i))
@@ -249,7 +249,7 @@ def exact_figures(db: Database, layout: Layout, taken_at: datetime, window_s: fl
     at `taken_at`, read row by row from the table (the figures the collector's sample stands for)."""
     dialect = db.dialect
     since = taken_at - timedelta(seconds=window_s)
-    if layout.native:
+    if layout.made_by_init:
         sql = dialect.sql(layout, "SELECT {c_type}, {c_created}, {c_claimed_at}, {c_claimed_at}, {c_completed} "
                                   "FROM {completed} WHERE {c_completed} > ? AND {c_completed} <= ? "
                                   "AND {c_outcome} <> 'dead'")  # fmt: skip
@@ -329,7 +329,7 @@ def measure(backend: str, name: str, phase_s: float, blocks: int, profile: bool,
     types = job_types(layout)
     # A consumer per type on the native schema (as issue 4 measured it); on a seed's shape as many consumers as
     # types, each through the seed's own dequeue, which may not take a type at all.
-    pools = tuple(ConsumerPool(1, (t,)) for t in types) if layout.native else (ConsumerPool(len(TYPES)),)
+    pools = tuple(ConsumerPool(1, (t,)) for t in types) if layout.made_by_init else (ConsumerPool(len(TYPES)),)
     config = LoadConfig(types=tuple((t, 1.0) for t in types), producers=1, rate=PRODUCER_RATE, pools=pools,
                         default_work=WorkTime("fixed", 0))  # fmt: skip
     run = LoadRun(target, config, layout).start()

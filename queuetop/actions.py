@@ -69,23 +69,7 @@ def parse_enqueue_form(job_type: str, count: str, payload: str, priority: str, l
                        ) -> tuple[EnqueueRequest | None, dict[str, str]]:  # fmt: skip
     """The form's text fields → (request, {}) when all are valid, else (None, {field: error}). Only the fields
     the layout's insert takes are read; the others are ignored."""
-    if not layout.native:
-        return _parse_shape_form(job_type, count, payload, priority, layout)
-    errors: dict[str, str] = {}
-
-    def check(name: str, checker: Callable[[object], object], value: object) -> object:
-        try:
-            return checker(value)
-        except UsageError as exc:
-            errors[name] = str(exc)
-            return None
-
-    checked_type = check("job_type", check_job_type, job_type.strip())
-    checked_count = check("count", check_count, _whole_number(count))
-    checked_priority = check("priority", check_priority, _whole_number(priority))
-    if errors:
-        return None, errors
-    return EnqueueRequest(str(checked_type), int(checked_count), payload or None, int(checked_priority)), {}  # type: ignore[arg-type]
+    return _parse_shape_form(job_type, count, payload, priority, layout)
 
 
 def _parse_shape_form(job_type: str, count: str, payload: str, priority: str, layout: Layout
@@ -241,19 +225,13 @@ class Actions:
         self._workers_reader = _Connection(target, "monitor", open_database)  # the workers panel reads on its own
 
     def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
-        if not self.layout.native:
-            fields = self.layout.enqueue_fields  # a form may carry what this shape has no column for: not stored
-            job_type = request.job_type if "type" in fields else None
-            with self._writer.use() as db:
-                ids = ShapeQueue(db, self.layout, self.settings).enqueue_many(
-                    job_type, request.count, info=request.info if "info" in fields else None,
-                    priority=request.priority if "priority" in fields else None)
-            return EnqueueResult(job_type, tuple(ids))
+        fields = self.layout.enqueue_fields  # a form may carry what this shape has no column for: not stored
+        job_type = request.job_type if "type" in fields else None
         with self._writer.use() as db:
-            ids = Queue(db, self.layout).enqueue_many(request.job_type, request.count, info=request.info,
-                                                      priority=DEFAULT_PRIORITY if request.priority is None
-                                                      else request.priority, created_by=CREATED_BY)  # fmt: skip
-        return EnqueueResult(request.job_type, tuple(ids))
+            ids = ShapeQueue(db, self.layout, self.settings).enqueue_many(
+                job_type, request.count, info=request.info if "info" in fields else None,
+                priority=request.priority if "priority" in fields else None, created_by=CREATED_BY)
+        return EnqueueResult(job_type, tuple(ids))
 
     def count_timed_out(self, job_type: str | None = None) -> ReleaseResult:
         """The dry run: how many claims (of one type, or all) are past their timeout now."""
@@ -264,17 +242,13 @@ class Actions:
         return self._release(job_type, dry_run=False)
 
     def _release(self, job_type: str | None, dry_run: bool) -> ReleaseResult:
-        if not self.layout.native:
-            job_type = job_type if self.layout.has_job_type else None  # the one row of an untyped shape
-            with self._writer.use() as db:
-                queue = ShapeQueue(db, self.layout, {**self.settings, "max_attempts": self.max_attempts})
-                return queue.release(job_type, dry_run=dry_run)
+        job_type = job_type if self.layout.has_job_type else None  # the one row of an untyped shape
         with self._writer.use() as db:
-            queue = Queue(db, self.layout, max_attempts=self.max_attempts)
-            if job_type is not None and not queue.has_job_type(job_type):
+            if self.layout.batch_claims and job_type is not None and not Queue(db, self.layout).has_job_type(job_type):
                 # A type with only finished jobs left (dead ones, say) has no claims at all.
                 return ReleaseResult(timed_out=0, dry_run=dry_run)
-            return queue.release_timed_out(job_type, dry_run=dry_run)
+            queue = ShapeQueue(db, self.layout, {**self.settings, "max_attempts": self.max_attempts})
+            return queue.release(job_type, dry_run=dry_run)
 
     def dead(self, action: str, job_type: str | None = None) -> int:
         """"count", "retry" (back to pending, as if never tried) or "delete" the dead jobs of a type (or all)."""

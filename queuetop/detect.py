@@ -146,7 +146,7 @@ def check_layout(db: Database, layout: Layout, catalog: Catalog | None = None) -
     table = catalog.find(schema, layout.queue_table, defaults)
     if table is None:
         shown = ".".join(p for p in (schema, layout.queue_table) if p)
-        if layout.native:
+        if layout.made_by_init:
             raise SchemaMissing(db.target.display)
         raise QueuetopError(f"table {shown} not found in {db.target.display} (layout {layout.name})",
                             "name it with --table [SCHEMA.]NAME; `queuetop detect` shows the queue tables found")

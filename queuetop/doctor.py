@@ -247,7 +247,7 @@ class Doctor:
 
     # -- plans -------------------------------------------------------------------------------------------
     def probes(self) -> list[Probe]:
-        if self.layout.native:
+        if self.layout.made_by_init:  # the indexes `queuetop init` made, each expected where it serves
             return native_probes(self.db, self.layout, self.settings)
         return shape_probes(self.db, self.layout, self.settings)
 
@@ -261,7 +261,7 @@ class Doctor:
     def _plans(self) -> list[Finding]:
         partial = {name for _schema, table in queue_tables(self.layout)
                    for name in self.diagnostics.partial_indexes(self.db, _schema, table)}  # fmt: skip
-        missing = self._missing_native_indexes() if self.layout.native else {}
+        missing = self._missing_native_indexes() if self.layout.made_by_init else {}
         findings = []
         for probe in self.probes():
             try:
@@ -328,13 +328,13 @@ class Doctor:
         return out
 
     def _no_index_missing(self, probe: Probe, missing: dict[str, str]) -> str:
-        if not self.layout.native or any(name in missing for name in probe.expected):
+        if not self.layout.made_by_init or any(name in missing for name in probe.expected):
             return ""
         return ("; the indexes `queuetop init` makes are all there, so the statement as written cannot use them "
                 "(a queuetop defect: please report it)")
 
     def _index_fix(self, probe: Probe, missing: dict[str, str], statistics: bool = True) -> str | None:
-        if self.layout.native:
+        if self.layout.made_by_init:
             wanted = [missing[name] for name in sorted(probe.expected) if name in missing]
             if wanted:
                 return "\n".join(wanted)
@@ -379,7 +379,7 @@ class Doctor:
         if escalation == "DISABLE":
             findings.append(Finding("lock escalation", Status.OK, f"{layout.queue_table}: DISABLE"))
         else:
-            made_here = " (queuetop init sets it on its own table)" if layout.native else \
+            made_here = " (queuetop init sets it on its own table)" if layout.made_by_init else \
                 " (queuetop does not alter tables it did not create)"
             findings.append(Finding(
                 "lock escalation", Status.WARN, f"{layout.queue_table}: {escalation or '?'}",
@@ -475,7 +475,7 @@ class Doctor:
     def history_table(self) -> tuple[str, str | None, str | None]:
         """(table, time column role, extra condition) where finished rows pile up."""
         layout = self.layout
-        if layout.native or (layout.completed_table and layout.has("c_completed")):
+        if layout.completed_table and layout.has("c_completed"):
             return layout.completed_table or "", "c_completed", None
         spec = layout.completions
         if spec is not None and spec.table == "queue":

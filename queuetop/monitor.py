@@ -188,7 +188,7 @@ class Monitor:
             raise self._file_gone()
         db = self._open(self.target, purpose="monitor", create=create)
         try:
-            if create and self.layout.native and not schema_present(db, self.layout):
+            if create and self.layout.made_by_init and not schema_present(db, self.layout):
                 init_schema(db, self.layout)
             identity = self._sqlite_identity()
         except BaseException:

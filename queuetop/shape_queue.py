@@ -1,6 +1,7 @@
 """The actions on a queue of any shape: enqueue the way the seed's own insert does, release, dead retry/delete.
 
-The native schema has its own operations (`queue.py`); every other layout is served here from its data:
+Every layout is served here from its data (a leased queue's enqueue and release, native's, in bulk through
+`queue.Queue`, which works such queues):
 which form fields its insert takes (`[enqueue]`), what `release` does (`[release]`: clear a claim by
 compare-and-set on its token, or move lost rows from the completed table back into the queue), and how a dead
 job is retried (`[dead_retry]`). A shape that cannot do something says why, in one sentence, before anything
@@ -17,7 +18,16 @@ from queuetop.errors import QueuetopError, UsageError
 from queuetop.layouts import Layout
 from queuetop.layouts.predicate import roles_of
 from queuetop.layouts.sql import Statements
-from queuetop.queue import ReleaseResult, check_count, check_job_type, check_priority, insert_in_chunks
+from queuetop.queue import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_PRIORITY,
+    Queue,
+    ReleaseResult,
+    check_count,
+    check_job_type,
+    check_priority,
+    insert_in_chunks,
+)
 
 RELEASE_BATCH = 500  # rows looked at per round of a release
 # The payload of a test job enqueued without one: the seeds' payload columns are NOT NULL (001's request, 002's
@@ -85,11 +95,16 @@ class ShapeQueue:
         return check_job_type(job_type)
 
     def enqueue_many(self, job_type: str | None, count: int, info: str | None = None, priority: int | None = None,
-                     delay_s: float = 0.0) -> list[Any]:  # fmt: skip
-        """Add `count` jobs the way the seed's insert does, in short transactions (`insert_in_chunks`); their ids."""
+                     delay_s: float = 0.0, created_by: str | None = None) -> list[Any]:  # fmt: skip
+        """Add `count` jobs the way the seed's insert does, in short transactions (`insert_in_chunks`); their ids.
+        `created_by` is stored where the layout's insert takes it."""
         layout, fields = self.layout, self.layout.enqueue_fields
         layout.require("enqueue")  # before anything else: no row is ever made up for a table
         job_type = self.check_job_type(job_type)
+        if layout.batch_claims:  # one statement a chunk
+            return Queue(self.db, layout).enqueue_many(
+                job_type or "", count, info=info, priority=DEFAULT_PRIORITY if priority is None else priority,
+                delay_s=delay_s, created_by=created_by if "created_by" in fields else None)
         check_count(count)
         if priority is not None:
             if "priority" not in fields:
@@ -127,6 +142,9 @@ class ShapeQueue:
             raise UsageError(f"layout {self.layout.name} has nothing to release: {nothing_to_release(self.layout)}; "
                              "it declares no [release] section")
         job_type = self._filter_type(job_type)
+        if self.layout.batch_claims:  # in bulk, skipping rows others hold; out of attempts → dead
+            queue = Queue(self.db, self.layout, max_attempts=self.settings.get("max_attempts", DEFAULT_MAX_ATTEMPTS))
+            return queue.release_timed_out(job_type, dry_run=dry_run)
         found = int(self.db.fetchone(*self.statements.count_state(release.state, job_type, self.settings))[0])
         dead = self._count("dead", job_type)
         if dry_run or found == 0:

@@ -18,7 +18,7 @@ from sqlfluff.core import FluffConfig, Linter
 from queuetop import shape_collector as collector_module
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.history import percentiles
-from queuetop.layouts import NATIVE, PRESET_NAMES, STATES, load_layout, with_tables
+from queuetop.layouts import PRESET_NAMES, STATES, load_layout, with_tables
 from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
 from queuetop.shape_collector import collector_for, depth_tracked
@@ -222,39 +222,39 @@ def test_an_identity_jump_of_a_billion_costs_nothing(backend, jump):
 
 # -- the statements, as SQL Server would get them --------------------------------------------------------------
 def bounded_statements():
-    layouts = [("native", NATIVE)] + [(name, load_layout(name)) for name in PRESET_NAMES]
+    layouts = [(name, load_layout(name)) for name in PRESET_NAMES]  # native among them: one engine
     out = []
     for name, layout in layouts:
         if layout.table_required:
             layout = with_tables(layout, "dbo.work_items")
         s = Statements(MSSQLDialect(), layout)
-        if layout.native or layout.arrivals == "identity":
+        if layout.arrivals == "identity":
             out.append((name, "arrival_counts", s.arrival_counts(10, 20)))
         if layout.has("created"):
-            out.append((name, "arrival_counts_since", s.arrival_counts_since(BASE, 20 if layout.native else None)))
-        if layout.native or layout.completions is not None:
+            upto = 20 if layout.arrivals == "identity" else None
+            out.append((name, "arrival_counts_since", s.arrival_counts_since(BASE, upto)))
+        if layout.completions is not None:
             low = 5 if s.ranged else None
             out.append((name, "completion_counts", s.completion_counts(BASE, None, low)))
             out.append((name, "completion_sample", s.completion_sample(BASE, BASE, 0.25, 500, None, low)))
-        if not layout.native:
-            states = [state for state in STATES if state in layout.states]
-            low = 5 if s.ranged else None
-            identity = (10, 20) if layout.arrivals == "identity" else None
-            created = BASE if layout.arrivals == "created" else None
-            completed = (BASE, low) if layout.completions is not None else None
-            out.append((name, "shape_poll", s.shape_poll(states, None, low, identity, created, completed)))
-            if depth_tracked(layout):
-                others = [state for state in states if state != "pending"]
-                types = ["A6A3C1E0-0000-4000-8000-000000000001", "B"] if layout.has_job_type else [None]
-                finished = (3, 5) if layout.done is not None else None
-                out.append((name, "shape_poll tracked", s.shape_poll(others, None, low, identity, created, completed,
-                                                                     (types, 201), finished)))  # fmt: skip
-                out.append((name, "shape_heads", s.shape_heads(types, 201, low)))
-                out.append((name, "shape_recount", s.shape_recount(
-                    states, None, 10 if identity else None, created, BASE if layout.completions else None,
-                    3 if finished else None)))
-            if layout.done is not None:
-                out.append((name, "state_counts finished", s.state_counts(states, finished=True)))
+        states = [state for state in STATES if state in layout.states]
+        low = 5 if s.ranged else None
+        identity = (10, 20) if layout.arrivals == "identity" else None
+        created = BASE if layout.arrivals == "created" else None
+        completed = (BASE, low) if layout.completions is not None else None
+        out.append((name, "shape_poll", s.shape_poll(states, None, low, identity, created, completed)))
+        if depth_tracked(layout):
+            others = [state for state in states if state != "pending"]
+            types = ["A6A3C1E0-0000-4000-8000-000000000001", "B"] if layout.has_job_type else [None]
+            finished = (3, 5) if layout.done is not None else None
+            out.append((name, "shape_poll tracked", s.shape_poll(others, None, low, identity, created, completed,
+                                                                 (types, 201), finished)))  # fmt: skip
+            out.append((name, "shape_heads", s.shape_heads(types, 201, low)))
+            out.append((name, "shape_recount", s.shape_recount(
+                states, None, 10 if identity else None, created, BASE if layout.completions else None,
+                3 if finished else None)))
+        if layout.done is not None:
+            out.append((name, "state_counts finished", s.state_counts(states, finished=True)))
     return out
 
 

@@ -119,7 +119,7 @@ def test_argparse_mistakes_exit_2_in_one_line():
 
 def test_a_native_enqueue_without_a_type_says_so(queue_file):
     result = queuetop("enqueue", "--db", str(queue_file), "--count", "3")
-    assert result.returncode == 2 and "the job type is missing (name it with --type T)" in result.stderr
+    assert result.returncode == 2 and "layout native needs a job type (name it with --type T)" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -149,11 +149,11 @@ def test_no_statement_is_sent_for_an_undeclared_write(dialect, tmp_path: Path) -
 def test_every_preset_declares_what_it_does_and_dead_count_follows_stats(preset: str) -> None:
     layout = load_layout(preset)
     assert layout.refusal("enqueue") is None  # every preset says how its seed inserts
-    assert (layout.refusal("release") is None) == (layout.native or layout.release is not None)
-    assert (layout.refusal("load") is None) == (layout.native or layout.claim is not None)
+    assert (layout.refusal("release") is None) == (layout.release is not None)  # native declares it too
+    assert (layout.refusal("load") is None) == (layout.claim is not None)
     # where stats can report dead jobs, `dead count` counts them: it needs the dead state only
     recorder = StatementRecorder(SQLiteDialect(), one=(0,))
-    queue = ShapeQueue(recorder, layout if not layout.native else load_layout("native"))  # type: ignore[arg-type]
+    queue = ShapeQueue(recorder, layout)  # type: ignore[arg-type]
     if layout.provides["dead"]:
         assert queue.dead("count") == 0 and len(recorder.statements) == 1
     else:

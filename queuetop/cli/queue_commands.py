@@ -98,7 +98,7 @@ def _could_not_read(args: argparse.Namespace, error: QueuetopError, output: str,
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:
-    from queuetop.queue import DEFAULT_PRIORITY, Interrupted, Queue
+    from queuetop.queue import Interrupted
     from queuetop.shape_queue import ShapeQueue
 
     if args.delay < 0:
@@ -107,15 +107,9 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
         layout, note = resolve_layout(args, db)
         _announce(note)
         try:
-            if layout.native:
-                if args.job_type is None:
-                    raise UsageError("the job type is missing", "name it with --type T")
-                priority = DEFAULT_PRIORITY if args.priority is None else args.priority
-                ids = Queue(db, layout).enqueue_many(args.job_type, args.count, info=args.info, priority=priority,
-                                                     delay_s=args.delay, created_by="queuetop-cli")  # fmt: skip
-            else:
-                ids = ShapeQueue(db, layout).enqueue_many(args.job_type, args.count, info=args.info,
-                                                          priority=args.priority, delay_s=args.delay)  # fmt: skip
+            ids = ShapeQueue(db, layout).enqueue_many(args.job_type, args.count, info=args.info,
+                                                      priority=args.priority, delay_s=args.delay,
+                                                      created_by="queuetop-cli")  # fmt: skip
         except Interrupted as exc:  # Ctrl-C (or SIGTERM, SIGHUP) between two chunks: what stayed, exactly
             print(f"queuetop: {exc.message}", file=sys.stderr)
             return 128 + exc.signum
@@ -127,7 +121,6 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from queuetop.queue import Queue
     from queuetop.shape_queue import ShapeQueue
 
     with open_target(args) as db:
@@ -136,12 +129,9 @@ def cmd_release(args: argparse.Namespace) -> int:
         if args.worker is not None:
             return _release_worker(args, db, layout)
         scope = f" of type {args.job_type!r}" if args.job_type else ""
-        if layout.native:
-            result = Queue(db, layout, max_attempts=args.max_attempts).release_timed_out(args.job_type,
-                                                                                          dry_run=args.dry_run)
-        else:
-            settings = {**settings_from(args), "max_attempts": args.max_attempts}
-            result = ShapeQueue(db, layout, settings).release(args.job_type, dry_run=args.dry_run)
+        settings = {**settings_from(args), "max_attempts": args.max_attempts}
+        result = ShapeQueue(db, layout, settings).release(args.job_type, dry_run=args.dry_run)
+        if not layout.release_buries:
             what = layout.release.what if layout.release else "claims"
             if result.timed_out == 0:
                 print(f"no {what}{scope}: nothing to release")
@@ -177,7 +167,7 @@ def _release_worker(args: argparse.Namespace, db: Database, layout: Layout) -> i
     elif result.dry_run:
         print(f"{result.timed_out:,} timed-out claim(s) {who} would be released (dry run: nothing changed)")
     else:
-        dead = f"; {result.dead:,} out of attempts moved to dead" if layout.native else ""
+        dead = f"; {result.dead:,} out of attempts moved to dead" if layout.release_buries else ""
         print(f"released {result.released:,} of {result.timed_out:,} timed-out claim(s) {who} back to pending{dead}")
     return 0
 

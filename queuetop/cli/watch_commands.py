@@ -137,36 +137,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     name = _layout_name(args)
     layout = require_table(with_tables(load_layout(name), args.table, args.completed_table)) if name else NATIVE
-    if not layout.native:
-        check_claim_form(layout, args.claim_form)  # before anything is made
+    check_claim_form(layout, args.claim_form)  # before anything is made
     where = args.db or str(Path(tempfile.mkdtemp(prefix="queuetop-demo-")) / "demo.db")
     target = parse_target(where)
     with Database.open(target, create=True) as db:
-        if layout.native:
+        if layout.made_by_init:
             init_schema(db)
         else:
             create_demo_tables(db, layout)
-    if layout.native:
-        config = demo_config()
-    else:  # the demo's four job types as the shape stores them, or one stream where it has no job type column
-        names = tuple(t for t, _ in load_types("4", layout)) if layout.has_job_type else (layout.queue_table,)
-        config = demo_config(layout, names)
+    # the demo's four job types (GUIDs where the shape stores GUIDs), or one stream where it has no job type column
+    names = None
+    if not layout.has_job_type:
+        names = (layout.queue_table,)
+    elif layout.type_of("type") == "guid":
+        names = tuple(t for t, _ in load_types("4", layout))
+    config = demo_config(layout, names)
     if not args.db:
         args.no_history = True  # a queue thrown away at the end: no history file to pile up
     background = start_background_load(target, config, layout, args.claim_form, settings)
     status = _dashboard(args, target, background, auto_init=False, layout=layout, settings=settings,
                         greeting=demo_greeting(layout, config.lease_s, DEMO_SWEEP_S))
     print(f"demo stopped; the demo queue is in {target.display}")
-    shape = "" if layout.native else f" --layout {layout.name}"
+    shape = "" if layout.made_by_init else f" --layout {layout.name}"  # found without being named
     print(f"  look again with: queuetop --db {where}{shape}")
     return status
 
 
 def demo_greeting(layout: Layout, lease_s: float, sweep_s: float) -> str:
     """What the demo says when it opens: what its load does, and what is left for the user to do."""
-    what = "the native queue" if layout.native else f"layout {layout.name}, through its seed's own dequeue"
+    what = "the native queue" if layout.made_by_init else f"layout {layout.name}, through its seed's own dequeue"
     text = f"Demo: a live load on {what}. One claim in a hundred is abandoned, as by a worker that died: "
-    taken_back = "timeout" if layout.native else layout.claim.taken_back if layout.claim else "never"
+    taken_back = layout.claim.taken_back if layout.claim else "never"
     if taken_back == "timeout":
         return text + (f"its lease is {lease_s:g} s and the sweeper comes every {sweep_s:g} s, so timed-out "
                        "claims wait for you: press r to release them.")

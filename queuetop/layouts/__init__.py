@@ -62,7 +62,7 @@ FIGURES = ("depth", "oldest_age_s", "scheduled", "claimed", "timed_out", "dead",
 SETTINGS = {"max_attempts": 3, "lost_after": 60}  # $settings a condition may use, with their defaults
 # Every write queuetop can make, and the section of a layout that declares it. A layout that does not declare an
 # action is refused it before any SQL is sent: a hand-written layout for a library's table must never get a row
-# queuetop made up. The native engine (the schema `queuetop init` makes) declares them all.
+# queuetop made up. native.toml (the schema `queuetop init` makes) declares them all.
 ACTIONS = {  # action: (its section, what queuetop would not know how to do without it)
     "enqueue": ("[enqueue]", "write a job into its table"),
     "release": ("[release]", "release its claims"),
@@ -72,6 +72,7 @@ ACTIONS = {  # action: (its section, what queuetop would not know how to do with
     "load": ("[claim]", "take jobs from it as its workers do"),
 }
 CLOCKS = ("utc", "local")
+ENQUEUE_KEYS = ("stamped", "defaults")  # [enqueue] keys that name no role: stamped roles, the form's defaults
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _TYPE = re.compile(r"^(bigint|int|smallint|tinyint|bit|guid|datetime2?|text|xml|n?varchar\((\d{1,4}|max)\))$")
 PRESET_NAMES = ("native", "queuesample", "requests", "work_queue", "processed", "job_queue")
@@ -181,7 +182,7 @@ class Layout:
     description: str = ""
     seed: str | None = None
     clock: str = "utc"
-    engine: str = "states"  # "native": the queue operations are the dialects' own (the schema `queuetop init` makes)
+    made_by_init: bool = False  # its tables are the ones `queuetop init` makes (native): init and doctor know them
     states: Mapping[str, State] = field(default_factory=dict)
     arrivals: str | None = None  # "identity" (ids above the last seen) | "created" (times past a watermark)
     completions: Completions | None = None
@@ -198,6 +199,7 @@ class Layout:
     enqueue_fields: Mapping[str, str] = field(default_factory=dict)  # form field → role it fills
     enqueue_constants: Mapping[str, int] = field(default_factory=dict)  # role → value every insert sets
     enqueue_stamped: tuple[str, ...] = ()  # roles every insert sets to the database's now (native: created)
+    enqueue_defaults: Mapping[str, int] = field(default_factory=dict)  # form field → the value the form starts with
     dead_retry: Mapping[str, int | None] = field(default_factory=dict)  # role → value that makes a dead job pending
     dead_move_back: tuple[str, ...] = ()  # or: roles copied back from the completed table into the queue
     detail: tuple[str, ...] = ()  # roles the drill-down shows beside the times
@@ -258,8 +260,17 @@ class Layout:
                              "job_queue` shows one), or use a preset that has it")
 
     @property
-    def native(self) -> bool:
-        return self.engine == "native"
+    def batch_claims(self) -> bool:
+        """Whether its jobs are claimed in batches and finished by a move with an outcome (`[claim] forms =
+        ["batch"]`, `[complete] move`: native's): the leased queue `queue.Queue` works, in bulk."""
+        return self.claim is not None and "batch" in self.claim.forms
+
+    @property
+    def release_buries(self) -> bool:
+        """Whether a release sends the claims it finds out of attempts to the completed table as dead (a failure
+        that is retried: `[claim] failure = "retry"`), so its result has a dead count worth saying."""
+        return self.release is not None and self.claim is not None and self.claim.failure == "retry"
+
 
     @property
     def has_job_type(self) -> bool:
@@ -406,8 +417,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
             raise UsageError(f"{where}: done needs rows that stay in the queue table and arrivals = \"identity\"",
                              "without them, leave done out: completions are then the depth's change "
                              "(throughput_from_depth = true)")
-    engine = data.get("engine", "states")
-    if engine != "native" and "pending" not in states:
+    if "pending" not in states:
         raise UsageError(f"{where}: no pending state", "say which rows wait, e.g. pending = \"claimed_at is null\"")
     if "make_available" in data and not ("scheduled" in states and "available" in columns):
         raise UsageError(f"{where}: [make_available] needs a scheduled state and the role available")
@@ -425,7 +435,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         description=data.get("description", ""),
         seed=data.get("seed"),
         clock=data.get("clock", "utc"),
-        engine=engine,
+        made_by_init=bool(data.get("made_by_init", False)),
         states=states,
         arrivals=data.get("arrivals"),
         completions=completions,
@@ -435,9 +445,10 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         release=release,
         dead_actions=bool(data.get("dead_actions", False)) or "dead_retry" in data,
         enqueue_fields={source: role for role, source in data.get("enqueue", {}).items()
-                        if isinstance(source, str) and role != "stamped"},
+                        if isinstance(source, str) and role not in ENQUEUE_KEYS},
         enqueue_constants={role: int(v) for role, v in data.get("enqueue", {}).items()
-                           if not isinstance(v, str) and role != "stamped"},
+                           if not isinstance(v, str) and role not in ENQUEUE_KEYS},
+        enqueue_defaults={name: int(v) for name, v in data.get("enqueue", {}).get("defaults", {}).items()},
         enqueue_stamped=tuple(data.get("enqueue", {}).get("stamped", ())),
         dead_retry={role: (None if v == "null" else int(v)) for role, v in data.get("dead_retry", {}).items()
                     if role != "move_back"},

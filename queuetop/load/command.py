@@ -91,16 +91,12 @@ def config_from_args(args: argparse.Namespace, layout: Layout = NATIVE) -> LoadC
         raise UsageError(f"--producers must be at least 1, not {args.producers}")
     default_work, work = parse_work(args.work)
     lease = args.lease
-    if not layout.native:
-        form = check_claim_form(layout, args.claim_form)
-        if args.batch > 1 and form != "batch_mark":
-            raise UsageError(f"layout {layout.name}'s dequeue ({form}) takes one job per claim, so --batch "
-                             f"{args.batch} cannot be run", "drop --batch (seed 004's job_queue takes batches)")
-        if lease is None and layout.claim is not None and layout.claim.lease_s is not None:
-            lease = layout.claim.lease_s
-    elif args.claim_form is not None:
-        raise UsageError("--claim-form chooses among a seed shape's own dequeues; the native queue has one",
-                         "drop --claim-form, or add --layout NAME")
+    form = check_claim_form(layout, args.claim_form)
+    if args.batch > 1 and form not in ("batch_mark", "batch"):
+        raise UsageError(f"layout {layout.name}'s dequeue ({form}) takes one job per claim, so --batch "
+                         f"{args.batch} cannot be run", "drop --batch (seed 004's job_queue takes batches)")
+    if lease is None and layout.claim is not None and layout.claim.lease_s is not None:
+        lease = layout.claim.lease_s
     return LoadConfig(
         types=load_types(args.load_types, layout), producers=args.producers, pools=(ConsumerPool(args.consumers),),
         rate=parse_rate(args.rate),
@@ -136,7 +132,7 @@ def run_load_command(args: argparse.Namespace, layout: Layout = NATIVE, settings
     if config.duration_s is None and config.jobs is None:
         config = replace(config, duration_s=DEFAULT_DURATION_S)
     target = parse_target(args.db)
-    if args.db is None and not os.environ.get(ENV_VAR) and layout.native:  # made on first use
+    if args.db is None and not os.environ.get(ENV_VAR) and layout.made_by_init:  # made on first use
         _ensure_embedded_schema(target, layout)
     run = LoadRun(target, config, layout, until_done=True, claim_form=args.claim_form, settings=settings).start()
     progress = ProgressLine(sys.stderr)
@@ -175,7 +171,7 @@ def read_report(target: Target, facts: RunFacts, attempts: int = 5) -> LoadRepor
 
 def report_of(db: Database, facts: RunFacts) -> LoadReport:
     """The end report, from the tables and the run's ledger."""
-    build = build_report if facts.layout.native else build_shape_report
+    build = build_report if facts.layout.batch_claims else build_shape_report
     return build(db, facts.layout, facts)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from queuetop.db import UsageError
-from queuetop.layouts import Layout
+from queuetop.layouts import NATIVE, Layout
 from queuetop.queue import check_count, check_job_type, check_seconds
 
 MAX_THREADS = 256
@@ -285,9 +285,9 @@ def demo_config(layout: Layout | None = None, job_types: tuple[str, ...] | None 
     """
     names = job_types or ("email", "webhook", "thumbnail", "report")
     email, webhook, thumbnail, report = names if len(names) == 4 else (names[0],) * 4
-    native = layout is None or layout.native
-    failing = native or (layout.claim is not None and layout.claim.failure is not None)
-    sweep = DEMO_SWEEP_S if native or layout.release is not None else None
+    layout = layout or NATIVE
+    failing = layout.claim is not None and layout.claim.failure is not None
+    sweep = DEMO_SWEEP_S if layout.release is not None else None
     works = {
         email: WorkTime("uniform", 5, 30),
         webhook: WorkTime("exp", 40),

@@ -76,10 +76,9 @@ class LoadRun:
         self.config = config
         self.layout = layout
         self.until_done = until_done
-        self.claim_form = None if layout.native else check_claim_form(layout, claim_form)
+        self.claim_form = check_claim_form(layout, claim_form)
         # a shape's $max_attempts is the run's --max-attempts (the seeds' 3 by default)
-        self.settings = {**({} if layout.native else {**layout.settings, "max_attempts": config.max_attempts}),
-                         **(settings or {})}  # fmt: skip
+        self.settings = {**layout.settings, "max_attempts": config.max_attempts, **(settings or {})}
         self.ledger = Ledger()
         self._latencies: list[deque[float]] = []  # one per consumer: appended without a lock
         self._guid_ids: set[Any] = set()
@@ -119,7 +118,7 @@ class LoadRun:
         """Check the target (raises QueuetopError at once if it is unreachable or has no schema), then start
         the threads and return."""
         with Database.open(self.target, purpose="worker") as db:
-            adapter = NativeLoadQueue if self.layout.native else ShapeLoadQueue
+            adapter = NativeLoadQueue if self.layout.batch_claims else ShapeLoadQueue
             self._baseline_id = adapter.baseline_id(db, self.layout)
             self.started_at = db.now()
             self._check_queue(self._queue(db))
@@ -281,7 +280,7 @@ class LoadRun:
         return random.Random(None if self.config.seed is None else self.config.seed * 1000 + salt)
 
     def _queue(self, db: Database) -> NativeLoadQueue | ShapeLoadQueue:
-        if self.layout.native:
+        if self.layout.batch_claims:  # the leased queue `Queue` works, native's
             return NativeLoadQueue(db, self.layout, self.config.max_attempts)
         return ShapeLoadQueue(db, self.layout, self.claim_form, self.settings)
 
@@ -303,7 +302,7 @@ class LoadRun:
     def _ledger_lease_s(self) -> float | None:
         """How long a claim stays live in the ledger at most: its lease, seed 001's $lost_after (a release takes
         a request back only after that), or None (a final claim is never taken back)."""
-        taken_back = "timeout" if self.layout.native else self._claim_taken_back
+        taken_back = self._claim_taken_back
         if taken_back == "timeout":
             return self.config.lease_s
         return float(self.settings["lost_after"]) if taken_back == "release" else None
@@ -476,7 +475,7 @@ class LoadRun:
 
     def _last_attempt(self, job: Job | Any) -> bool:
         """Whether this was the job's last attempt: only where the shape counts attempts up to a limit."""
-        attempts_limited = self.layout.native or "attempts" in (self.layout.claim.sets if self.layout.claim else {})
+        attempts_limited = "attempts" in (self.layout.claim.sets if self.layout.claim else {})
         return attempts_limited and job.attempts >= self.config.max_attempts
 
     def _abandon(self, jobs: list[Any], claims: list[Claim], worker: str, abandoned: list[Any], db: Database,
@@ -491,8 +490,8 @@ class LoadRun:
             self._tally.add("doomed", doomed)  # the release (or the claim) that finds them will bury them as dead
         with self._records_lock:
             self._abandoned += [(job.id, worker) for job in jobs]
-        if not self.layout.native:
-            return  # a shape's crashed claims stay as the crash left them
+        if not isinstance(queue, NativeLoadQueue):
+            return  # a seed's crashed claims stay as the crash left them
         abandoned += jobs
         horizon = self._sweep_horizon(db)
         if horizon is not None:  # the sweeper has long released these: forget them
@@ -533,7 +532,7 @@ class LoadRun:
         """How often the sweeper releases: as asked, or as the config says for the native queue; on seed 001,
         when requests are crashed or failed, half of $lost_after (else a lost request never comes back); never
         on a shape with nothing to release, nor on seed 004, whose own dequeue takes timed-out claims again."""
-        if self.layout.native:
+        if self.layout.batch_claims:
             return self.config.sweep_every_s
         if self.layout.release is None:
             return None

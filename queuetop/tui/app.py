@@ -531,14 +531,14 @@ class QueuetopApp(HandlesThreadResults, App[int]):
 
     def action_release(self) -> None:
         layout = self._layout()
-        if not layout.native and layout.release is None:
+        if layout.release is None:
             self.notify(f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}; it declares "
                         "no [release] section", severity="warning", markup=False)  # fmt: skip
             return
         if not self._may_change_queue("release"):
             return
         job_type = self._selected_type() if layout.has_job_type else None
-        what = None if layout.native or layout.release is None else layout.release.what
+        what = None if layout.release is None or layout.release_buries else layout.release.what
         hint = None if what is None or layout.release.action == "clear" else (
             "Each goes back into the queue table, in one transaction with its removal from the completed table; "
             "one completed meanwhile is left alone.")  # fmt: skip
@@ -553,7 +553,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
 
     def _released(self, job_type: str | None, result: ReleaseResult) -> None:
         layout = self._layout()
-        what = None if layout.native or layout.release is None else layout.release.what
+        what = None if layout.release is None or layout.release_buries else layout.release.what
         self.notify(describe_release(result, job_type, what), markup=False)
         self.poll_soon()
 

@@ -26,7 +26,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 from queuetop.actions import EnqueueRequest, describe_release, parse_enqueue_form
 from queuetop.db import QueuetopError
 from queuetop.layouts import NATIVE, Layout
-from queuetop.queue import DEFAULT_PRIORITY, ReleaseResult
+from queuetop.queue import ReleaseResult
 from queuetop.shape_queue import nothing_to_release  # noqa: F401  (the dashboard's wording is the CLI's)
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 
@@ -69,10 +69,11 @@ class EnqueueModal(ModalScreen[EnqueueRequest | None]):
                 yield Input("", id="payload", placeholder='{"to": "ops@example.com"}', compact=True)
                 yield Label("", id="payload-error", classes="error", markup=False)
             if "priority" in self.fields:
-                native = layout.native  # a seed's table has a default priority of its own: empty keeps it
+                # The layout's own starting value, or empty: the table's default priority
+                start = layout.enqueue_defaults.get("priority")
                 yield Label("Priority (0 is the most urgent, 255 the least)")
-                yield Input(str(DEFAULT_PRIORITY) if native else "", id="priority", compact=True,
-                            placeholder="" if native else "empty: the table's default")  # fmt: skip
+                yield Input("" if start is None else str(start), id="priority", compact=True,
+                            placeholder="empty: the table's default" if start is None else "")  # fmt: skip
                 yield Label("", id="priority-error", classes="error", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Enqueue", variant="primary", id="submit")

@@ -212,7 +212,7 @@ class FixedActions:
 
     def workers(self) -> WorkersView:
         layout = self.layout or NATIVE
-        return WORKERS if layout.native else read_workers_of_nothing(layout)
+        return WORKERS if layout.made_by_init else read_workers_of_nothing(layout)
 
     def release_worker(self, worker: str | None, dry_run: bool = False) -> ReleaseResult:
         return ReleaseResult(timed_out=5, released=0 if dry_run else 5, dry_run=dry_run)

@@ -142,7 +142,7 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
             states, None, 10 if identity else None, created, NOW if layout.completions else None,
             3 if layout.done is not None else None))]
     out.update(seed_dequeue_recipes(s))
-    if not layout.native:  # `queuetop demo --layout X` makes the shape's tables (native: `init`'s own schema)
+    if not layout.made_by_init:  # `queuetop demo --layout X` makes the shape's tables (native: `init`'s own schema)
         ddl = s.create_tables()
         out["create_tables"] = [(f"demo: create ({i + 1} of {len(ddl)})", lambda sql=sql: (sql, ())) for i, sql in
                                 enumerate(ddl)]  # fmt: skip

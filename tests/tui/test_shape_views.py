@@ -161,7 +161,7 @@ def test_the_native_status_line_names_no_layout() -> None:
 )
 def test_why_a_shape_has_nothing_to_release(preset: str, reason: str) -> None:
     layout = load_layout(preset)
-    assert layout.release is None and not layout.native
+    assert layout.release is None
     assert nothing_to_release(layout) == reason
 
 
