@@ -237,7 +237,7 @@ def run_pgbench(script: str, layout: Layout, clients: int, seconds: float, moved
 
 def completed_count(layout: Layout) -> int:
     with Database.open(pg_target()) as db:
-        return len(db.dialect.completions_since(db, layout, datetime(1970, 1, 1)))
+        return len(db.fetchall(*Statements(db.dialect, layout).completions_since(datetime(1970, 1, 1))))
 
 
 def main() -> None:

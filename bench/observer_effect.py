@@ -250,9 +250,10 @@ def exact_figures(db: Database, layout: Layout, taken_at: datetime, window_s: fl
     dialect = db.dialect
     since = taken_at - timedelta(seconds=window_s)
     if layout.made_by_init:
-        sql = dialect.sql(layout, "SELECT {c_type}, {c_created}, {c_claimed_at}, {c_claimed_at}, {c_completed} "
-                                  "FROM {completed} WHERE {c_completed} > ? AND {c_completed} <= ? "
-                                  "AND {c_outcome} <> 'dead'")  # fmt: skip
+        statements = Statements(dialect, layout)
+        sql = statements.sql("SELECT {c_type}, {c_created}, {c_claimed_at}, {c_claimed_at}, {c_completed} "
+                             "FROM {completed} WHERE {c_completed} > ? AND {c_completed} <= ? "
+                             "AND {c_outcome} <> 'dead'")  # fmt: skip
         rows = db.fetchall(sql, (dialect.encode_time(since), dialect.encode_time(taken_at)))
     elif layout.completions is not None and (layout.completions.wait or layout.completions.processing):
         statements = Statements(dialect, layout)

@@ -249,7 +249,7 @@ def prepare(data: Dataset, rebuild: bool) -> None:
 
 
 def index_signature(db: Database, layout: Layout) -> str:
-    return hashlib.sha1(repr(db.dialect.index_definitions(layout)).encode()).hexdigest()[:12]
+    return hashlib.sha1(repr(Statements(db.dialect, layout).index_definitions()).encode()).hexdigest()[:12]
 
 
 def refresh_indexes(db: Database, data: Dataset) -> bool:
@@ -275,7 +275,7 @@ def refresh_indexes(db: Database, data: Dataset) -> bool:
         db.execute(f"DROP INDEX {db.dialect.qualify(data.layout.schema, name)}")
     init_schema(db, data.layout)
     if data.kind == "postgres":
-        table_names = db.dialect.names(data.layout)
+        table_names = Statements(db.dialect, data.layout).names()
         db.execute(f"ANALYZE {table_names['queue']}")
         db.execute(f"ANALYZE {table_names['completed']}")
     _store_index_signature(db, data, signature)
@@ -318,9 +318,9 @@ def build(data: Dataset) -> None:
             fill = SQLiteFill(t0)
         init_schema(db, data.layout)
         # Indexes after the rows: building them once is far faster than maintaining them row by row.
-        for index in db.dialect.index_definitions(data.layout):
+        for index in Statements(db.dialect, data.layout).index_definitions():
             db.execute(f"DROP INDEX {db.dialect.qualify(data.layout.schema, index[0])}")
-        names = db.dialect.names(data.layout)
+        names = Statements(db.dialect, data.layout).names()
         with db.transaction():
             for statement in fill_statements(fill, names, data.mix):
                 db.execute("/* queuetop bench */ " + statement)
@@ -342,9 +342,10 @@ def prefill_window(db: Database, data: Dataset, per_s: float) -> None:
     """One window (60 s) of finished jobs at the activity's rate, as if the activity had been running for a
     while: the first poll reads them and every later poll carries a full window, as a monitor does after a
     minute. Ids above everything so far (the restore removes them); the identity moves past them."""
-    names = db.dialect.names(data.layout)
+    names = Statements(db.dialect, data.layout).names()
     count = int(per_s * WINDOW_S)
-    first = 1 + max(db.dialect.max_job_id(db, data.layout), _identity_value(db, data))
+    highest = db.fetchone(*Statements(db.dialect, data.layout).max_job_id())
+    first = 1 + max(int(highest[0] or 0), int(highest[1] or 0), _identity_value(db, data))
     t0 = db.now()
     fill: Fill = PostgresFill(t0) if data.kind == "postgres" else SQLiteFill(t0)
     prefix, source = fill.series(first, first + count - 1)
@@ -379,7 +380,7 @@ def _sequence(db: Database, data: Dataset) -> str:
 
 def restore(db: Database, data: Dataset) -> None:
     """Remove what activity added (ids above the build's), so every run starts from the same rows."""
-    names = db.dialect.names(data.layout)
+    names = Statements(db.dialect, data.layout).names()
     queue_removed = db.execute(f"DELETE FROM {names['queue']} WHERE {names['id']} > ?", (data.base_max_id,))
     completed_removed = db.execute(f"DELETE FROM {names['completed']} WHERE {names['c_id']} > ?", (data.base_max_id,))
     if data.kind == "postgres" and queue_removed + completed_removed:
@@ -520,7 +521,7 @@ def pending_now(db: Database, collector: ShapeCollector) -> dict[str, int]:
 
 
 def naive_sql(db: Database, layout: Layout) -> str:
-    n = db.dialect.names(layout)
+    n = Statements(db.dialect, layout).names()
     return (f"/* naive monitor */ SELECT t.{n['type']}, COUNT(*) FROM (SELECT {n['type']} FROM {n['queue']} "
             f"UNION ALL SELECT {n['c_type']} FROM {n['completed']}) AS t GROUP BY t.{n['type']}")  # fmt: skip
 

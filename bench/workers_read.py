@@ -26,6 +26,7 @@ from common import bench_layout, load_average, pg_target, recreate_pg_schema, sq
 from queuetop.db import Database
 from queuetop.history import percentiles
 from queuetop.layouts import NATIVE, Layout
+from queuetop.layouts.sql import Statements
 from queuetop.schema import init_schema
 from queuetop.workers import read_workers
 
@@ -35,7 +36,7 @@ WORKERS, IN_FLIGHT, TIMED_OUT, RECENT = 50, 500, 100, 1_000
 def build(db: Database, layout: Layout, size: int) -> None:
     """N day-old completions, RECENT in the last minute, IN_FLIGHT claims (TIMED_OUT of them past their timeout)."""
     d, pg = db.dialect, db.dialect.name == "postgresql"
-    n = d.names(layout)
+    n = Statements(d, layout).names()
 
     def ago(seconds: str) -> str:  # a time `seconds` (an SQL expression) before now, in the native UTC clock
         if pg:

@@ -322,7 +322,7 @@ class Doctor:
     def _missing_native_indexes(self) -> dict[str, str]:
         """Native indexes the schema lacks, with the statement `queuetop init` would run for each."""
         out = {}
-        for obj in self.db.dialect.schema_objects(self.layout):
+        for obj in Statements(self.db.dialect, self.layout).schema_objects():
             if obj.kind == "index" and not self.db.fetchone(obj.exists_sql, obj.exists_params):
                 out[obj.name] = obj.create_sql.removeprefix("/* queuetop */ ") + ";"
         return out

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from queuetop.db import Database
 from queuetop.layouts import NATIVE, Layout
+from queuetop.layouts.sql import Statements
 
 
 @dataclass(frozen=True)
@@ -17,13 +18,13 @@ class SchemaStep:
 
 def init_schema(db: Database, layout: Layout = NATIVE) -> list[SchemaStep]:
     """Create the schema objects that are missing; report each one as created or found. One transaction, taken in
-    turns (`Dialect.schema_lock`): inits run at once all succeed, each finding what the one before made."""
-    steps = []
+    turns (`Statements.schema_lock`): inits run at once all succeed, each finding what the one before made."""
+    steps, statements = [], Statements(db.dialect, layout)
     with db.transaction():
-        lock = db.dialect.schema_lock(layout)
+        lock = statements.schema_lock()
         if lock is not None:
             db.fetchall(*lock)
-        for obj in db.dialect.schema_objects(layout):
+        for obj in statements.schema_objects():
             exists = bool(db.fetchone(obj.exists_sql, obj.exists_params))
             if not exists:
                 db.execute(obj.create_sql)
@@ -33,4 +34,5 @@ def init_schema(db: Database, layout: Layout = NATIVE) -> list[SchemaStep]:
 
 def schema_present(db: Database, layout: Layout = NATIVE) -> bool:
     """True when every object of the native schema is there."""
-    return all(db.fetchone(obj.exists_sql, obj.exists_params) for obj in db.dialect.schema_objects(layout))
+    objects = Statements(db.dialect, layout).schema_objects()
+    return all(db.fetchone(obj.exists_sql, obj.exists_params) for obj in objects)

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from queuetop.db import Database
 from queuetop.layouts import Layout
+from queuetop.layouts.sql import Statements
 from queuetop.shape_collector import ShapeCollector
 
 BASE = datetime(2026, 1, 1, 12, 0, 0)
@@ -33,18 +34,18 @@ class FakeClock:
 
 def queue_rows(db: Database, layout: Layout) -> dict[int, tuple]:
     """id -> (type, claimed_at, token, attempts) of every row in the queue table."""
-    sql = db.dialect.sql(layout, "SELECT {id}, {type}, {claimed_at}, {token}, {attempts} FROM {queue}")
+    sql = layout_sql(db, layout, "SELECT {id}, {type}, {claimed_at}, {token}, {attempts} FROM {queue}")
     return {int(r[0]): tuple(r[1:]) for r in db.fetchall(sql)}
 
 
 def completed_rows(db: Database, layout: Layout) -> dict[int, tuple]:
     """id -> (type, outcome, attempts) of every row in the completed table."""
-    sql = db.dialect.sql(layout, "SELECT {c_id}, {c_type}, {c_outcome}, {c_attempts} FROM {completed}")
+    sql = layout_sql(db, layout, "SELECT {c_id}, {c_type}, {c_outcome}, {c_attempts} FROM {completed}")
     return {int(r[0]): tuple(r[1:]) for r in db.fetchall(sql)}
 
 
 def completed_ids_with_repeats(db: Database, layout: Layout) -> list[int]:
-    sql = db.dialect.sql(layout, "SELECT {c_id} FROM {completed}")
+    sql = layout_sql(db, layout, "SELECT {c_id} FROM {completed}")
     return [int(r[0]) for r in db.fetchall(sql)]
 
 
@@ -58,7 +59,7 @@ def travel(db: Database, layout: Layout, seconds: float) -> None:
     dialect = db.dialect
     for table, roles in (("queue", QUEUE_TIMES), ("completed", COMPLETED_TIMES)):
         sets = ", ".join(f"{{{role}}} = {_earlier(dialect.name, '{' + role + '}')}" for role in roles)
-        sql = dialect.sql(layout, f"UPDATE {{{table}}} SET {sets}")
+        sql = Statements(dialect, layout).sql(f"UPDATE {{{table}}} SET {sets}")
         db.execute(sql, (_shift(dialect.name, seconds),) * len(roles))
 
 
@@ -185,8 +186,12 @@ def full_count_now(collector: ShapeCollector) -> None:
 
 def unclaimed_and_held(db: Database, layout: Layout, job_type: str) -> tuple[int, int]:
     """(rows not claimed, rows claimed) of one type of the native queue table, counted by hand."""
-    row = db.fetchone(db.dialect.sql(layout, "SELECT SUM(CASE WHEN {claimed_at} IS NULL THEN 1 ELSE 0 END), "
+    row = db.fetchone(layout_sql(db, layout, "SELECT SUM(CASE WHEN {claimed_at} IS NULL THEN 1 ELSE 0 END), "
                                              "SUM(CASE WHEN {claimed_at} IS NULL THEN 0 ELSE 1 END) FROM {queue} "
                                              "WHERE {type} = ?"), (job_type,))  # fmt: skip
     return int(row[0] or 0), int(row[1] or 0)
 
+
+def layout_sql(db: Database, layout: Layout, template: str) -> str:
+    """A test's own statement on a layout's tables, written with role names (`{queue}`, `{claimed_at}`)."""
+    return Statements(db.dialect, layout).sql(template)

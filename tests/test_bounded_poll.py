@@ -25,7 +25,7 @@ from queuetop.shape_collector import collector_for, depth_tracked
 from queuetop.snapshot import TypeStats
 from queuetop.watermarks import SAMPLE_CAP, SAMPLE_PER_S
 
-from .helpers import BASE
+from .helpers import BASE, layout_sql
 from .seedshapes import local_now_sql, push
 from .test_shapes import backend_name, job_queue, requests  # noqa: F401 - the seed fixtures
 
@@ -39,7 +39,7 @@ def insert_completions(db, layout, first_id: int, jobs: list[tuple[float, float,
     dialect = db.dialect
     for start in range(0, len(jobs), CHUNK):
         part = jobs[start:start + CHUNK]
-        sql = dialect.sql(layout, f"INSERT INTO {{completed}} ({COLUMNS}) VALUES "
+        sql = Statements(dialect, layout).sql(f"INSERT INTO {{completed}} ({COLUMNS}) VALUES "
                                   + ", ".join(["(?, ?, ?, ?, ?, 'w', 1, 'succeeded')"] * len(part)))  # fmt: skip
         params = []
         for n, (at_s, wait_ms, work_ms) in enumerate(part, start=first_id + start):
@@ -53,7 +53,7 @@ def insert_completions(db, layout, first_id: int, jobs: list[tuple[float, float,
 
 def exact_latencies(db, layout) -> tuple[tuple, tuple]:
     """Nearest-rank percentiles of every succeeded job in the table, computed here, row by row."""
-    sql = db.dialect.sql(layout, "SELECT {c_created}, {c_claimed_at}, {c_completed} FROM {completed} "
+    sql = layout_sql(db, layout, "SELECT {c_created}, {c_claimed_at}, {c_completed} FROM {completed} "
                                  "WHERE {c_outcome} <> 'dead'")  # fmt: skip
     decode = db.dialect.decode_time
     rows = [tuple(decode(v) for v in row) for row in db.fetchall(sql)]
@@ -132,7 +132,7 @@ def test_the_depth_is_exact_again_when_a_load_comes_to_rest(backend, monkeypatch
             time.sleep(0.1)
         stop.set()
         worker.join()
-        table = db.fetchone(db.dialect.sql(backend.layout, "SELECT COUNT(*) FROM {queue} WHERE {claimed_at} IS NULL"))
+        table = db.fetchone(layout_sql(db, backend.layout, "SELECT COUNT(*) FROM {queue} WHERE {claimed_at} IS NULL"))
         resting = []
         for _ in range(20):  # the first poll may still see the last moves; then, at rest, a full count starts off
             resting.append(collector.poll().type_named("bulk"))  # the poll (as soon as the last one's 1 % share
@@ -181,7 +181,7 @@ def test_a_loaded_native_poll_reads_in_two_statements(backend):
         assert polls[-1][1] > 0  # it was loaded: completions were counted
         assert max(statements for statements, _ in polls) <= 2, polls
         snapshot = collector.poll()  # at rest: the shallow type is counted exactly, in the same statement
-        table = db.fetchone(db.dialect.sql(backend.layout, "SELECT COUNT(*) FROM {queue} WHERE {claimed_at} IS NULL "
+        table = db.fetchone(layout_sql(db, backend.layout, "SELECT COUNT(*) FROM {queue} WHERE {claimed_at} IS NULL "
                                                            "AND {type} = 'shallow'"))  # fmt: skip
         shallow = snapshot.type_named("shallow")
         assert collector.reads.statements <= 2 and snapshot.type_named("idle").depth == 3
@@ -197,12 +197,12 @@ def test_an_identity_jump_of_a_billion_costs_nothing(backend, jump):
         collector.poll()
         highest = max(queue.enqueue_many("email", 2))
         if backend.name == "sqlite":  # an explicit id far above: SQLite's AUTOINCREMENT carries on from it
-            sql = db.dialect.sql(backend.layout, "INSERT INTO {queue} ({id}, {type}, {created}, {available}) "
+            sql = layout_sql(db, backend.layout, "INSERT INTO {queue} ({id}, {type}, {created}, {available}) "
                                                  "VALUES (?, 'email', ?, ?)")  # fmt: skip
             now = db.dialect.encode_time(db.now())
             db.execute(sql, (highest + jump, now, now))
         else:  # a reseed of the identity, as after a failed bulk load
-            db.execute(db.dialect.sql(backend.layout, f"ALTER TABLE {{queue}} ALTER COLUMN {{id}} "
+            db.execute(layout_sql(db, backend.layout, f"ALTER TABLE {{queue}} ALTER COLUMN {{id}} "
                                                       f"RESTART WITH {highest + jump}"))  # fmt: skip
             queue.enqueue("email")
         tracemalloc.start()

@@ -165,3 +165,26 @@ def test_debug_shows_the_traceback(tmp_path):
 def test_the_environment_names_the_target(queue_file):
     result = queuetop("stats", "--json", env_extra={"QUEUETOP_DB": str(queue_file)})
     assert json.loads(result.stdout)["target"] == str(queue_file)
+
+
+@pytest.mark.postgres
+def test_a_schema_qualified_table_is_that_schemas_table_not_the_first_of_its_name(tmp_path):
+    """Two schemas each with a WorkQueue (two apps on one server, or two tests at once): `--table b.WorkQueue`
+    watches b's, never whichever the catalog lists first."""
+    from .conftest import PG_TARGET, drop_backend, make_backend
+
+    first, second = make_backend("postgres", tmp_path), make_backend("postgres", tmp_path)
+    try:
+        for backend, count in ((first, 3), (second, 5)):
+            with backend.open() as db:
+                Queue(db, backend.layout).enqueue_many("email", count)
+        for backend, count in ((first, 3), (second, 5)):
+            table = f"{backend.layout.schema}.{backend.layout.queue_table}"
+            result = queuetop("stats", "--json", "--db", PG_TARGET, "--table", table)
+            assert result.returncode == 0, result.stderr
+            assert json.loads(result.stdout)["totals"]["depth"] == count, (table, result.stderr)
+        missing = queuetop("stats", "--db", PG_TARGET, "--table", f"{first.layout.schema}_gone.WorkQueue")
+        assert_clean_failure(missing, f"table {first.layout.schema}_gone.WorkQueue not found", "queuetop detect")
+    finally:
+        drop_backend(first)
+        drop_backend(second)

@@ -11,7 +11,7 @@ from queuetop import shape_collector as collector_module
 from queuetop.queue import Queue
 from queuetop.shape_collector import collector_for
 
-from .helpers import full_count_now
+from .helpers import full_count_now, layout_sql
 
 
 def counted(rate_per_s: float | None, window_s: float = 60.0) -> int:
@@ -83,7 +83,7 @@ def row(snapshot, job_type):
 
 
 def delete_jobs(db, layout, ids):
-    sql = db.dialect.sql(layout, "DELETE FROM {queue} WHERE {id} IN (" + db.dialect.placeholders(len(ids)) + ")")
+    sql = layout_sql(db, layout, "DELETE FROM {queue} WHERE {id} IN (" + db.dialect.placeholders(len(ids)) + ")")
     db.execute(sql, ids)
 
 
@@ -156,7 +156,7 @@ def test_drift_above_the_cap_triggers_a_full_count(backend, small_cap):
         collector = collector_for(monitor_db, backend.layout)
         collector.poll()
         # Rows the arrival reads cannot see: ids below the highest one already seen.
-        insert = db.dialect.sql(backend.layout, "INSERT INTO {queue} ({id}, {type}, {created}, {available}) "
+        insert = layout_sql(db, backend.layout, "INSERT INTO {queue} ({id}, {type}, {created}, {available}) "
                                                 "VALUES (?, 'email', ?, ?)")  # fmt: skip
         now = db.dialect.encode_time(db.now())
         for job_id in range(-10, 0):

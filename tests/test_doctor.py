@@ -20,6 +20,8 @@ from tests.conftest import Backend
 from tests.seedshapes import drop_seed, push
 from tests.test_shapes import Seeded, make_seeded
 
+from .helpers import layout_sql
+
 
 def by_check(report: Report) -> dict[str, Finding]:
     return {finding.check: finding for finding in report.findings}
@@ -125,7 +127,7 @@ def test_a_claimer_blocked_behind_an_idle_holder_shows_as_a_blocking_chain(pg_ba
 
     def claim_without_skip_locked() -> None:  # a worker whose claim forgot SKIP LOCKED: it waits
         try:
-            waiter.fetchall(waiter.dialect.sql(layout, "SELECT {id} FROM {queue} WHERE {id} = ? FOR UPDATE"), (job_id,))
+            waiter.fetchall(layout_sql(waiter, layout, "SELECT {id} FROM {queue} WHERE {id} = ? FOR UPDATE"), (job_id,))
             waited.append("done")
         except Timeout as exc:
             waited.append(exc)

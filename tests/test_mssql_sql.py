@@ -6,6 +6,7 @@ Driver 18's TLS errors say what to change.
 
 from __future__ import annotations
 
+import inspect
 import re
 from datetime import datetime
 
@@ -14,19 +15,23 @@ import sqlglot
 
 from queuetop.db import Conflict, ConnectError, Database, Timeout, TransientError, parse_target
 from queuetop.db.connection import _connect_error
-from queuetop.db.dialects import MSSQLDialect
+from queuetop.db.dialects import MSSQLDialect, PostgresDialect, SQLiteDialect
 from queuetop.db.dialects.base import Dialect
 from queuetop.db.odbc import bundled_mssql_driver
 from queuetop.layouts import NATIVE
+from queuetop.layouts.sql import Statements
 
-from .golden.make_tsql import layout_statements, native_statements, sql_issuing_dialect_methods
+from .golden.make_tsql import layout_statements, native_statements
 from .tsql_check import assert_tsql
 
 STATEMENTS = [(sql, params) for _layout, _operation, sql, params in native_statements() + layout_statements("native")]
 
 
-def test_every_sql_issuing_dialect_method_of_the_base_is_in_sql_servers_too():
-    assert sql_issuing_dialect_methods(MSSQLDialect) >= sql_issuing_dialect_methods(Dialect)
+@pytest.mark.parametrize("dialect", [Dialect, MSSQLDialect, PostgresDialect, SQLiteDialect])
+def test_a_dialect_is_primitives_only_it_takes_no_layout_and_no_connection(dialect):
+    """Issue 19, step 4: statements are built in layouts.sql; a dialect spells pieces of them."""
+    for name, member in inspect.getmembers(dialect, inspect.isfunction):
+        assert not {"layout", "db"} & set(inspect.signature(member).parameters), f"{dialect.__name__}.{name}"
 
 
 def parseable(sql: str) -> str:
@@ -66,8 +71,10 @@ def test_without_rcsi_counts_read_nolock_and_the_drill_down_reads_past_locked_ro
 
 
 class AnswersRCSI:
-    def __init__(self, on: bool) -> None:
-        self.on = on
+    """A connection as `Database._configure_reads` sees it: its dialect, and the database's answer."""
+
+    def __init__(self, dialect: MSSQLDialect, on: bool) -> None:
+        self.dialect, self.on = dialect, on
 
     def fetchone(self, sql, params=()):
         assert "is_read_committed_snapshot_on" in sql
@@ -76,14 +83,13 @@ class AnswersRCSI:
 
 def test_with_rcsi_every_read_is_plain_and_committed():
     d = MSSQLDialect()
-    d.sql(NATIVE, "SELECT 1 FROM {queue}{nolock}")  # a statement cached before: must not keep its hint
-    d.configure_reads(AnswersRCSI(True))
-    assert d.reads == "committed" and d.sql(NATIVE, "SELECT 1 FROM {queue}{nolock}").endswith("[WorkQueue]")
+    Database._configure_reads(AnswersRCSI(d, True))  # type: ignore[arg-type]
+    assert d.reads == "committed" and Statements(d, NATIVE).sql("SELECT 1 FROM {queue}{nolock}").endswith("[WorkQueue]")
     for _layout, _op, sql, params in native_statements(d):
         assert ("NOLOCK" not in sql and "READPAST)" not in sql) or "UPDLOCK" in sql
         assert_tsql(sql, params)
     off = MSSQLDialect()
-    off.configure_reads(AnswersRCSI(False))
+    Database._configure_reads(AnswersRCSI(off, False))  # type: ignore[arg-type]
     assert off.reads == "dirty" and off.nolock == " WITH (NOLOCK)"
 
 
@@ -132,12 +138,12 @@ def test_an_old_servers_tls_says_encrypt_no():
 
 def test_init_disables_lock_escalation_on_the_queue_table_and_says_what_filtered_indexes_ask():
     d = MSSQLDialect()
-    objects = d.schema_objects(NATIVE)
+    objects = Statements(d, NATIVE).schema_objects()
     setting = next(obj for obj in objects if obj.kind == "setting")
     assert setting.create_sql.endswith("ALTER TABLE [queuetop].[WorkQueue] SET (LOCK_ESCALATION = DISABLE)")
     assert "lock_escalation_desc = 'DISABLE'" in setting.exists_sql
     assert [obj.kind for obj in objects].index("setting") > [obj.kind for obj in objects].index("table")
-    note = " ".join(d.schema_notes(NATIVE))
+    note = " ".join(Statements(d, NATIVE).schema_notes())
     assert "QUOTED_IDENTIFIER ON" in note and "sqlcmd" in note and "-I" in note and "1934" in note
     assert any("QUOTED_IDENTIFIER ON" in sql for sql in d.session_setup("worker"))  # its own sessions are right
 

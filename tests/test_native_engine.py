@@ -17,10 +17,11 @@ from queuetop.queue import Queue
 from queuetop.shape_collector import collector_for
 
 from .conftest import drop_backend, make_backend
+from .helpers import layout_sql
 
 
 def counted(db, layout, sql: str) -> dict[str, int]:
-    return {job_type: int(n) for job_type, n in db.fetchall(db.dialect.sql(layout, sql + " GROUP BY {type}"))}
+    return {job_type: int(n) for job_type, n in db.fetchall(layout_sql(db, layout, sql + " GROUP BY {type}"))}
 
 
 @pytest.mark.parametrize("backend_name", ["sqlite", "postgres"])

@@ -11,6 +11,8 @@ import pytest
 from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
 
+from .helpers import layout_sql
+
 
 def plan(db, sql: str, params: tuple) -> str:
     return "\n".join(row[0] for row in db.fetchall("EXPLAIN " + sql, params))
@@ -22,7 +24,7 @@ def backlog(pg_backend):
         q = Queue(db, pg_backend.layout)
         for job_type in ("email", "report", "resize", "thumbs"):
             q.enqueue_many(job_type, 1_500)
-        db.execute(db.dialect.sql(pg_backend.layout, "ANALYZE {queue}"))
+        db.execute(layout_sql(db, pg_backend.layout, "ANALYZE {queue}"))
         yield q
 
 

@@ -10,7 +10,7 @@ from queuetop.db import Database, LeaseLost, QueuetopError, UsageError, utc_now
 from queuetop.queue import Queue
 from queuetop.schema import init_schema
 
-from .helpers import FakeClock, completed_rows, queue_rows, travel
+from .helpers import FakeClock, completed_rows, layout_sql, queue_rows, travel
 
 
 class ServerClock:
@@ -186,14 +186,14 @@ def test_bad_arguments_are_refused_before_touching_the_queue(sqlite_backend, cal
 def stop_inserts_above(db, layout, last_id: int) -> None:
     """A trigger that refuses any row past `last_id`, as a full disk or a constraint would."""
     if db.dialect.name == "sqlite":
-        db.execute(db.dialect.sql(layout, f"CREATE TRIGGER stop AFTER INSERT ON {{queue}} WHEN NEW.{{id}} > {last_id} "
+        db.execute(layout_sql(db, layout, f"CREATE TRIGGER stop AFTER INSERT ON {{queue}} WHEN NEW.{{id}} > {last_id} "
                                           "BEGIN SELECT RAISE(ABORT, 'full'); END"))
         return
     fn = db.dialect.qualify(layout.schema, "stop")
     db.execute(f"CREATE FUNCTION {fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
                f"IF NEW.{db.dialect.quote(layout.columns['id'])} > {last_id} THEN RAISE EXCEPTION 'full'; END IF; "
                "RETURN NEW; END $$")
-    db.execute(db.dialect.sql(layout, "CREATE TRIGGER stop AFTER INSERT ON {queue} FOR EACH ROW "
+    db.execute(layout_sql(db, layout, "CREATE TRIGGER stop AFTER INSERT ON {queue} FOR EACH ROW "
                                       f"EXECUTE FUNCTION {fn}()"))
 
 

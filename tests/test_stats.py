@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from queuetop.db import Database
+from queuetop.layouts.sql import Statements
 from queuetop.shape_collector import collector_for
 
 from .conftest import BACKENDS, drop_backend, make_backend
@@ -41,20 +42,20 @@ class Script:
     def __init__(self, db: Database, layout) -> None:
         self.db, self.layout, d = db, layout, db.dialect
         self.base: datetime = d.decode_time(db.fetchone(d.server_now_sql())[0]) - timedelta(seconds=10)
-        t = d.param("datetime2")
-        self._insert = d.sql(layout, f"INSERT INTO {{queue}} ({{type}}, {{priority}}, {{created}}, {{available}}) "
-                                     f"VALUES (?, ?, {t}, {t})")
-        self._ids = d.sql(layout, f"SELECT {{id}} FROM {{queue}} WHERE {{type}} = ? AND {{created}} = {t} "
-                                  "ORDER BY {id}")
-        self._pending = d.sql(layout, "SELECT {id} FROM {queue} WHERE {type} = ? AND {claimed_at} IS NULL "
-                                      "ORDER BY {priority}, {available}, {id}")
-        self._claim = d.sql(layout, f"UPDATE {{queue}} SET {{claimed_at}} = {t}, {{claimed_by}} = ?, "
-                                    f"{{timeout}} = {t}, {{attempts}} = {{attempts}} + 1 WHERE {{id}} = ?")
+        t, s = d.param("datetime2"), Statements(d, layout)
+        self._insert = s.sql(f"INSERT INTO {{queue}} ({{type}}, {{priority}}, {{created}}, {{available}}) "
+                             f"VALUES (?, ?, {t}, {t})")
+        self._ids = s.sql(f"SELECT {{id}} FROM {{queue}} WHERE {{type}} = ? AND {{created}} = {t} "
+                          "ORDER BY {id}")
+        self._pending = s.sql("SELECT {id} FROM {queue} WHERE {type} = ? AND {claimed_at} IS NULL "
+                              "ORDER BY {priority}, {available}, {id}")
+        self._claim = s.sql(f"UPDATE {{queue}} SET {{claimed_at}} = {t}, {{claimed_by}} = ?, "
+                            f"{{timeout}} = {t}, {{attempts}} = {{attempts}} + 1 WHERE {{id}} = ?")
         into = "{c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_claimed_by}, {c_attempts}, {c_outcome}"
-        self._move = d.sql(layout, f"INSERT INTO {{completed}} ({into}) SELECT {{id}}, {{type}}, "
-                                   f"{{created}}, {{claimed_at}}, {t}, {{claimed_by}}, {{attempts}}, "
-                                   f"{d.param('varchar(16)')} FROM {{queue}} WHERE {{id}} = ?")
-        self._delete = d.sql(layout, "DELETE FROM {queue} WHERE {id} = ?")
+        self._move = s.sql(f"INSERT INTO {{completed}} ({into}) SELECT {{id}}, {{type}}, "
+                           f"{{created}}, {{claimed_at}}, {t}, {{claimed_by}}, {{attempts}}, "
+                           f"{d.param('varchar(16)')} FROM {{queue}} WHERE {{id}} = ?")
+        self._delete = s.sql("DELETE FROM {queue} WHERE {id} = ?")
 
     def time(self, t: float):
         return self.db.dialect.encode_time(self.base + timedelta(seconds=t))

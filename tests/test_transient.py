@@ -14,7 +14,7 @@ from queuetop.db.retry import ATTEMPTS, MAX_DELAY_S, backoff_s
 from queuetop.monitor import CONNECTED, TIMED_OUT, Monitor
 from queuetop.queue import Queue
 
-from .helpers import completed_ids_with_repeats, queue_rows
+from .helpers import completed_ids_with_repeats, layout_sql, queue_rows
 
 
 # -- the helper ---------------------------------------------------------------------------------------------
@@ -63,7 +63,7 @@ def test_back_off_is_jittered_and_capped() -> None:
 def test_a_real_postgres_deadlock_is_a_conflict_not_a_lost_connection(pg_backend) -> None:
     q = Queue(pg_backend.open(), pg_backend.layout)
     first, second = q.enqueue_many("email", 2)
-    update = q.db.dialect.sql(pg_backend.layout, "UPDATE {queue} SET {priority} = 1 WHERE {id} = ?")
+    update = layout_sql(q.db, pg_backend.layout, "UPDATE {queue} SET {priority} = 1 WHERE {id} = ?")
     a, b = pg_backend.open(), pg_backend.open()
     both_hold_one = threading.Barrier(2)
     errors: list[BaseException] = []

@@ -19,7 +19,7 @@ from queuetop.layouts.sql import Statements
 from queuetop.queue import Queue
 from queuetop.workers import make_available, no_claimer, read_workers, release_worker
 
-from .helpers import FakeClock, completed_rows, queue_rows, travel
+from .helpers import FakeClock, completed_rows, layout_sql, queue_rows, travel
 from .seedshapes import QUEUESAMPLE_JOB_TYPES, create_seed, drop_seed, finish, pop, push, worker_guid
 from .test_cli import queuetop
 from .test_shapes import Seeded, make_seeded
@@ -80,7 +80,7 @@ def test_release_from_one_worker_releases_only_its_timed_out_claims(two_workers)
     before = queue_rows(db, layout)
     assert queue_rows(db, layout) == before  # the dry run changed nothing
     # One of its claims used its last attempt: it becomes dead, as `release` does.
-    db.execute(db.dialect.sql(layout, "UPDATE {queue} SET {attempts} = 3 WHERE {id} = ?"), (jobs["crashed"][0].id,))
+    db.execute(layout_sql(db, layout, "UPDATE {queue} SET {attempts} = 3 WHERE {id} = ?"), (jobs["crashed"][0].id,))
     done = release_worker(db, layout, "crashed")
     assert (done.timed_out, done.released, done.dead) == (3, 2, 1)
     after = queue_rows(db, layout)
@@ -142,7 +142,7 @@ def test_make_available_counts_then_makes_pending_and_leaves_a_claimed_job_alone
         assert (dry.scheduled, dry.made_available) == (4, 0)
         assert queue.claim("w", job_types=["report"])[0].id == now_ids[0]  # the scheduled ones are not claimable
         # Meanwhile one scheduled job came due and a worker took it.
-        db.execute(db.dialect.sql(backend.layout, f"UPDATE {{queue}} SET {{available}} = {db.dialect.now_sql('utc')} "
+        db.execute(layout_sql(db, backend.layout, f"UPDATE {{queue}} SET {{available}} = {db.dialect.now_sql('utc')} "
                                                   "WHERE {id} = ?"), (later[0],))
         time.sleep(0.004)  # a millisecond column rounds the clock up to half a millisecond ahead (seedshapes: pop)
         taken = queue.claim("w", job_types=["report"])[0]

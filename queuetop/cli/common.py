@@ -62,7 +62,7 @@ def resolve_layout(args: argparse.Namespace, db: Database) -> tuple[Layout, str 
     """The layout to use and, when it was found rather than given, the sentence that says so: --layout (or
     $QUEUETOP_LAYOUT) checked against the catalog; else the native schema if it is there; else the one queue
     table the catalog holds."""
-    from queuetop.detect import Catalog, check_layout, choose, detect
+    from queuetop.detect import Catalog, check_layout, choose, default_schemas, detect
     from queuetop.layouts import load_layout, require_table, with_tables
     from queuetop.schema import schema_present
 
@@ -74,9 +74,13 @@ def resolve_layout(args: argparse.Namespace, db: Database) -> tuple[Layout, str 
     if not table and schema_present(db, NATIVE):
         return NATIVE, None
     catalog = Catalog(db)
-    if table:  # a table without a layout: the preset that fits it
-        wanted = with_tables(NATIVE, table).queue_table.lower()
-        fits = [c for c in detect(db, catalog) if c.table.name.lower() == wanted]
+    if table:  # a table without a layout: the preset that fits it, on that very table (its schema too)
+        named = with_tables(NATIVE, table)
+        found = catalog.find(db.dialect.schema_for(named.schema), named.queue_table, default_schemas(db))
+        if found is None:
+            raise UsageError(f"table {table} not found in {db.target.display}",
+                             "name it as [SCHEMA.]NAME; `queuetop detect` shows the queue tables found")
+        fits = [c for c in detect(db, catalog) if (c.table.schema, c.table.name) == (found.schema, found.name)]
         if not fits:
             raise UsageError(f"no preset fits the table {table}", "name its shape with --layout, or write a layout "
                              "file (`queuetop layouts --show NAME` prints one to start from)")

@@ -22,6 +22,7 @@ from queuetop.cli.common import (
 )
 from queuetop.db import Database, QueuetopError, UsageError, parse_target
 from queuetop.layouts import NATIVE, PRESET_NAMES, Layout
+from queuetop.layouts.sql import Statements
 from queuetop.snapshot import Snapshot, TypeStats
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             print(f"  {'created' if step.created else 'exists '}  {step.kind:<6} {step.name}")
         made = sum(step.created for step in steps)
         print("schema ready: " + (f"{made} object(s) created" if made else "nothing to do, everything was there"))
-        for note in db.dialect.schema_notes(NATIVE):
+        for note in Statements(db.dialect, NATIVE).schema_notes():
             print(f"note: {note}")
     return 0
 

@@ -105,7 +105,7 @@ class Database:
             db._watch_reads(limit, socket_name)
         for statement in db.dialect.session_setup(purpose):
             db.execute(statement)
-        db.dialect.configure_reads(db)
+        db._configure_reads()
         if target.kind != "sqlite" and clock is None:
             db._measure_clock_offset()
         return db
@@ -151,6 +151,16 @@ class Database:
             self._deadline = time.monotonic() + self._statement_timeout_s
         if self._watch is not None:
             self._watch.arm()
+
+    def _configure_reads(self) -> None:
+        """Settle, once per connection, how the monitor's reads avoid blocking writers: where the database may
+        answer that its reads are snapshots (SQL Server's read-committed snapshot), ask it."""
+        question = self.dialect.read_snapshot_sql()
+        if question is None:
+            return
+        row = self.fetchone(question)
+        if row and row[0]:
+            self.dialect.reads_committed_snapshot()
 
     def _measure_clock_offset(self) -> None:
         before = utc_now()

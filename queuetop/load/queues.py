@@ -38,7 +38,8 @@ class NativeLoadQueue:
 
         if not schema_present(db, layout):
             raise SchemaMissing(db.target.display)
-        return db.dialect.max_job_id(db, layout)
+        row = db.fetchone(*Statements(db.dialect, layout).max_job_id())
+        return max(int(row[0] or 0), int(row[1] or 0))
 
     def enqueue(self, job_type: str | None, count: int, created_by: str) -> list[Any]:
         return self.queue.enqueue_many(job_type or "", count, created_by=created_by)

@@ -235,26 +235,26 @@ class LoadReport:
 
 def build_report(db: Database, layout: Layout, facts: RunFacts) -> LoadReport:
     """Read where each of the run's jobs is now and compare with what was enqueued."""
-    dialect = db.dialect
+    dialect, statements = db.dialect, Statements(db.dialect, layout)
     ours = IdLookup(facts.ids)
     seen: Counter[int] = Counter()
     type_of: dict[int, str] = {}
     finished: dict[int, tuple[str, float | None, float | None]] = {}  # id -> (outcome, wait s, processing s)
     claims: dict[int, str] = {}
     if ours.first is not None:
-        for job_id, job_type, _created in dialect.arrivals_after(db, layout, ours.first - 1, []):
+        for job_id, job_type, _created in db.fetchall(*statements.arrivals_after(ours.first - 1, [])):
             job_id = int(job_id)
             if job_id in ours:
                 seen[job_id] += 1
                 type_of[job_id] = job_type
-        for job_id, _type, created, claimed, completed, outcome in dialect.completions_since(
-            db, layout, facts.started_at - CLOCK_MARGIN
+        for job_id, _type, created, claimed, completed, outcome in db.fetchall(
+            *statements.completions_since(facts.started_at - CLOCK_MARGIN)
         ):
             job_id = int(job_id)
             if job_id in ours:
                 finished[job_id] = (outcome, *_latencies(dialect, created, claimed, completed))
     for job_type in facts.config.type_names:
-        for job_id, worker in db.fetchall(*Statements(dialect, layout).rows_in_states(
+        for job_id, worker in db.fetchall(*statements.rows_in_states(
                 ["claimed", "timed_out"], job_type, ["id", "claimed_by"], ["timeout", "id"], CLAIMS_LIMIT)):
             claims[int(job_id)] = worker
 

@@ -25,8 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from queuetop.db.dialects import MSSQLDialect
-from queuetop.db.dialects.base import Dialect
-from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import NATIVE, PRESET_NAMES, STATES, Layout, load_layout, with_tables
 from queuetop.layouts.sql import Statement, Statements
 from queuetop.shape_collector import depth_tracked
@@ -37,21 +35,15 @@ TOKEN = "AC351A46-49E4-4F0C-BF8C-F45255012150"
 Entry = tuple[str, str, str, tuple[Any, ...]]  # (layout, operation, sql as sent, parameters)
 
 
-# -- the native schema: the SQL Server dialect's own methods ----------------------------------------------------
-def dialect_calls(d: Dialect, db: Any, n: Layout) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
-    """How to call each SQL-issuing dialect method: (what the variant is, the call)."""
-    return {
-        "max_job_id": [("", lambda: d.max_job_id(db, n))],
-        "arrivals_after": [("", lambda: d.arrivals_after(db, n, 10, [])),
-                           ("late ids", lambda: d.arrivals_after(db, n, 10, [3, 7]))],
-        "completions_since": [("", lambda: d.completions_since(db, n, NOW))],
-        "configure_reads": [("read-committed snapshot?", lambda: d.configure_reads(db))],
-    }  # fmt: skip
+# -- the native schema: the statements a connection and `init` send -----------------------------------------------
+# The dialect's own statements: the only SQL a dialect writes (every other statement is built in layouts.sql).
+DIALECT_STATEMENTS = ("session_setup", "server_now_sql", "catalog_sql", "read_snapshot_sql", "client_port_sql")
 
 
-def sql_issuing_dialect_methods(cls: type = MSSQLDialect) -> set[str]:
+def dialect_statement_methods(cls: type = MSSQLDialect) -> set[str]:
+    """A dialect's methods that return a statement of its own (`*_sql`, no argument): each must be listed."""
     return {name for name, member in inspect.getmembers(cls, inspect.isfunction)
-            if "db" in inspect.signature(member).parameters and not name.startswith("_")}  # fmt: skip
+            if name.endswith("_sql") and list(inspect.signature(member).parameters) == ["self"]}  # fmt: skip
 
 
 def native_statements(d: MSSQLDialect | None = None) -> list[Entry]:
@@ -61,21 +53,13 @@ def native_statements(d: MSSQLDialect | None = None) -> list[Entry]:
                                                                          + d.session_setup("worker"))]
     out.append(("native", "server clock", d.server_now_sql(), ()))
     out.append(("native", "catalog (detect)", d.catalog_sql(), ()))
-    lock_sql, lock_params = d.schema_lock(NATIVE)  # type: ignore[misc]
+    lock_sql, lock_params = Statements(d, NATIVE).schema_lock()  # type: ignore[misc]
     out.append(("native", "init: take turns", lock_sql, lock_params))
-    for obj in d.schema_objects(NATIVE):
+    for obj in Statements(d, NATIVE).schema_objects():
         out.append(("native", f"init: is there {obj.kind} {obj.name}", obj.exists_sql, obj.exists_params))
         out.append(("native", f"init: create {obj.kind} {obj.name}", obj.create_sql, ()))
-    for name, variants in dialect_calls(d, None, NATIVE).items():
-        for variant, _ in variants:
-            # fetchone's (0, 0): configure_reads leaves the dialect as it is (no read-committed snapshot)
-            db = StatementRecorder(d, one=(0, 0))
-            call = dict(dialect_calls(d, db, NATIVE)[name])[variant]
-            call()
-            for i, (sql, params) in enumerate(db.statements):
-                label = " ".join(part for part in (name, variant, f"({i + 1})" if len(db.statements) > 1 else "")
-                                 if part)  # fmt: skip
-                out.append(("native", label, sql, params))
+    out.append(("native", "configure_reads read-committed snapshot?", d.read_snapshot_sql() or "", ()))
+    out.append(("native", "watchdog: client port", d.client_port_sql() or "", ()))
     return out
 
 
@@ -220,6 +204,9 @@ def lease_recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]
         "release_state": [*numbered("one type: dead", bury), ("one type: back to pending", lambda: back),
                           *numbered("any type: dead", bury_all), ("any type: back to pending", lambda: back_all)],
         "has_type": [("", lambda: s.has_type("email"))],
+        "max_job_id": [("", s.max_job_id)],
+        "arrivals_after": [("", lambda: s.arrivals_after(10, [])), ("late ids", lambda: s.arrivals_after(10, [3, 7]))],
+        "completions_since": [("", lambda: s.completions_since(NOW))],
         "queued_types": [("", s.queued_types)],
         "insert_rows": [("", lambda: s.insert_rows(list(layout.enqueue_fields.values())[:3], ["email", "i", 128], 0.0,
                                                    500))],
@@ -266,8 +253,7 @@ def with_recipes() -> set[str]:
 
 def uncovered() -> list[str]:
     """Methods that issue SQL but that the golden file cannot call: each needs a recipe or a sample."""
-    missing = [f"MSSQLDialect.{name}" for name in sorted(sql_issuing_dialect_methods()
-                                                         - set(dialect_calls(MSSQLDialect(), None, NATIVE)))]
+    missing = [f"MSSQLDialect.{name}" for name in sorted(dialect_statement_methods() - set(DIALECT_STATEMENTS))]
     s = Statements(MSSQLDialect(), NATIVE)
     missing += [f"Statements.{name}" for name in statement_methods()
                 if name not in with_recipes() and auto_call(s, name) is None]

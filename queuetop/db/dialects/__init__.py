@@ -1,11 +1,11 @@
 """The SQL of each database queuetop speaks, one module per dialect."""
 
-from queuetop.db.dialects.base import Dialect, SchemaObject
+from queuetop.db.dialects.base import Dialect
 from queuetop.db.dialects.mssql import MSSQLDialect
 from queuetop.db.dialects.postgres import PostgresDialect
 from queuetop.db.dialects.sqlite import SQLiteDialect
 
-__all__ = ["Dialect", "MSSQLDialect", "PostgresDialect", "SQLiteDialect", "SchemaObject", "dialect_for_dbms"]
+__all__ = ["Dialect", "MSSQLDialect", "PostgresDialect", "SQLiteDialect", "dialect_for_dbms"]
 
 
 def dialect_for_dbms(dbms_name: str) -> Dialect | None:

@@ -1,37 +1,20 @@
-"""What every dialect shares: quoting, the role names of a layout, and the monitor's standard-SQL reads.
+"""What every dialect shares, and what each spells its own way: the primitives statements are built from.
 
-A dialect turns a layout's roles into statements and runs them on a `Database`. Statements are templates
-written with role names (`{queue}`, `{claimed_at}`, ...) and filled with quoted identifiers, never with
-values: values always travel as `?` parameters. Every statement starts with `/* queuetop */` so a DBA can
-tell the monitor's work apart.
+Quoting and qualifying identifiers, the layouts' type vocabulary as this database's types, typed `?`
+parameters, the database's clock and clock arithmetic, paging (LIMIT / TOP), table hints, RETURNING / OUTPUT,
+session settings, the catalog read, and the sorting of driver errors. A dialect knows no layout, no connection
+and no queue: the statements themselves are built in `queuetop.layouts.sql` from a layout and these pieces.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from queuetop.errors import ErrorKind
 
-if TYPE_CHECKING:
-    from queuetop.db.connection import Database
-    from queuetop.layouts import Layout
-
-TAG = "/* queuetop */ "
 Row = tuple[Any, ...]
-
-
-@dataclass(frozen=True)
-class SchemaObject:
-    """One object `queuetop init` makes sure exists."""
-
-    kind: str  # schema, table, view, index
-    name: str
-    exists_sql: str
-    exists_params: tuple[Any, ...]
-    create_sql: str
 
 
 class Dialect:
@@ -43,9 +26,6 @@ class Dialect:
     reads = "committed"  # what the monitor's counts see: "committed", or "dirty" (may count uncommitted rows)
     supports_schemas = True
     supports_include = True
-
-    def __init__(self) -> None:
-        self._statements: dict[tuple[int, str], tuple[Layout, str]] = {}
 
     # -- identifiers -------------------------------------------------------------------------------------
     def quote(self, identifier: str) -> str:
@@ -125,32 +105,6 @@ class Dialect:
             return int(bool(value))
         return value
 
-    def names(self, layout: Layout) -> dict[str, str]:
-        """Quoted identifiers for every role of the layout, for filling statement templates."""
-        names = {role: self.quote(col) for role, col in layout.columns.items()}
-        names["queue"] = self.qualify(layout.schema, layout.queue_table)
-        if layout.pending_view:
-            names["pending_view"] = self.qualify(layout.schema, layout.pending_view)
-        if layout.completed_table:
-            names["completed"] = self.qualify(layout.schema, layout.completed_table)
-        names["nolock"] = self.nolock
-        names["row_hint"] = self.row_hint
-        return names
-
-    def sql(self, layout: Layout, template: str) -> str:
-        """The statement for a template, filled with the layout's quoted names (cached: the hot path of every
-        queue operation)."""
-        key = (id(layout), template)
-        cached = self._statements.get(key)
-        if cached is None or cached[0] is not layout:
-            cached = (layout, TAG + template.format_map(self.names(layout)))
-            self._statements[key] = cached
-        return cached[1]
-
-    def fill(self, layout: Layout, template: str) -> str:
-        """A piece of a statement filled with the layout's quoted names (no tag: it goes inside another)."""
-        return template.format_map(self.names(layout))
-
     # -- values ------------------------------------------------------------------------------------------
     def encode_time(self, value: datetime | None) -> Any:
         return value
@@ -180,9 +134,13 @@ class Dialect:
         """How a count of states groups by `expr` (the job type): as is, but see SQLite's."""
         return expr
 
-    def configure_reads(self, db: Database) -> None:
-        """Settle, once per connection, how the monitor's reads avoid blocking writers (SQL Server asks the
-        database whether read-committed snapshot is on). Elsewhere reads never block writers: nothing to do."""
+    def read_snapshot_sql(self) -> str | None:
+        """The statement that says (1/0) whether reads see committed rows without waiting for writers' locks, asked
+        once per connection (SQL Server: read-committed snapshot); None where they always do."""
+        return None
+
+    def reads_committed_snapshot(self) -> None:
+        """The database said its reads are snapshots (`read_snapshot_sql`): the monitor needs no hints."""
 
     def client_port_sql(self) -> str | None:
         """(client port, server port) of this session's TCP connection, as the server sees it (NULL over a Unix
@@ -202,88 +160,10 @@ class Dialect:
         raise NotImplementedError
 
     # -- schema ------------------------------------------------------------------------------------------
-    def schema_objects(self, layout: Layout) -> list[SchemaObject]:
-        raise NotImplementedError
-
-    def schema_notes(self, layout: Layout) -> list[str]:
-        """What `queuetop init` must tell the user about the schema it made (none by default)."""
-        return []
-
-    def schema_lock(self, layout: Layout) -> tuple[str, tuple[Any, ...]] | None:
-        """The statement that makes concurrent `queuetop init`s of one schema take turns, run first in init's
-        transaction (each then sees what the one before it made); None where the transaction already does (SQLite's
-        BEGIN IMMEDIATE)."""
-        return None
-
-    @staticmethod
-    def schema_lock_name(layout: Layout) -> str:
-        return f"queuetop init {layout.schema or ''}.{layout.queue_table}"
-
-    def index_definitions(self, layout: Layout) -> list[tuple[str, str, str, str, str | None]]:
-        """(name, table role, key columns, included columns, filter) for each native index."""
-        n = self.names(layout)
-        return [
-            # Pending rows only: typed dequeue seeks here.
-            ("IX_WorkQueue_Pending", "queue", f"{n['type']}, {n['priority']}, {n['available']}",
-             n["created"], f"{n['claimed_at']} IS NULL"),
-            # Pending rows by age, for the monitor: a type's oldest pending job is one seek. `Attempts >= 0` is
-            # always true; it is there so that only statements that say it can use this index: a claim, whose
-            # order this index does not give, must never pick it (as a planner would on stale statistics).
-            # It carries AvailableDate so that "pending now" (available <= now) is read from the index alone, and
-            # the id in its key so that the drill-down's oldest first (created, id) is its order where a database
-            # without INCLUDE (SQLite) puts AvailableDate in the key.
-            ("IX_WorkQueue_PendingAge", "queue", f"{n['type']}, {n['created']}, {n['id']}", n["available"],
-             f"{n['claimed_at']} IS NULL AND {n['attempts']} >= 0"),
-            # Jobs scheduled for later: the poll counts them per type from a range of this index (the rows available
-            # after now), not from every waiting row. It carries its filter's column: SQL Server reads an `IS NULL`
-            # filter's column from the table otherwise (issue 22 asks the same of the indexes above).
-            ("IX_WorkQueue_Scheduled", "queue", n["available"], f"{n['type']}, {n['claimed_at']}",
-             f"{n['claimed_at']} IS NULL"),
-            # Dequeue across all types in priority order without sorting the queue.
-            ("IX_WorkQueue_Dequeue", "queue", f"{n['priority']}, {n['available']}", "", f"{n['claimed_at']} IS NULL"),
-            # Claims in flight: claimed and timed-out counts, and the release sweep, read only these.
-            ("IX_WorkQueue_Claimed", "queue", f"{n['type']}, {n['timeout']}", n["created"],
-             f"{n['claimed_at']} IS NOT NULL"),
-            # The completion watermark: throughput and latencies read only what finished recently.
-            ("IX_WorkCompleted_Completed", "completed", n["c_completed"],
-             f"{n['c_type']}, {n['c_created']}, {n['c_claimed_at']}, {n['c_outcome']}", None),
-            # Dead jobs are few; counting them must not scan the history.
-            ("IX_WorkCompleted_Dead", "completed", n["c_type"], "", f"{n['c_outcome']} = 'dead'"),
-        ]  # fmt: skip
-
-    def create_index_sql(self, layout: Layout, name: str, table_role: str, keys: str, include: str,
-                         where: str | None) -> str:  # fmt: skip
-        if include and not self.supports_include:
-            keys, include = f"{keys}, {include}", ""
-        included = f" INCLUDE ({include})" if include else ""
-        filtered = f" WHERE {where}" if where else ""
-        return f"{TAG}CREATE INDEX {self.quote(name)} ON {self.names(layout)[table_role]} ({keys}){included}{filtered}"
 
     # -- queue operations --------------------------------------------------------------------------------
 
     # -- monitor reads (standard SQL; SQL Server adds its NOLOCK hint) -----------------------------------
-
-    def max_job_id(self, db: Database, layout: Layout) -> int:
-        sql = self.sql(layout, "SELECT (SELECT MAX({id}) FROM {queue}{nolock}), "
-                               "(SELECT MAX({c_id}) FROM {completed}{nolock})")
-        row = db.fetchone(sql)
-        return max(int(row[0] or 0), int(row[1] or 0))
-
-    def arrivals_after(self, db: Database, layout: Layout, after_id: int, also_ids: Sequence[int]) -> list[Row]:
-        """(id, type, created) of jobs with id > after_id or in also_ids, wherever they are now."""
-        extra_q = f" OR {{id}} IN ({self.placeholders(len(also_ids))})" if also_ids else ""
-        extra_c = f" OR {{c_id}} IN ({self.placeholders(len(also_ids))})" if also_ids else ""
-        sql = self.sql(layout, f"SELECT {{id}}, {{type}}, {{created}} FROM {{queue}}{{nolock}} "
-                               f"WHERE {{id}} > ?{extra_q} UNION ALL "
-                               f"SELECT {{c_id}}, {{c_type}}, {{c_created}} FROM {{completed}}{{nolock}} "
-                               f"WHERE {{c_id}} > ?{extra_c}")
-        return db.fetchall(sql, (after_id, *also_ids, after_id, *also_ids))
-
-    def completions_since(self, db: Database, layout: Layout, since: datetime) -> list[Row]:
-        """(id, type, created, claimed, completed, outcome) of jobs finished after `since`."""
-        sql = self.sql(layout, "SELECT {c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_outcome} "
-                               "FROM {completed}{nolock} WHERE {c_completed} > ?")
-        return db.fetchall(sql, (self.encode_time(since),))
 
     # -- paging: a statement's first rows ------------------------------------------------------------------
     def first_rows_sql(self, select: str) -> str:

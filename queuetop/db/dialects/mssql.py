@@ -19,14 +19,10 @@ column with a SQL collation (seed 004) converts the column, turning a seek into 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from queuetop.db.dialects.base import TAG, Dialect, SchemaObject
+from queuetop.db.dialects.base import Dialect
 from queuetop.errors import ErrorKind
-
-if TYPE_CHECKING:
-    from queuetop.db.connection import Database
-    from queuetop.layouts import Layout
 
 MAX_PARAMETERS = 2100
 
@@ -39,13 +35,13 @@ class MSSQLDialect(Dialect):
     row_hint = " WITH (READPAST)"
     reads = "dirty"
 
-    def configure_reads(self, db: Database) -> None:
+    def read_snapshot_sql(self) -> str | None:
+        return "SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_ID()"
+
+    def reads_committed_snapshot(self) -> None:
         """With read-committed snapshot (RCSI) on, plain reads see committed rows without blocking: no hints."""
-        row = db.fetchone("SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_ID()")
-        if row and row[0]:
-            self.nolock = self.row_hint = ""
-            self.reads = "committed"
-            self._statements.clear()
+        self.nolock = self.row_hint = ""
+        self.reads = "committed"
 
     def quote(self, identifier: str) -> str:
         return "[" + identifier.replace("]", "]]") + "]"
@@ -127,71 +123,6 @@ class MSSQLDialect(Dialect):
                 "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME")
 
     # -- schema ------------------------------------------------------------------------------------------
-    def schema_objects(self, layout: Layout) -> list[SchemaObject]:
-        def object_id(name: str) -> tuple[str, tuple[Any, ...]]:
-            return "SELECT 1 WHERE OBJECT_ID(?) IS NOT NULL", (self.qualify(layout.schema, name),)
-
-        def index_id(table: str, name: str) -> tuple[str, tuple[Any, ...]]:
-            return ("SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND name = ?",
-                    (self.qualify(layout.schema, table), name))  # fmt: skip
-
-        objects = []
-        if layout.schema:
-            objects.append(SchemaObject("schema", layout.schema, "SELECT 1 WHERE SCHEMA_ID(?) IS NOT NULL",
-                                        (layout.schema,), f"CREATE SCHEMA {self.quote(layout.schema)}"))
-        objects += [
-            SchemaObject("table", layout.queue_table, *object_id(layout.queue_table), self.sql(layout, """
-                CREATE TABLE {queue} (
-                  {id} bigint IDENTITY(1, 1) NOT NULL,
-                  {type} nvarchar(128) NOT NULL,
-                  {info} nvarchar(max) NULL,
-                  {priority} tinyint NOT NULL DEFAULT 128,
-                  {created} datetime2(3) NOT NULL DEFAULT SYSUTCDATETIME(),
-                  {available} datetime2(3) NOT NULL DEFAULT SYSUTCDATETIME(),
-                  {created_by} nvarchar(128) NULL,
-                  {claimed_at} datetime2(3) NULL,
-                  {claimed_by} nvarchar(128) NULL,
-                  {token} uniqueidentifier NULL,
-                  {timeout} datetime2(3) NULL,
-                  {attempts} int NOT NULL DEFAULT 0,
-                  CONSTRAINT [PK_WorkQueue] PRIMARY KEY CLUSTERED ({id}))""")),
-            SchemaObject("view", layout.pending_view, *object_id(layout.pending_view), self.sql(layout, """
-                CREATE VIEW {pending_view} AS SELECT * FROM {queue} WHERE {claimed_at} IS NULL""")),
-            SchemaObject("table", layout.completed_table, *object_id(layout.completed_table), self.sql(layout, """
-                CREATE TABLE {completed} (
-                  {c_id} bigint NOT NULL,
-                  {c_type} nvarchar(128) NOT NULL,
-                  {c_created} datetime2(3) NULL,
-                  {c_claimed_at} datetime2(3) NULL,
-                  {c_completed} datetime2(3) NOT NULL,
-                  {c_claimed_by} nvarchar(128) NULL,
-                  {c_attempts} int NULL,
-                  {c_outcome} varchar(16) NOT NULL,
-                  CONSTRAINT [PK_WorkCompleted] PRIMARY KEY CLUSTERED ({c_id}))""")),
-        ]  # fmt: skip
-        queue = self.qualify(layout.schema, layout.queue_table)
-        # A large enqueue or release must never escalate to a table lock: READPAST cannot skip one, so every
-        # claimer would wait on it and fail with 1222. Row locks only, on the table queuetop made.
-        objects.append(SchemaObject(
-            "setting", f"{layout.queue_table} LOCK_ESCALATION = DISABLE",
-            "SELECT 1 FROM sys.tables WHERE object_id = OBJECT_ID(?) AND lock_escalation_desc = 'DISABLE'", (queue,),
-            self.sql(layout, "ALTER TABLE {queue} SET (LOCK_ESCALATION = DISABLE)")))
-        tables = {"queue": layout.queue_table, "completed": layout.completed_table}
-        for index in self.index_definitions(layout):
-            objects.append(SchemaObject("index", index[0], *index_id(tables[index[1]], index[0]),
-                                        self.create_index_sql(layout, *index)))
-        return objects
-
-    def schema_lock(self, layout: Layout) -> tuple[str, tuple[Any, ...]] | None:
-        # An application lock owned by init's transaction: a second init waits (up to 60 s), then sees the schema.
-        return (f"{TAG}EXEC sp_getapplock @Resource = ?, @LockMode = 'Exclusive', @LockOwner = 'Transaction', "
-                "@LockTimeout = 60000", (self.schema_lock_name(layout),))
-
-    def schema_notes(self, layout: Layout) -> list[str]:
-        return [f"{self.qualify(layout.schema, layout.queue_table)} has filtered indexes: every session and stored "
-                "procedure that writes it must run with QUOTED_IDENTIFIER ON (and ANSI_NULLS ON), or the insert "
-                "fails with error 1934. sqlcmd's default is OFF: run it with -I; a procedure keeps the setting it "
-                "was created with, so create it from a session with QUOTED_IDENTIFIER ON"]
 
     # -- queue operations --------------------------------------------------------------------------------
 

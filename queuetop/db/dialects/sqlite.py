@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from queuetop.db.dialects.base import Dialect, SchemaObject
+from queuetop.db.dialects.base import Dialect
 from queuetop.errors import ErrorKind
-
-if TYPE_CHECKING:
-    from queuetop.layouts import Layout
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 
@@ -83,45 +80,6 @@ class SQLiteDialect(Dialect):
                 "JOIN pragma_table_info(m.name) AS p WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite_%'")
 
     # -- schema ------------------------------------------------------------------------------------------
-    def schema_objects(self, layout: Layout) -> list[SchemaObject]:
-        now = "(strftime('%Y-%m-%d %H:%M:%f', 'now'))"
-
-        def exists(kind: str, name: str) -> tuple[str, tuple[Any, ...]]:
-            return "SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?", (kind, name)
-
-        objects = [
-            SchemaObject("table", layout.queue_table, *exists("table", layout.queue_table), self.sql(layout, f"""
-                CREATE TABLE {{queue}} (
-                  {{id}} INTEGER PRIMARY KEY AUTOINCREMENT,
-                  {{type}} TEXT NOT NULL CHECK (length({{type}}) BETWEEN 1 AND 128),
-                  {{info}} TEXT NULL,
-                  {{priority}} INTEGER NOT NULL DEFAULT 128 CHECK ({{priority}} BETWEEN 0 AND 255),
-                  {{created}} TEXT NOT NULL DEFAULT {now},
-                  {{available}} TEXT NOT NULL DEFAULT {now},
-                  {{created_by}} TEXT NULL,
-                  {{claimed_at}} TEXT NULL,
-                  {{claimed_by}} TEXT NULL,
-                  {{token}} TEXT NULL,
-                  {{timeout}} TEXT NULL,
-                  {{attempts}} INTEGER NOT NULL DEFAULT 0)""")),
-            SchemaObject("view", layout.pending_view, *exists("view", layout.pending_view), self.sql(layout, """
-                CREATE VIEW {pending_view} AS SELECT * FROM {queue} WHERE {claimed_at} IS NULL""")),
-            SchemaObject("table", layout.completed_table, *exists("table", layout.completed_table),
-                         self.sql(layout, """
-                CREATE TABLE {completed} (
-                  {c_id} INTEGER PRIMARY KEY,
-                  {c_type} TEXT NOT NULL,
-                  {c_created} TEXT NULL,
-                  {c_claimed_at} TEXT NULL,
-                  {c_completed} TEXT NOT NULL,
-                  {c_claimed_by} TEXT NULL,
-                  {c_attempts} INTEGER NULL,
-                  {c_outcome} TEXT NOT NULL)""")),
-        ]  # fmt: skip
-        for index in self.index_definitions(layout):
-            objects.append(SchemaObject("index", index[0], *exists("index", index[0]),
-                                        self.create_index_sql(layout, *index)))
-        return objects
 
     # -- queue operations --------------------------------------------------------------------------------
 

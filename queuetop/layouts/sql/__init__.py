@@ -17,11 +17,12 @@ from queuetop.layouts.sql.act import ActSQL
 from queuetop.layouts.sql.base import NO_COUNT, TAG, Bind, Statement
 from queuetop.layouts.sql.counts import CountSQL
 from queuetop.layouts.sql.flow import FlowSQL
+from queuetop.layouts.sql.init import InitSQL, SchemaObject
 from queuetop.layouts.sql.lease import LeaseSQL
 from queuetop.layouts.sql.rows import RowSQL
 
-__all__ = ["NO_COUNT", "TAG", "Bind", "Statement", "Statements"]
+__all__ = ["NO_COUNT", "TAG", "Bind", "SchemaObject", "Statement", "Statements"]
 
 
-class Statements(CountSQL, FlowSQL, RowSQL, ActSQL, LeaseSQL):
+class Statements(CountSQL, FlowSQL, RowSQL, ActSQL, LeaseSQL, InitSQL):
     """The statements of one layout in one dialect. Settings ($max_attempts, $lost_after) are bound at run time."""

@@ -58,6 +58,27 @@ class StatementsBase:
         """The drill-down reads rows, not counts: never a dirty one (READPAST on SQL Server without RCSI)."""
         return self.dialect.row_hint
 
+    def names(self) -> dict[str, str]:
+        """Quoted identifiers for every role of the layout, its tables and its hints, for filling templates
+        written with role names (`{queue}`, `{claimed_at}`, `{nolock}`): identifiers only, never values."""
+        layout, dialect = self.layout, self.dialect
+        names = {role: dialect.quote(column) for role, column in layout.columns.items()}
+        names["queue"] = dialect.qualify(layout.schema, layout.queue_table)
+        if layout.pending_view:
+            names["pending_view"] = dialect.qualify(layout.schema, layout.pending_view)
+        if layout.completed_table:
+            names["completed"] = dialect.qualify(layout.schema, layout.completed_table)
+        names["nolock"], names["row_hint"] = self._hint(), self._row_hint()
+        return names
+
+    def fill(self, template: str) -> str:
+        """A piece of a statement written with role names, filled with the layout's quoted names (no tag)."""
+        return template.format_map(self.names())
+
+    def sql(self, template: str) -> str:
+        """A whole statement written with role names: filled, tagged, rendered once."""
+        return self._render(f"sql:{template}", lambda binds: self.fill(template))[0]
+
     # -- conditions --------------------------------------------------------------------------------------
     def condition(self, node: Node, binds: list[Callable[[dict[str, Any]], Any]], fixed_now: bool = False) -> str:
         """SQL for a parsed condition; appends to `binds` one getter per `?`, in order. `fixed_now`: "now" is a

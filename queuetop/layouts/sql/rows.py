@@ -62,6 +62,29 @@ class RowSQL(StatementsBase):
         return sql, self.dialect.first_rows_params((since, *params, *typed), limit)
 
     # -- where a load run's jobs ended up (the load report) --------------------------------------------------
+    # A leased queue's (native's) report reads every row from the run's first id on, in both tables, and the
+    # outcome of each finished one: a job seen twice is a duplicate, one seen nowhere is lost.
+    def max_job_id(self) -> Statement:
+        """The highest id in the queue table and in the completed one: two values, one row."""
+        return self.sql("SELECT (SELECT MAX({id}) FROM {queue}{nolock}), "
+                        "(SELECT MAX({c_id}) FROM {completed}{nolock})"), ()
+
+    def arrivals_after(self, after_id: int, also_ids: Sequence[int]) -> Statement:
+        """(id, type, created) of jobs with id > after_id or in also_ids, wherever they are now (UNION ALL: a
+        job in both tables is seen twice)."""
+        late = f" OR {{id}} IN ({self.dialect.placeholders(len(also_ids))})" if also_ids else ""
+        late_c = f" OR {{c_id}} IN ({self.dialect.placeholders(len(also_ids))})" if also_ids else ""
+        sql = self.sql(f"SELECT {{id}}, {{type}}, {{created}} FROM {{queue}}{{nolock}} WHERE {{id}} > ?{late} "
+                       f"UNION ALL SELECT {{c_id}}, {{c_type}}, {{c_created}} FROM {{completed}}{{nolock}} "
+                       f"WHERE {{c_id}} > ?{late_c}")
+        return sql, (after_id, *also_ids, after_id, *also_ids)
+
+    def completions_since(self, since: Any) -> Statement:
+        """(id, type, created, claimed, completed, outcome) of jobs finished after `since`."""
+        sql = self.sql("SELECT {c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_outcome} "
+                       "FROM {completed}{nolock} WHERE {c_completed} > ?")
+        return sql, (self.dialect.encode_time(since),)
+
     def row_states(self, table: str, settings: dict[str, Any] | None, low_id: int | None,
                    since_s: float | None) -> Statement:  # fmt: skip
         """(id, state) of a table's rows: from `low_id` on (identity layouts) or created in the last `since_s`
