@@ -1,6 +1,6 @@
 """Claim + complete throughput on PostgreSQL (issue 2): queuetop's queue operations against pgbench.
 
-N threads, each with its own connection, loop on `queuetop.queue.Queue.claim` (one job of one type) and
+N threads, each with its own connection, loop on `queuetop.act.queue.Queue.claim` (one job of one type) and
 `Queue.complete`, as a worker would; pgbench runs the very same two statements at the same concurrency. The
 pgbench side is `driver_vs_pgbench`'s (issue 4, benchmark 2): its script is generated from the dialect's own
 `claim` and `move_to_completed` SQL, each `?` turned into a pgbench expression (server clock, a random token,
@@ -24,9 +24,9 @@ import time
 from common import bench_layout, load_average, pg_target, print_table, ratio, throughput_options
 from driver_vs_pgbench import JOB_TYPE, pgbench_script, prepare, run_pgbench
 
+from queuetop.act.queue import Queue
 from queuetop.db import Database
 from queuetop.layouts import Layout
-from queuetop.queue import Queue
 
 WARMUP_S = 1.0
 
@@ -90,7 +90,7 @@ def main() -> None:
     with Database.open(pg_target()) as db:
         db.execute(f"DROP SCHEMA IF EXISTS {db.dialect.quote(layout.schema)} CASCADE")
     print_table(("clients", "queue jobs/s", "pgbench jobs/s", "queue/pgbench", "queue range", "pgbench range"), rows,
-                "Claim + complete on PostgreSQL, threads through queuetop.queue.Queue vs pgbench (medians)")
+                "Claim + complete on PostgreSQL, threads through queuetop.act.queue.Queue vs pgbench (medians)")
     print(load_average())
 
 

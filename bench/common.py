@@ -19,11 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as `python bench/x.py` from a checkout
     sys.path.insert(0, str(ROOT))
 
+from queuetop.core.history import percentiles  # noqa: E402
 from queuetop.db import Database, Target, parse_target  # noqa: E402
-from queuetop.history import percentiles  # noqa: E402
 from queuetop.layouts import NATIVE, Layout  # noqa: E402
+from queuetop.layouts.schema import init_schema  # noqa: E402
 from queuetop.layouts.sql import Statements  # noqa: E402
-from queuetop.schema import init_schema  # noqa: E402
 
 PG_DEFAULT = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=queuetop_test;UID=postgres"
 PG_TARGET_TEXT = os.environ.get("QUEUETOP_BENCH_PG") or os.environ.get("QUEUETOP_TEST_PG") or PG_DEFAULT

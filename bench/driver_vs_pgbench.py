@@ -1,7 +1,7 @@
 """Driver vs pgbench (issue 4, benchmark 2): how close does `queuetop load` come to the database's own speed?
 
 Claim + complete throughput on PostgreSQL of the load driver's consumers (threads in one Python process, each
-with its own pyodbc connection, through `queuetop.queue.Queue`) against pgbench running the very same two
+with its own pyodbc connection, through `queuetop.act.queue.Queue`) against pgbench running the very same two
 statements at the same concurrency. The statements are not retyped: the dialect's own `claim` and
 `move_to_completed` are called on a stand-in connection that records their SQL, and each `?` becomes a pgbench
 expression (a random claim token, the id the claim returned; the times are the server's own, in the
@@ -49,6 +49,8 @@ from common import (
     throughput_options,
 )
 
+from queuetop.act.queue import Queue
+from queuetop.act.shape_worker import ShapeWorker
 from queuetop.db import Database
 from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import PRESET_NAMES, Layout, load_layout, with_tables
@@ -56,8 +58,6 @@ from queuetop.layouts.sql import Statements
 from queuetop.load.command import load_types
 from queuetop.load.config import ConsumerPool, LoadConfig, WorkTime
 from queuetop.load.driver import LoadRun
-from queuetop.queue import Queue
-from queuetop.shape_worker import ShapeWorker
 
 JOB_TYPE = "bench"
 WARMUP_S = 1.0

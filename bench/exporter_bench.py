@@ -36,12 +36,12 @@ from common import (
     sqlite_target,
 )
 
+from queuetop.act.queue import Queue
 from queuetop.db import Database
-from queuetop.exporter import Exporter, TargetPoller
 from queuetop.layouts import NATIVE, Layout
-from queuetop.monitor import Monitor
-from queuetop.queue import Queue
-from queuetop.schema import init_schema
+from queuetop.layouts.schema import init_schema
+from queuetop.serve.exporter import Exporter, TargetPoller
+from queuetop.watch.monitor import Monitor
 
 ACCEPT = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 SCRAPE_TIMEOUT_MS = 10_000.0  # Prometheus' default

@@ -20,13 +20,13 @@ import urllib.request
 
 from common import BENCH_DIR, load_average, ms, p50_p95, print_table, sqlite_target
 
-from queuetop import exporter as exporter_module
+from queuetop.act.queue import Queue
 from queuetop.db import Database
-from queuetop.exporter import Exporter, TargetPoller
 from queuetop.layouts import NATIVE
-from queuetop.monitor import Monitor
-from queuetop.queue import Queue
-from queuetop.schema import init_schema
+from queuetop.layouts.schema import init_schema
+from queuetop.serve import exporter as exporter_module
+from queuetop.serve.exporter import Exporter, TargetPoller
+from queuetop.watch.monitor import Monitor
 
 
 def measure(backlog: int, scrapers: int, rounds: int) -> list[float]:

@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from queuetop.history_store import HistoryStore, decode_chunk
-from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.store.history_store import HistoryStore, decode_chunk
+from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 
 START = datetime(2026, 11, 1)
 GOAL_MB = 50.0
@@ -138,15 +138,15 @@ def bench_screen(types: int, blocks: int, polls_per_block: int, folder: Path) ->
 
     from textual.screen import Screen
 
-    from queuetop.actions import Actions
+    from queuetop.act.actions import Actions
+    from queuetop.act.queue import Queue
     from queuetop.db import Database, parse_target
-    from queuetop.history_store import history_path, open_history
     from queuetop.layouts import NATIVE
-    from queuetop.monitor import Monitor
-    from queuetop.queue import Queue
-    from queuetop.schema import init_schema
-    from queuetop.series import Series
+    from queuetop.layouts.schema import init_schema
+    from queuetop.store.history_store import history_path, open_history
+    from queuetop.store.series import Series
     from queuetop.tui.app import QueuetopApp
+    from queuetop.watch.monitor import Monitor
 
     target = parse_target(str(folder / "screen.db"))
     with Database.open(target, create=True) as db:
@@ -227,7 +227,7 @@ def bench_screen(types: int, blocks: int, polls_per_block: int, folder: Path) ->
 
 def bench_chart_reads(path: Path) -> None:
     """What the charts' reads of a week-old file cost on the UI thread (once per completed chart bucket)."""
-    from queuetop.series import Series
+    from queuetop.store.series import Series
 
     HistoryStore(path).close()  # a file of an earlier version gets this version's indexes
     store = HistoryStore(path, create=False)

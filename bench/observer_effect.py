@@ -67,17 +67,17 @@ from common import (
     sqlite_target,
 )
 
+from queuetop.act.queue import Queue
+from queuetop.core.history import percentiles
 from queuetop.db import Database, Target, Timeout
-from queuetop.history import percentiles
 from queuetop.layouts import NATIVE, PRESET_NAMES, Layout, load_layout, with_tables
+from queuetop.layouts.schema import init_schema
 from queuetop.layouts.sql import Statements
 from queuetop.load.command import load_types
 from queuetop.load.config import ConsumerPool, LoadConfig, WorkTime
 from queuetop.load.driver import LoadRun
-from queuetop.queue import Queue
-from queuetop.schema import init_schema
-from queuetop.shape_collector import collector_for
-from queuetop.snapshot import TOTAL
+from queuetop.watch.collector import collector_for
+from queuetop.watch.snapshot import TOTAL
 
 TYPES = tuple(f"obs-{i}" for i in range(4))
 SCHEMA = "bench_observer"

@@ -60,12 +60,12 @@ from common import (
     sqlite_target,
 )
 
+from queuetop.act.queue import Queue
 from queuetop.db import Database, Target
 from queuetop.layouts import NATIVE, Layout
+from queuetop.layouts.schema import init_schema
 from queuetop.layouts.sql import Statements
-from queuetop.queue import Queue
-from queuetop.schema import init_schema
-from queuetop.shape_collector import WINDOW_S, ShapeCollector, collector_for
+from queuetop.watch.collector import WINDOW_S, ShapeCollector, collector_for
 
 SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6, "1e7": 10**7}
 TYPES = 50

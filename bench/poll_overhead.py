@@ -29,7 +29,7 @@ import json, statistics, sys, time
 sys.path.insert(0, {bench!r})
 from common import bench_layout, pg_target, sqlite_target
 try:
-    from queuetop.shape_collector import collector_for
+    from queuetop.watch.collector import collector_for
 except ImportError:  # a tree from before the one engine (its collector_for is in queuetop.collector)
     from queuetop.collector import collector_for
 from queuetop.db import Database

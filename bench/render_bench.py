@@ -29,15 +29,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual.screen import Screen
 
-from queuetop.actions import Actions
+from queuetop.act.actions import Actions
+from queuetop.act.queue import Queue
 from queuetop.db import Database, parse_target
-from queuetop.monitor import CONNECTED, Monitor, PollOutcome
-from queuetop.queue import Queue
-from queuetop.schema import init_schema
-from queuetop.series import Series
+from queuetop.layouts.schema import init_schema
+from queuetop.store.series import Series
 from queuetop.tui.app import QueuetopApp
 from queuetop.tui.scenes import SIZE, FixedActions, FixedSource, FrozenClock, many_types_snapshot
 from queuetop.tui.widgets import Plot
+from queuetop.watch.monitor import CONNECTED, Monitor, PollOutcome
 
 GOAL_MS = 16.0
 TYPES = 200

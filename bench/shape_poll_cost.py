@@ -42,7 +42,7 @@ from common import (
 
 from queuetop.db import Database, QueuetopError, parse_target
 from queuetop.layouts import Layout, load_layout, with_tables
-from queuetop.shape_collector import ShapeCollector
+from queuetop.watch.collector import ShapeCollector
 from tests.seedshapes import SeedTables, create_seed, drop_seed, finish, pop, push
 
 SHAPES = ("queuesample", "requests", "work_queue", "processed", "job_queue")

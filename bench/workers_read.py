@@ -23,12 +23,12 @@ from pathlib import Path
 
 from common import bench_layout, load_average, pg_target, recreate_pg_schema, sqlite_target
 
+from queuetop.act.workers import read_workers
+from queuetop.core.history import percentiles
 from queuetop.db import Database
-from queuetop.history import percentiles
 from queuetop.layouts import NATIVE, Layout
+from queuetop.layouts.schema import init_schema
 from queuetop.layouts.sql import Statements
-from queuetop.schema import init_schema
-from queuetop.workers import read_workers
 
 WORKERS, IN_FLIGHT, TIMED_OUT, RECENT = 50, 500, 100, 1_000
 

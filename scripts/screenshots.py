@@ -42,23 +42,23 @@ sys.path.insert(0, str(ROOT))
 from textual.pilot import Pilot  # noqa: E402
 from textual.widgets import Input  # noqa: E402
 
-from queuetop.actions import Actions  # noqa: E402
+from queuetop.act.actions import Actions  # noqa: E402
+from queuetop.act.queue import Queue  # noqa: E402
+from queuetop.act.shape_queue import ShapeQueue, create_demo_tables  # noqa: E402
+from queuetop.act.shape_worker import ShapeWorker  # noqa: E402
 from queuetop.cli import _parser, configure, watched_targets, with_per_target  # noqa: E402
-from queuetop.config import slo_from_option  # noqa: E402
+from queuetop.cli.config import slo_from_option  # noqa: E402
 from queuetop.db import Database, Target, parse_target  # noqa: E402
 from queuetop.layouts import NATIVE, Layout, load_layout  # noqa: E402
+from queuetop.layouts.schema import init_schema  # noqa: E402
 from queuetop.load.command import BackgroundLoad, demo_config, load_types, start_background_load  # noqa: E402
-from queuetop.monitor import Monitor  # noqa: E402
-from queuetop.queue import Queue  # noqa: E402
-from queuetop.schema import init_schema  # noqa: E402
-from queuetop.shape_queue import ShapeQueue, create_demo_tables  # noqa: E402
-from queuetop.shape_worker import ShapeWorker  # noqa: E402
-from queuetop.slo import Slos  # noqa: E402
 from queuetop.tui import logging_to, multi_app  # noqa: E402
 from queuetop.tui.app import QueuetopApp  # noqa: E402
 from queuetop.tui.scenes import SCENES, render_svg  # noqa: E402
 from queuetop.tui.table import QueueTable  # noqa: E402
 from queuetop.tui.workers import WorkersScreen  # noqa: E402
+from queuetop.watch.monitor import Monitor  # noqa: E402
+from queuetop.watch.slo import Slos  # noqa: E402
 
 NATIVE_PICTURES = ("main", "drill-down", "release", "workers", "enqueue", "narrow")
 PICTURES = {

@@ -19,7 +19,7 @@ import pytest
 
 from queuetop.db import Database, Target, parse_target
 from queuetop.layouts import NATIVE, Layout
-from queuetop.schema import init_schema
+from queuetop.layouts.schema import init_schema
 
 PG_DEFAULT = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=queuetop_test;UID=postgres"
 PG_TARGET = os.environ.get("QUEUETOP_TEST_PG", PG_DEFAULT)

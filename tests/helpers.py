@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from queuetop.db import Database
 from queuetop.layouts import Layout
 from queuetop.layouts.sql import Statements
-from queuetop.shape_collector import ShapeCollector
+from queuetop.watch.collector import ShapeCollector
 
 BASE = datetime(2026, 1, 1, 12, 0, 0)
 

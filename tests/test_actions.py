@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from queuetop.actions import (
+from queuetop.act.actions import (
     Actions,
     EnqueueRequest,
     EnqueueResult,
     describe_release,
     parse_enqueue_form,
 )
+from queuetop.act.queue import Queue, ReleaseResult
 from queuetop.db import QueuetopError, parse_target
-from queuetop.queue import Queue, ReleaseResult
 from tests.conftest import Backend
 from tests.helpers import unclaimed_and_held
 

@@ -15,15 +15,15 @@ import pytest
 import sqlglot
 from sqlfluff.core import FluffConfig, Linter
 
-from queuetop import shape_collector as collector_module
+from queuetop.act.queue import Queue
+from queuetop.core.history import percentiles
 from queuetop.db.dialects import MSSQLDialect
-from queuetop.history import percentiles
 from queuetop.layouts import PRESET_NAMES, STATES, load_layout, with_tables
 from queuetop.layouts.sql import Statements
-from queuetop.queue import Queue
-from queuetop.shape_collector import collector_for, depth_tracked
-from queuetop.snapshot import TypeStats
-from queuetop.watermarks import SAMPLE_CAP, SAMPLE_PER_S
+from queuetop.watch import collector as collector_module
+from queuetop.watch.collector import collector_for, depth_tracked
+from queuetop.watch.snapshot import TypeStats
+from queuetop.watch.watermarks import SAMPLE_CAP, SAMPLE_PER_S
 
 from .helpers import BASE, layout_sql
 from .seedshapes import local_now_sql, push
@@ -319,8 +319,8 @@ def test_a_seed_poll_reads_states_arrivals_and_completions_in_one_statement(requ
 
 
 def test_the_status_line_turns_amber_with_the_age_when_data_is_older_than_two_intervals():
-    from queuetop.monitor import CONNECTED
     from queuetop.tui.widgets import StatusView, status_lines
+    from queuetop.watch.monitor import CONNECTED
 
     def polled(since_s: float):
         view = StatusView(target="q.db", dialect="sqlite", state=CONNECTED, error=None, retry_in_s=None,

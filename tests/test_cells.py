@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from rich.cells import cell_len
 
-from queuetop import format as fmt
+from queuetop.act.queue import Queue
 from queuetop.cli import main
+from queuetop.core import format as fmt
 from queuetop.db import Database, parse_target
-from queuetop.queue import Queue
-from queuetop.schema import init_schema
+from queuetop.layouts.schema import init_schema
 
 WIDE_TYPES = ("email", "請求書の送信", "📦 parcel.ship", "résumé.parse", "👩‍💻 dev.build")
 

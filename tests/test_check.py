@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from queuetop.check import Status, report_lines, run_check
-from queuetop.queue import Queue
-from queuetop.shape_collector import collector_for
-from queuetop.slo import Limit, Slo, Slos
+from queuetop.act.queue import Queue
+from queuetop.serve.check import Status, report_lines, run_check
+from queuetop.watch.collector import collector_for
+from queuetop.watch.slo import Limit, Slo, Slos
 
 from .conftest import PG_TARGET, Backend
 from .seedshapes import drop_seed, push

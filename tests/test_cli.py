@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
+from queuetop.act.queue import Queue
 from queuetop.db import Database, SchemaMissing, parse_target
-from queuetop.queue import Queue
 
 from .conftest import PG_TARGET, _fresh_layout
 from .helpers import completed_rows, queue_rows
@@ -151,7 +151,7 @@ def test_missing_schema_says_run_init(tmp_path):
 
 
 def test_missing_schema_on_postgres_says_run_init():
-    from queuetop.shape_collector import collector_for
+    from queuetop.watch.collector import collector_for
 
     with Database.open(parse_target(PG_TARGET)) as db, pytest.raises(SchemaMissing, match="run `queuetop init`"):
         collector_for(db, _fresh_layout()).poll()

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from queuetop import shape_collector as collector_module
-from queuetop.queue import Queue
-from queuetop.shape_collector import collector_for
+from queuetop.act.queue import Queue
+from queuetop.watch import collector as collector_module
+from queuetop.watch.collector import collector_for
 
 from .helpers import full_count_now, layout_sql
 

@@ -13,8 +13,8 @@ import threading
 import time
 from collections import Counter
 
+from queuetop.act.queue import Queue
 from queuetop.db import LeaseLost, Timeout
-from queuetop.queue import Queue
 
 from .helpers import completed_ids_with_repeats, completed_rows, queue_rows
 

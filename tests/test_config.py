@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from queuetop.config import Origin, load_config, resolve
-from queuetop.errors import UsageError
-from queuetop.queue import Queue
-from queuetop.slo import Slo
+from queuetop.act.queue import Queue
+from queuetop.cli.config import Origin, load_config, resolve
+from queuetop.core.errors import UsageError
+from queuetop.watch.slo import Slo
 
 from .conftest import PG_TARGET
 from .test_cli import assert_clean_failure, queuetop, snapshot_of_tables
@@ -73,8 +73,8 @@ def test_each_setting_comes_from_the_command_line_then_the_environment_then_the_
 
 
 def test_slos_add_up_limit_by_limit_and_the_command_line_s_win(config):
-    from queuetop.config import slo_from_option
-    from queuetop.slo import Slos
+    from queuetop.cli.config import slo_from_option
+    from queuetop.watch.slo import Slos
 
     file = load_config(config, required=True)
     cli = Slos((slo_from_option("email:max_depth=20"),))

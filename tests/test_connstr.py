@@ -9,10 +9,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from queuetop.config import expand
+from queuetop.cli.config import expand
+from queuetop.core.errors import UsageError
 from queuetop.db import connstr
 from queuetop.db.odbc import driver_name, resolve_driver, with_driver_defaults
-from queuetop.errors import UsageError
 
 # Passwords as users pick them: ODBC's own delimiters (; { } =), spaces, quotes and non-ASCII letters.
 PASSWORDS = st.text(alphabet=st.sampled_from(list("ab}{;= '\"\\xyZ9é密🔑\t")) | st.characters(), min_size=1,

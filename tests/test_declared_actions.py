@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from queuetop.act.shape_queue import ShapeQueue
+from queuetop.act.shape_worker import check_claim_form
+from queuetop.act.workers import make_available
 from queuetop.db import Database, UsageError, parse_target
 from queuetop.db.dialects import PostgresDialect, SQLiteDialect
 from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import ACTIONS, PRESET_NAMES, load_layout, with_tables
-from queuetop.shape_queue import ShapeQueue
-from queuetop.shape_worker import check_claim_form
-from queuetop.workers import make_available
 from tests.conftest import PG_TARGET
 
 # procrastinate's table as a user would describe it by hand: what it watches, nothing about how to write it.

@@ -11,11 +11,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from queuetop.blocking import read_blocking
+from queuetop.act.queue import Queue
 from queuetop.cli import main
 from queuetop.db import Database, Timeout
-from queuetop.doctor import Finding, Report, Status, run_doctor
-from queuetop.queue import Queue
+from queuetop.serve.doctor import Finding, Report, Status, run_doctor
+from queuetop.watch.blocking import read_blocking
 from tests.conftest import Backend
 from tests.seedshapes import drop_seed, push
 from tests.test_shapes import Seeded, make_seeded
@@ -190,7 +190,7 @@ def test_growth_is_read_between_two_reads(backend: Backend):
             if db.dialect.name == "postgresql":
                 time.sleep(1.2)
 
-        from queuetop.doctor import Doctor
+        from queuetop.serve.doctor import Doctor
 
         report = Doctor(db, backend.layout, sample_s=0.01, sleep=enqueue_meanwhile).run()
     size = by_check(report)["size: WorkQueue"]
@@ -200,7 +200,7 @@ def test_growth_is_read_between_two_reads(backend: Backend):
 
 # -- the dashboard's poller ----------------------------------------------------------------------------------
 def test_the_monitor_reads_the_sessions_at_its_own_pace_and_never_on_sqlite(backend: Backend):
-    from queuetop.monitor import Monitor
+    from queuetop.watch.monitor import Monitor
 
     with backend.open() as db:
         Queue(db, backend.layout).enqueue_many("email", 2)

@@ -15,8 +15,8 @@ from sqlfluff.core import FluffConfig, Linter
 from queuetop.db.diagnostics import AccessKind
 from queuetop.db.diagnostics import mssql as m
 from queuetop.db.dialects import MSSQLDialect
-from queuetop.doctor import SEED_ADVICE, Doctor
 from queuetop.layouts import PRESET_NAMES, load_layout, with_tables
+from queuetop.serve.doctor import SEED_ADVICE, Doctor
 
 LINTER = Linter(config=FluffConfig(overrides={"dialect": "tsql"}))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from queuetop.queue import ENQUEUE_CHUNK
+from queuetop.act.queue import ENQUEUE_CHUNK
 from tests.conftest import PG_TARGET, Backend, drop_backend, make_backend
 
 COUNT = 1_000_000

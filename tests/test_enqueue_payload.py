@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from queuetop.shape_queue import TEST_PAYLOAD
+from queuetop.act.shape_queue import TEST_PAYLOAD
 from tests.seedshapes import drop_seed
 from tests.test_shapes import make_seeded
 

@@ -18,11 +18,11 @@ import urllib.request
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
+from queuetop.act.queue import Queue
 from queuetop.cli import _parser, main
 from queuetop.db import parse_target
-from queuetop.exporter import Exporter, TargetPoller, TargetState
-from queuetop.monitor import Monitor
-from queuetop.queue import Queue
+from queuetop.serve.exporter import Exporter, TargetPoller, TargetState
+from queuetop.watch.monitor import Monitor
 
 from .conftest import Backend
 
@@ -235,7 +235,7 @@ def test_stats_openmetrics_is_one_exposition_for_the_textfile_collector(backend,
 
 
 def test_a_target_that_never_answered_has_up_0_and_nothing_else():
-    from queuetop.exporter import exposition
+    from queuetop.serve.exporter import exposition
 
     families = {f.name: f for f in text_string_to_metric_families(exposition([TargetState("x")]))}
     assert [(s.labels, s.value) for s in families["queuetop_up"].samples] == [({"target": "x"}, 0.0)]
@@ -245,7 +245,7 @@ def test_a_target_that_never_answered_has_up_0_and_nothing_else():
 def test_the_exposition_is_built_once_per_poll_however_many_scrape_it(sqlite_backend, exporters, monkeypatch):
     import dataclasses
 
-    from queuetop.exporter import SnapshotMetrics
+    from queuetop.serve.exporter import SnapshotMetrics
 
     builds = []
     original = SnapshotMetrics.collect
@@ -264,7 +264,7 @@ def test_the_exposition_is_built_once_per_poll_however_many_scrape_it(sqlite_bac
 
 
 def test_breached_slos_are_series_of_their_own_and_absent_when_met(sqlite_backend, exporters):
-    from queuetop.slo import Limit, Slo, Slos
+    from queuetop.watch.slo import Limit, Slo, Slos
 
     with sqlite_backend.open() as db:
         Queue(db, sqlite_backend.layout).enqueue_many("email", 5)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from queuetop.history import EventWindow, LatencyWindow, drain_eta, percentiles, rate_per_s
+from queuetop.core.history import EventWindow, LatencyWindow, drain_eta, percentiles, rate_per_s
 
 
 def test_rate_divides_by_the_time_actually_observed():

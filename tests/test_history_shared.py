@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from queuetop.history_store import HistoryStore, HistoryWriter
-from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.store.history_store import HistoryStore, HistoryWriter
+from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 
 START = datetime(2026, 11, 20, 3, 0, 0)
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from queuetop.db import Target, UsageError
-from queuetop.history_store import (
+from queuetop.layouts import NATIVE, load_layout
+from queuetop.store.history_store import (
     FIGURES,
     INDEX,
     HistoryStore,
@@ -26,8 +27,7 @@ from queuetop.history_store import (
     history_path,
     target_identity,
 )
-from queuetop.layouts import NATIVE, load_layout
-from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 
 START = datetime(2026, 11, 20, 3, 0, 0)  # on a minute boundary: buckets start with the first poll
 

@@ -15,7 +15,7 @@ import pytest
 
 from queuetop.db import Database, parse_target
 from queuetop.layouts import NATIVE
-from queuetop.schema import init_schema, schema_present
+from queuetop.layouts.schema import init_schema, schema_present
 from tests.conftest import PG_TARGET
 
 AT_ONCE = 6

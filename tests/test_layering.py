@@ -1,5 +1,6 @@
-"""The layer order of DESIGN.md, held for every module: errors, then db, then layouts, then the figures'
-data and arithmetic, then the middle layer (collectors, actions, load), then the dashboard, then the command.
+"""The layer order of DESIGN.md, held for every module, one folder per layer: core (errors, files, units,
+arithmetic), then db, then layouts, then what watches, then what acts, then load and the history store, then
+what serves a target (exporter, check, doctor), then the dashboard, then the command.
 A module imports only from its own layer or the ones below (imports under `if TYPE_CHECKING:` are for type
 hints and never run, so they do not count). And every module imports cleanly on its own, in a fresh
 interpreter: an import cycle shows there, not only in the order the test suite happens to import things."""
@@ -18,18 +19,16 @@ import pytest
 import queuetop
 
 PACKAGE = Path(queuetop.__file__).parent
-LAYERS = [  # bottom first: (rank, module prefixes)
-    (0, ("queuetop", "queuetop.errors", "queuetop.files")),
+LAYERS = [  # bottom first: (rank, module prefixes); the folders are the layers
+    (0, ("queuetop", "queuetop.core")),
     (1, ("queuetop.db",)),
     (2, ("queuetop.layouts",)),
-    (3, ("queuetop.snapshot", "queuetop.history", "queuetop.format")),
-    (4, ("queuetop.shape_collector", "queuetop.recount", "queuetop.watermarks", "queuetop.queue",
-         "queuetop.shape_queue", "queuetop.actions", "queuetop.monitor", "queuetop.schema", "queuetop.series",
-         "queuetop.detect", "queuetop.shape_worker", "queuetop.load", "queuetop.blocking", "queuetop.doctor",
-         "queuetop.workers", "queuetop.slo", "queuetop.config", "queuetop.check", "queuetop.exporter",
-         "queuetop.history_store", "queuetop.history_report")),
-    (5, ("queuetop.tui",)),
-    (6, ("queuetop.cli", "queuetop.__main__")),
+    (3, ("queuetop.watch",)),
+    (4, ("queuetop.act",)),
+    (5, ("queuetop.load", "queuetop.store")),
+    (6, ("queuetop.serve",)),
+    (7, ("queuetop.tui",)),
+    (8, ("queuetop.cli", "queuetop.__main__")),
 ]  # fmt: skip
 
 
@@ -90,11 +89,11 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
 def test_the_layer_check_sees_an_upward_import(tmp_path: Path) -> None:
     """The check above must be able to fail: a db module importing the collector is caught."""
     bad = tmp_path / "bad.py"
-    bad.write_text("from typing import TYPE_CHECKING\nfrom queuetop.shape_collector import ShapeCollector\n"
+    bad.write_text("from typing import TYPE_CHECKING\nfrom queuetop.watch.collector import ShapeCollector\n"
                    "if TYPE_CHECKING:\n    from queuetop.tui.app import QueuetopApp\n")  # fmt: skip
     imported = runtime_imports(bad)
-    assert imported == {"queuetop.shape_collector"}
-    assert rank("queuetop.shape_collector") > rank("queuetop.db.connection")
+    assert imported == {"queuetop.watch.collector"}
+    assert rank("queuetop.watch.collector") > rank("queuetop.db.connection")
 
 
 @pytest.mark.parametrize("chunk", range(4))

@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 
+from queuetop.core.errors import UsageError
 from queuetop.db.dialects import MSSQLDialect, PostgresDialect, SQLiteDialect
-from queuetop.errors import UsageError
 from queuetop.layouts import PRESET_NAMES, layout_from_toml, load_layout, require_table, split_table, with_tables
 from queuetop.layouts.predicate import parse_predicate, roles_of, settings_of
 from queuetop.layouts.sql import Statements

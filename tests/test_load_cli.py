@@ -13,7 +13,7 @@ import time
 from queuetop.cli import main
 from queuetop.db import Database, parse_target
 from queuetop.layouts import NATIVE
-from queuetop.schema import init_schema
+from queuetop.layouts.schema import init_schema
 
 from .helpers import queue_rows
 

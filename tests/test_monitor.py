@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from queuetop.act.queue import Queue
 from queuetop.db import Database, parse_target
-from queuetop.monitor import CLOSED, CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT, Monitor, backoff_delay
-from queuetop.queue import Queue
-from queuetop.schema import init_schema
+from queuetop.layouts.schema import init_schema
+from queuetop.watch.monitor import CLOSED, CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT, Monitor, backoff_delay
 from tests.conftest import PG_TARGET, Backend
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from queuetop.slo import Slo
+from queuetop.watch.slo import Slo
 
 from .test_cli import assert_clean_failure, queuetop
 

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from queuetop.queue import Queue
-from queuetop.shape_collector import collector_for
+from queuetop.act.queue import Queue
+from queuetop.watch.collector import collector_for
 
 from .conftest import drop_backend, make_backend
 from .helpers import layout_sql

@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
+from queuetop.act.queue import Queue
 from queuetop.layouts.sql import Statements
-from queuetop.queue import Queue
 
 from .helpers import layout_sql
 

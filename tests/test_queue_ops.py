@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
+from queuetop.act.queue import Queue
 from queuetop.db import Database, LeaseLost, QueuetopError, UsageError, utc_now
-from queuetop.queue import Queue
-from queuetop.schema import init_schema
+from queuetop.layouts.schema import init_schema
 
 from .helpers import FakeClock, completed_rows, layout_sql, queue_rows, travel
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import threading
 import time
 
+from queuetop.act.queue import Queue
 from queuetop.db import LeaseLost
-from queuetop.queue import Queue
 
 from .helpers import completed_ids_with_repeats, queue_rows
 

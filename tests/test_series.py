@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from queuetop.history_store import HistoryStore
-from queuetop.series import KEEP_S, Series
-from queuetop.snapshot import TOTAL, Snapshot, TypeStats
-from queuetop.watermarks import seconds
+from queuetop.store.history_store import HistoryStore
+from queuetop.store.series import KEEP_S, Series
+from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.watch.watermarks import seconds
 
 START = datetime(2026, 1, 1, 12, 0, 0)
 

@@ -16,12 +16,13 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from queuetop import recount, shape_collector
 from queuetop.db.dialects import SQLiteDialect
 from queuetop.layouts import PRESET_NAMES, load_layout
 from queuetop.layouts.sql import Statements
-from queuetop.shape_collector import DEPTH_EXACT_UP_TO, collector_for, depth_tracked
-from queuetop.watermarks import FinishedWatch, TimeWatch
+from queuetop.watch import collector as shape_collector
+from queuetop.watch import recount
+from queuetop.watch.collector import DEPTH_EXACT_UP_TO, collector_for, depth_tracked
+from queuetop.watch.watermarks import FinishedWatch, TimeWatch
 
 from .helpers import full_count_now
 from .seedshapes import bit_sql, drop_seed, finish, pop, push

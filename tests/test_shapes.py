@@ -22,7 +22,7 @@ import pytest
 
 from queuetop.db import Database, Target, parse_target
 from queuetop.layouts import Layout, load_layout, with_tables
-from queuetop.shape_collector import collector_for
+from queuetop.watch.collector import collector_for
 from tests.conftest import PG_TARGET
 from tests.seedshapes import PG_TZ_TARGET, SeedTables, create_seed, drop_seed, finish, pop, push
 
@@ -527,7 +527,7 @@ def test_detect_prints_a_layout_file_that_watches_the_table_as_it_is(backend_nam
 
 def test_detection_skips_the_pending_view_and_the_completed_table(backend_name, tmp_path):
     """Seed 000's view and seed 001's completed table hold the queue's columns too: neither is a queue."""
-    from queuetop.detect import detect
+    from queuetop.layouts.detect import detect
 
     s = make_seeded("queuesample", backend_name, tmp_path)
     try:

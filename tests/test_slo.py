@@ -8,10 +8,10 @@ from types import MappingProxyType
 
 import pytest
 
-from queuetop.config import slo_from_option
-from queuetop.errors import UsageError
-from queuetop.slo import Limit, Slo, Slos, SloWatch, Verdict, breach_masks, breached_cells, evaluate
-from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.cli.config import slo_from_option
+from queuetop.core.errors import UsageError
+from queuetop.watch.slo import Limit, Slo, Slos, SloWatch, Verdict, breach_masks, breached_cells, evaluate
+from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 
 from .helpers import BASE
 

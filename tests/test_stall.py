@@ -15,11 +15,11 @@ import urllib.request
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
+from queuetop.act.queue import Queue
 from queuetop.db import ConnectionLost, Database, NotAnswering
 from queuetop.db.watchdog import DEADLINE_ENV_VAR
-from queuetop.exporter import Exporter, TargetPoller
-from queuetop.monitor import CONNECTED, RECONNECTING, Monitor
-from queuetop.queue import Queue
+from queuetop.serve.exporter import Exporter, TargetPoller
+from queuetop.watch.monitor import CONNECTED, RECONNECTING, Monitor
 
 from .helpers import SilentProxy, stopped_backend, stopped_backends_of, terminate_backend, terminate_backends_of
 

@@ -25,7 +25,7 @@ import pytest
 
 from queuetop.db import Database
 from queuetop.layouts.sql import Statements
-from queuetop.shape_collector import collector_for
+from queuetop.watch.collector import collector_for
 
 from .conftest import BACKENDS, drop_backend, make_backend
 

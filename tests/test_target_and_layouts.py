@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from queuetop import format as fmt
+from queuetop.core import format as fmt
 from queuetop.db import TargetError, UsageError, parse_target
 from queuetop.db.odbc import resolve_driver
 from queuetop.layouts import NATIVE, Layout, layout_from_toml, load_layout

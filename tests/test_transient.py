@@ -9,10 +9,10 @@ import threading
 
 import pytest
 
+from queuetop.act.queue import Queue
 from queuetop.db import Conflict, Database, LeaseLost, Timeout, TransientError, UsageError, connection, retry_transient
 from queuetop.db.retry import ATTEMPTS, MAX_DELAY_S, backoff_s
-from queuetop.monitor import CONNECTED, TIMED_OUT, Monitor
-from queuetop.queue import Queue
+from queuetop.watch.monitor import CONNECTED, TIMED_OUT, Monitor
 
 from .helpers import completed_ids_with_repeats, layout_sql, queue_rows
 

@@ -12,12 +12,12 @@ import pytest
 import sqlglot
 from sqlfluff.core import FluffConfig, Linter
 
+from queuetop.act.queue import Queue
+from queuetop.act.workers import make_available, no_claimer, read_workers, release_worker
 from queuetop.db import Database, UsageError, parse_target
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.layouts import NATIVE, load_layout
 from queuetop.layouts.sql import Statements
-from queuetop.queue import Queue
-from queuetop.workers import make_available, no_claimer, read_workers, release_worker
 
 from .helpers import FakeClock, completed_rows, layout_sql, queue_rows, travel
 from .seedshapes import QUEUESAMPLE_JOB_TYPES, create_seed, drop_seed, finish, pop, push, worker_guid
@@ -330,7 +330,7 @@ def test_a_claim_dated_a_rounded_millisecond_ahead_was_made_no_time_ago():
     the clock that asks (seen: last_claim_ago_s = −0.000055): it was made 0 s ago, never in the future."""
     from datetime import datetime, timedelta
 
-    from queuetop.workers import _ago
+    from queuetop.act.workers import _ago
 
     now = datetime(2026, 11, 24, 7, 0, 0)
     assert _ago(now, now + timedelta(microseconds=55)) == 0.0

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from queuetop.cli.common import EXIT_USAGE, _refuse_writes, configure, slos_from_args, with_per_target
 from queuetop.cli.parser import COMMANDS, _parser
 from queuetop.cli.watch_commands import watched_targets
+from queuetop.core.errors import STOP_SIGNALS, Stopped
 from queuetop.db import QueuetopError, UsageError
-from queuetop.errors import STOP_SIGNALS, Stopped
 
 __all__ = ["_parser", "configure", "main", "watched_targets", "with_per_target"]
 

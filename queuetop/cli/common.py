@@ -1,5 +1,5 @@
 """What every command does first: open the target, choose the layout, and fill in the config file's settings and
-SLOs per target (command line > environment > file > default; see queuetop.config)."""
+SLOs per target (command line > environment > file > default; see queuetop.cli.config)."""
 
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from queuetop.db.target import ENV_VAR, Target
 from queuetop.layouts import NATIVE, Layout
 
 if TYPE_CHECKING:
-    from queuetop.config import Effective
-    from queuetop.slo import Slos
+    from queuetop.cli.config import Effective
+    from queuetop.watch.slo import Slos
 
 
 EXIT_USAGE = 2
@@ -36,7 +36,7 @@ LOG_PATH = log_path()
 # -- opening the target ----------------------------------------------------------------------------------
 def open_target(args: argparse.Namespace, purpose: str = "worker", create: bool = False) -> Database:
     """Open --db. The embedded default is created, schema and all, on first use."""
-    from queuetop.schema import init_schema, schema_present
+    from queuetop.layouts.schema import init_schema, schema_present
 
     target = parse_target(args.db)
     embedded = _is_embedded_default(args, target) and _layout_name(args) in (None, "native")
@@ -62,9 +62,9 @@ def resolve_layout(args: argparse.Namespace, db: Database) -> tuple[Layout, str 
     """The layout to use and, when it was found rather than given, the sentence that says so: --layout (or
     $QUEUETOP_LAYOUT) checked against the catalog; else the native schema if it is there; else the one queue
     table the catalog holds."""
-    from queuetop.detect import Catalog, check_layout, choose, default_schemas, detect
     from queuetop.layouts import load_layout, require_table, with_tables
-    from queuetop.schema import schema_present
+    from queuetop.layouts.detect import Catalog, check_layout, choose, default_schemas, detect
+    from queuetop.layouts.schema import schema_present
 
     name = _layout_name(args)
     table, completed = getattr(args, "table", None), getattr(args, "completed_table", None)
@@ -111,9 +111,9 @@ def _naming(args: argparse.Namespace) -> str:
 
 def configure(args: argparse.Namespace) -> list[argparse.Namespace]:
     """The command's arguments once per target, with the config file's settings and SLOs filled in (command line
-    > environment > file > default; see queuetop.config). Commands other than check, serve and config take one
+    > environment > file > default; see queuetop.cli.config). Commands other than check, serve and config take one
     target."""
-    from queuetop.config import find_config, load_config, resolve, targets_to_use
+    from queuetop.cli.config import find_config, load_config, resolve, targets_to_use
 
     path, named = find_config(args.config)
     file = load_config(path, named)
@@ -135,8 +135,8 @@ def configure(args: argparse.Namespace) -> list[argparse.Namespace]:
 
 
 def slos_from_args(args: argparse.Namespace) -> Slos:
-    from queuetop.config import slo_from_option
-    from queuetop.slo import Limit, Slo, Slos
+    from queuetop.cli.config import slo_from_option
+    from queuetop.watch.slo import Limit, Slo, Slos
 
     limits = [Limit(slo, value, None, f"command line ({slo.spec.flag})") for slo in Slo
               if (value := getattr(args, f"slo_{slo.value}", None)) is not None]  # fmt: skip
@@ -150,7 +150,7 @@ def slos_from_args(args: argparse.Namespace) -> Slos:
 def with_effective(args: argparse.Namespace, effective: Effective) -> argparse.Namespace:
     """A copy of the arguments with the effective settings. A value from the environment is left for the code
     that reads the environment itself (parse_target, _layout_name), exactly as without a config file."""
-    from queuetop.config import Origin
+    from queuetop.cli.config import Origin
 
     new = argparse.Namespace(**vars(args))
     for name in ("db", "layout"):

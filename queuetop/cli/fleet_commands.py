@@ -21,10 +21,10 @@ from queuetop.cli.common import (
 )
 from queuetop.cli.watch_commands import _watch_layout
 from queuetop.db import QueuetopError, UsageError, parse_target
-from queuetop.snapshot import Snapshot
+from queuetop.watch.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from queuetop.check import TargetResult
+    from queuetop.serve.check import TargetResult
 
 
 def cmd_config(args: argparse.Namespace) -> int:
@@ -34,7 +34,7 @@ def cmd_config(args: argparse.Namespace) -> int:
                           "targets": [run.effective.to_json() for run in runs]}, indent=2))
         return 0
     path = runs[0].effective.config_path
-    from queuetop.config import find_config, load_config
+    from queuetop.cli.config import find_config, load_config
 
     found, _ = find_config(args.config)
     print(f"config file: {path}" if path else f"config file: none ({found} does not exist)")
@@ -48,7 +48,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from queuetop.check import overall, report_lines
+    from queuetop.serve.check import overall, report_lines
 
     if args.for_s and args.interval is not None and not 0.1 <= args.interval <= 3600:
         raise UsageError(f"--interval must be from 0.1 to 3600 seconds, not {args.interval}")
@@ -91,8 +91,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_one(args: argparse.Namespace, stop: threading.Event) -> TargetResult:
-    from queuetop.check import run_check
-    from queuetop.shape_collector import collector_for
+    from queuetop.serve.check import run_check
+    from queuetop.watch.collector import collector_for
 
     def session() -> tuple[Callable[[], Snapshot], Callable[[], None]]:
         db = open_target(args, purpose="monitor")
@@ -107,7 +107,7 @@ def _check_one(args: argparse.Namespace, stop: threading.Event) -> TargetResult:
     try:
         display = parse_target(args.db).display
     except QueuetopError as exc:
-        from queuetop.check import TargetResult
+        from queuetop.serve.check import TargetResult
 
         return TargetResult(target_label(args), args.db or "", error=str(exc))
     return run_check(target_label(args), display, session, args.effective.slos, args.for_s, args.interval,
@@ -127,8 +127,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import logging
     from concurrent.futures import ThreadPoolExecutor
 
-    from queuetop.exporter import Exporter, TargetPoller
-    from queuetop.monitor import Monitor
+    from queuetop.serve.exporter import Exporter, TargetPoller
+    from queuetop.watch.monitor import Monitor
 
     host, port = parse_listen(args.listen)
     runs = args.per_target

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from queuetop import __version__
 from queuetop.cli.common import EXIT_USAGE, LAYOUT_ENV_VAR, LOG_PATH
+from queuetop.cli.config import CONFIG_ENV_VAR, default_config_path
 from queuetop.cli.fleet_commands import cmd_check, cmd_config, cmd_serve
 from queuetop.cli.queue_commands import (
     cmd_dead,
@@ -23,7 +24,6 @@ from queuetop.cli.queue_commands import (
     cmd_workers,
 )
 from queuetop.cli.watch_commands import cmd_demo, cmd_history, cmd_load, cmd_watch
-from queuetop.config import CONFIG_ENV_VAR, default_config_path
 from queuetop.db.target import ENV_VAR, default_database_path
 from queuetop.layouts import CLAIM_FORMS, PRESET_NAMES
 from queuetop.load.command import add_load_arguments
@@ -389,7 +389,7 @@ def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_slo_arguments(parser: argparse.ArgumentParser, shown: bool = True) -> None:
     """The SLO options: one flag per SLO for every job type, and --slo for one type (or any SLO by name)."""
-    from queuetop.slo import SPECS
+    from queuetop.watch.slo import SPECS
 
     group = parser.add_argument_group("SLOs (beat the config file's; `queuetop config` shows the result)")
     for slo, spec in SPECS.items():
@@ -420,7 +420,7 @@ DEFAULT_KEEP = "raw:1h,10s:24h,1m:7d"
 
 
 def history_dir_text() -> str:
-    from queuetop.history_store import history_dir
+    from queuetop.store.history_store import history_dir
 
     return str(history_dir())
 

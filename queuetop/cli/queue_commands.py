@@ -10,7 +10,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from queuetop import format as fmt
 from queuetop.cli.common import (
     EXIT_USAGE,
     _announce,
@@ -20,18 +19,19 @@ from queuetop.cli.common import (
     settings_from,
     target_label,
 )
+from queuetop.core import format as fmt
 from queuetop.db import Database, QueuetopError, UsageError, parse_target
 from queuetop.layouts import NATIVE, PRESET_NAMES, Layout
 from queuetop.layouts.sql import Statements
-from queuetop.snapshot import Snapshot, TypeStats
+from queuetop.watch.snapshot import Snapshot, TypeStats
 
 if TYPE_CHECKING:
-    from queuetop.workers import WorkersView
+    from queuetop.act.workers import WorkersView
 
 
 # -- commands on one queue ---------------------------------------------------------------------------------
 def cmd_init(args: argparse.Namespace) -> int:
-    from queuetop.schema import init_schema
+    from queuetop.layouts.schema import init_schema
 
     name = _layout_name(args)
     if name not in (None, "native"):
@@ -50,7 +50,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from queuetop.shape_collector import collector_for
+    from queuetop.watch.collector import collector_for
 
     settings = settings_from(args)
     try:
@@ -67,8 +67,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(snapshot.to_json(), indent=2))
     elif args.format == "openmetrics":
-        from queuetop.exporter import TargetState, exposition
-        from queuetop.monitor import CONNECTED, PollOutcome
+        from queuetop.serve.exporter import TargetState, exposition
+        from queuetop.watch.monitor import CONNECTED, PollOutcome
 
         state = TargetState(target_label(args), PollOutcome(CONNECTED, snapshot), snapshot.poll_ms / 1000)
         print(exposition([state]), end="")
@@ -81,8 +81,8 @@ def _could_not_read(args: argparse.Namespace, error: QueuetopError, output: str,
     """For a script reading `--json` or `--format openmetrics`: the document still comes, saying what went wrong
     (`error`, with `nothing` for the figures; `queuetop_up 0`), and the error's line still goes to stderr. Exit 2."""
     if output == "openmetrics":
-        from queuetop.exporter import TargetState, exposition
-        from queuetop.monitor import RECONNECTING, PollOutcome
+        from queuetop.serve.exporter import TargetState, exposition
+        from queuetop.watch.monitor import RECONNECTING, PollOutcome
 
         print(exposition([TargetState(target_label(args), PollOutcome(RECONNECTING, error=str(error)))]), end="")
     else:
@@ -99,8 +99,8 @@ def _could_not_read(args: argparse.Namespace, error: QueuetopError, output: str,
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:
-    from queuetop.queue import Interrupted
-    from queuetop.shape_queue import ShapeQueue
+    from queuetop.act.queue import Interrupted
+    from queuetop.act.shape_queue import ShapeQueue
 
     if args.delay < 0:
         raise UsageError(f"--delay must be zero or more seconds, not {args.delay}")
@@ -122,7 +122,7 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from queuetop.shape_queue import ShapeQueue
+    from queuetop.act.shape_queue import ShapeQueue
 
     with open_target(args) as db:
         layout, note = resolve_layout(args, db)
@@ -155,7 +155,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def _release_worker(args: argparse.Namespace, db: Database, layout: Layout) -> int:
-    from queuetop.workers import release_worker
+    from queuetop.act.workers import release_worker
 
     if args.job_type:
         raise UsageError("--worker and --type cannot be combined", "a worker's release takes every type it holds")
@@ -174,7 +174,7 @@ def _release_worker(args: argparse.Namespace, db: Database, layout: Layout) -> i
 
 
 def cmd_dead(args: argparse.Namespace) -> int:
-    from queuetop.shape_queue import ShapeQueue
+    from queuetop.act.shape_queue import ShapeQueue
 
     with open_target(args) as db:
         layout, note = resolve_layout(args, db)
@@ -201,7 +201,7 @@ def cmd_dead(args: argparse.Namespace) -> int:
 
 
 def cmd_workers(args: argparse.Namespace) -> int:
-    from queuetop.workers import read_workers
+    from queuetop.act.workers import read_workers
 
     try:
         with open_target(args, purpose="monitor") as db:
@@ -253,7 +253,7 @@ def cmd_layouts(args: argparse.Namespace) -> int:
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
-    from queuetop.detect import detect
+    from queuetop.layouts.detect import detect
 
     with open_target(args, purpose="monitor") as db:
         if _layout_name(args) or args.table:
@@ -273,7 +273,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from queuetop.doctor import render_text, run_doctor
+    from queuetop.serve.doctor import render_text, run_doctor
 
     if not 0 <= args.sample <= 60:
         raise UsageError(f"--sample must be from 0 to 60 seconds, not {args.sample}")

@@ -23,8 +23,8 @@ from queuetop.db.target import Target
 from queuetop.layouts import NATIVE, Layout
 
 if TYPE_CHECKING:
-    from queuetop.history_store import Retention
     from queuetop.load.driver import LoadRun
+    from queuetop.store.history_store import Retention
     from queuetop.tui import WatchedTarget
 
 
@@ -126,12 +126,12 @@ def cmd_load(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     import tempfile
 
+    from queuetop.act.shape_queue import create_demo_tables
+    from queuetop.act.shape_worker import check_claim_form
     from queuetop.layouts import load_layout, require_table, with_tables
+    from queuetop.layouts.schema import init_schema
     from queuetop.load.command import demo_config, load_types, start_background_load
     from queuetop.load.config import DEMO_SWEEP_S
-    from queuetop.schema import init_schema
-    from queuetop.shape_queue import create_demo_tables
-    from queuetop.shape_worker import check_claim_form
 
     _check_interval(args)
     settings = settings_from(args)
@@ -198,7 +198,7 @@ def _dashboard(args: argparse.Namespace, target: Target, background: LoadRun | N
 
 def _history(args: argparse.Namespace, target: Target, layout: Layout) -> tuple[Path | None, Retention | None]:
     """The history file of this target and layout (None with --no-history), and the retention asked for."""
-    from queuetop.history_store import Retention, history_path
+    from queuetop.store.history_store import Retention, history_path
 
     retention = Retention.parse(args.history_keep) if args.history_keep else None
     if args.no_history:
@@ -207,8 +207,8 @@ def _history(args: argparse.Namespace, target: Target, layout: Layout) -> tuple[
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from queuetop.history_report import history_csv, history_json, history_markdown
-    from queuetop.history_store import HistoryStore, damaged_histories, find_history, history_dir, parse_duration
+    from queuetop.store.history_report import history_csv, history_json, history_markdown
+    from queuetop.store.history_store import HistoryStore, damaged_histories, find_history, history_dir, parse_duration
 
     since_s = parse_duration(args.since, "--since")
     target = parse_target(args.db)

@@ -1,9 +1,6 @@
 """The bottom layer: targets, connections, dialects and errors. Knows nothing of queues' meaning."""
 
-from queuetop.db.connection import Database, utc_now
-from queuetop.db.retry import retry_transient
-from queuetop.db.target import Target, parse_target
-from queuetop.errors import (
+from queuetop.core.errors import (
     Conflict,
     ConnectError,
     ConnectionLost,
@@ -18,6 +15,9 @@ from queuetop.errors import (
     TransientError,
     UsageError,
 )
+from queuetop.db.connection import Database, utc_now
+from queuetop.db.retry import retry_transient
+from queuetop.db.target import Target, parse_target
 
 __all__ = [
     "Conflict", "ConnectError", "ConnectionLost", "Database", "DatabaseError", "DriverMissing", "LeaseLost",

@@ -18,10 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from queuetop.db.dialects import Dialect, SQLiteDialect, dialect_for_dbms
-from queuetop.db.target import Target
-from queuetop.db.watchdog import WATCHDOG, Watch, named_socket_cutter, read_deadline_s, socket_cutter, socket_names
-from queuetop.errors import (
+from queuetop.core.errors import (
     Conflict,
     ConnectError,
     ConnectionLost,
@@ -34,6 +31,9 @@ from queuetop.errors import (
     TargetError,
     Timeout,
 )
+from queuetop.db.dialects import Dialect, SQLiteDialect, dialect_for_dbms
+from queuetop.db.target import Target
+from queuetop.db.watchdog import WATCHDOG, Watch, named_socket_cutter, read_deadline_s, socket_cutter, socket_names
 
 Clock = Callable[[], datetime]
 LOGIN_TIMEOUT_S = 5

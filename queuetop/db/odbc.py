@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 
+from queuetop.core.errors import DriverMissing
 from queuetop.db import connstr
-from queuetop.errors import DriverMissing
 
 MSSQL_DRIVER_NAME = "ODBC Driver 18 for SQL Server"
 

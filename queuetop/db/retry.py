@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from queuetop.errors import TransientError
+from queuetop.core.errors import TransientError
 
 T = TypeVar("T")
 

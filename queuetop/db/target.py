@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from queuetop.core.errors import TargetError
 from queuetop.db import connstr
-from queuetop.errors import TargetError
 
 ENV_VAR = "QUEUETOP_DB"
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from queuetop.errors import UsageError
+from queuetop.core.errors import UsageError
 from queuetop.layouts.predicate import Node, parse_predicate, roles_of, settings_of
 
 QUEUE_ROLES = (

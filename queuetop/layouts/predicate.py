@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from queuetop.errors import UsageError
+from queuetop.core.errors import UsageError
 
 OPERATORS = ("<=", ">=", "<>", "!=", "=", "<", ">")
 _TOKEN = re.compile(r"\s*(?:(<=|>=|<>|!=|=|<|>|\(|\)|\+|-)|(\$[A-Za-z_][A-Za-z0-9_]*)|(\d+)|([A-Za-z_][A-Za-z0-9_]*)"

@@ -16,6 +16,8 @@ import uuid
 from dataclasses import replace
 from typing import TextIO
 
+from queuetop.act.shape_queue import check_guid
+from queuetop.act.shape_worker import check_claim_form
 from queuetop.db import ConnectError, Database, QueuetopError, Target, UsageError, parse_target
 from queuetop.db.target import ENV_VAR
 from queuetop.layouts import CLAIM_FORMS, NATIVE, Layout
@@ -23,8 +25,6 @@ from queuetop.load.config import ConsumerPool, LoadConfig, demo_config, parse_ra
 from queuetop.load.driver import LoadRun
 from queuetop.load.report import LoadReport, build_report, build_shape_report
 from queuetop.load.tally import RunFacts
-from queuetop.shape_queue import check_guid
-from queuetop.shape_worker import check_claim_form
 
 __all__ = ["add_load_arguments", "config_from_args", "demo_config", "run_load_command", "start_background_load"]
 
@@ -176,7 +176,7 @@ def report_of(db: Database, facts: RunFacts) -> LoadReport:
 
 
 def _ensure_embedded_schema(target: Target, layout: Layout) -> None:
-    from queuetop.schema import init_schema, schema_present
+    from queuetop.layouts.schema import init_schema, schema_present
 
     with Database.open(target, create=True) as db:
         if not schema_present(db, layout):

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from queuetop.act.queue import check_count, check_job_type, check_seconds
 from queuetop.db import UsageError
 from queuetop.layouts import NATIVE, Layout
-from queuetop.queue import check_count, check_job_type, check_seconds
 
 MAX_THREADS = 256
 MAX_TYPES = 100

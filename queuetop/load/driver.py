@@ -1,4 +1,4 @@
-"""The load driver: producer, consumer and sweeper threads that work a real queue through `queuetop.queue`.
+"""The load driver: producer, consumer and sweeper threads that work a real queue through `queuetop.act.queue`.
 
 Every thread opens its own connection and does what a real worker does: producers enqueue at a set total
 rate, job types drawn by weight; consumers claim (in batches), 'work' for a sampled time, then complete or
@@ -35,7 +35,9 @@ from contextlib import suppress
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from queuetop import format as fmt
+from queuetop.act.queue import Job
+from queuetop.act.shape_worker import check_claim_form
+from queuetop.core import format as fmt
 from queuetop.db import ConnectionLost, Database, LeaseLost, QueuetopError, Target, Timeout, UsageError
 from queuetop.db.retry import retry_transient
 from queuetop.layouts import NATIVE, Layout
@@ -45,8 +47,6 @@ from queuetop.load.ledger import Claim, Ledger
 from queuetop.load.link import Hands, Link, Outages
 from queuetop.load.queues import NativeLoadQueue, ShapeLoadQueue
 from queuetop.load.tally import Budget, LoadCounters, RunFacts, Tally
-from queuetop.queue import Job
-from queuetop.shape_worker import check_claim_form
 
 T = TypeVar("T")
 

@@ -14,9 +14,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from queuetop.act.queue import Job
 from queuetop.db import ConnectError, Database, NotAnswering, Target
 from queuetop.load.ledger import Claim
-from queuetop.queue import Job
 
 BACKOFF_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)  # waits after 1, 2, 3 … failed attempts to reconnect
 # A load's statements are small (a chunk of inserts, a batch claim): past this without a word the server has

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from queuetop.act.queue import Job, Queue, ReleaseResult
+from queuetop.act.shape_queue import ShapeQueue, nothing_to_release
+from queuetop.act.shape_worker import ShapeWorker, Taken
 from queuetop.db import Database
 from queuetop.layouts import Layout
+from queuetop.layouts.schema import schema_present
 from queuetop.layouts.sql import Statements
-from queuetop.queue import Job, Queue, ReleaseResult
-from queuetop.schema import schema_present
-from queuetop.shape_queue import ShapeQueue, nothing_to_release
-from queuetop.shape_worker import ShapeWorker, Taken
 
 
 class NativeLoadQueue:
@@ -84,7 +84,7 @@ class ShapeLoadQueue:
     def baseline_id(db: Database, layout: Layout) -> int | None:
         """The highest id before the run, on shapes with an identity (None: ids are GUIDs). Raises a clear error
         when the shape's tables or columns are not there."""
-        from queuetop.detect import check_layout
+        from queuetop.layouts.detect import check_layout
 
         check_layout(db, layout)
         if layout.arrivals != "identity":

@@ -29,9 +29,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from queuetop import format as fmt
+from queuetop.core import format as fmt
+from queuetop.core.history import percentiles
 from queuetop.db import Database
-from queuetop.history import percentiles
 from queuetop.layouts import Layout
 from queuetop.layouts.sql import Statements
 from queuetop.load.ids import IdLookup

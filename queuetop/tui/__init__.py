@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from queuetop.core.files import private_file
 from queuetop.db import Target
-from queuetop.files import private_file
-from queuetop.history_store import Retention
 from queuetop.layouts import NATIVE, Layout
-from queuetop.slo import Slos
+from queuetop.store.history_store import Retention
+from queuetop.watch.slo import Slos
 
 if TYPE_CHECKING:
     from queuetop.tui.multi import MultiApp
@@ -45,11 +45,11 @@ def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 
     `history_path`: the history file to keep every poll in (its writer thread) and to read the charts' past from
     (the charts start full); None: no history.
     """
-    from queuetop.actions import Actions
-    from queuetop.history_store import open_history
-    from queuetop.monitor import Monitor
-    from queuetop.series import Series
+    from queuetop.act.actions import Actions
+    from queuetop.store.history_store import open_history
+    from queuetop.store.series import Series
     from queuetop.tui.app import QueuetopApp
+    from queuetop.watch.monitor import Monitor
 
     writer, reader = open_history(history_path, target, layout, retention) if history_path else (None, None)
     series = Series(store=reader)
@@ -106,11 +106,11 @@ def multi_app(targets: Sequence[WatchedTarget], stack: ExitStack, *, job_types: 
               log_path: Path | None = None, bell: bool = True) -> MultiApp:  # fmt: skip
     """The multi-target app, not yet running: a Monitor, Actions, chart series and history file per target, each
     closed by `stack`. scripts/screenshots.py runs it headless, as the command runs it on the terminal."""
-    from queuetop.actions import Actions
-    from queuetop.history_store import open_history
-    from queuetop.monitor import Monitor
-    from queuetop.series import Series
+    from queuetop.act.actions import Actions
+    from queuetop.store.history_store import open_history
+    from queuetop.store.series import Series
     from queuetop.tui.multi import MultiApp, PaneSpec
+    from queuetop.watch.monitor import Monitor
 
     specs = []
     for watched in targets:

@@ -28,16 +28,14 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 
-from queuetop import format as fmt
-from queuetop.actions import EnqueueRequest, EnqueueResult, ReleaseResult, TypeDetail, describe_release
+from queuetop.act.actions import EnqueueRequest, EnqueueResult, ReleaseResult, TypeDetail, describe_release
+from queuetop.act.workers import ScheduledResult, WorkerStats, WorkersView, can_release_worker, no_scheduled_state
+from queuetop.core import format as fmt
 from queuetop.db import QueuetopError, Target
 from queuetop.db.target import default_database_path
-from queuetop.history_store import snapshot_from
 from queuetop.layouts import NATIVE, Layout
-from queuetop.monitor import NO_SCHEMA, NOT_ANSWERING, PollOutcome
-from queuetop.series import FileCharts, PastFigures, Series
-from queuetop.slo import Breach, Slos, SloWatch, Watched, breach_masks, breached_cells, worst
-from queuetop.snapshot import Snapshot
+from queuetop.store.history_store import snapshot_from
+from queuetop.store.series import FileCharts, PastFigures, Series
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen, Section, binding_rows
 from queuetop.tui.main import MainScreen
@@ -52,8 +50,10 @@ from queuetop.tui.modals import (
 from queuetop.tui.threads import CallThread, HandlesThreadResults, ThreadResult, in_thread
 from queuetop.tui.widgets import Chart, StatusView
 from queuetop.tui.workers import WorkersScreen
-from queuetop.watermarks import seconds
-from queuetop.workers import ScheduledResult, WorkerStats, WorkersView, can_release_worker, no_scheduled_state
+from queuetop.watch.monitor import NO_SCHEMA, NOT_ANSWERING, PollOutcome
+from queuetop.watch.slo import Breach, Slos, SloWatch, Watched, breach_masks, breached_cells, worst
+from queuetop.watch.snapshot import Snapshot
+from queuetop.watch.watermarks import seconds
 
 log = logging.getLogger("queuetop")
 
@@ -75,7 +75,7 @@ class Source(Protocol):
 
 
 class DashboardActions(Protocol):
-    """What the dialogs and the drill-down need: `queuetop.actions.Actions`, or a scene's stand-in."""
+    """What the dialogs and the drill-down need: `queuetop.act.actions.Actions`, or a scene's stand-in."""
 
     def enqueue(self, request: EnqueueRequest) -> EnqueueResult: ...
     def count_timed_out(self, job_type: str | None = None) -> ReleaseResult: ...
@@ -753,7 +753,7 @@ class QueuetopApp(HandlesThreadResults, App[int]):
     # -- export ----------------------------------------------------------------------------------------------
     def action_export(self) -> None:
         """Write what is on screen (the table and the charts' data) to a Markdown and a CSV file."""
-        from queuetop.history_report import write_export
+        from queuetop.store.history_report import write_export
 
         screen = self.dashboard_screen()
         if screen is None or self.shown is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from queuetop.blocking import Blocking
+from queuetop.watch.blocking import Blocking
 
 MAX_LINES = 6  # the table stays the main thing on screen
 

@@ -17,15 +17,15 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from queuetop import format as fmt
-from queuetop.actions import TypeDetail
+from queuetop.act.actions import TypeDetail
+from queuetop.core import format as fmt
 from queuetop.db import QueuetopError
-from queuetop.history_report import ScreenExport
-from queuetop.snapshot import TypeStats
+from queuetop.store.history_report import ScreenExport
 from queuetop.tui.export import screen_export
 from queuetop.tui.table import ALERT, DIM, EST, WARN, shape_columns
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 from queuetop.tui.widgets import Chart, ChartSpec, Line, StatusBar, StatusView
+from queuetop.watch.snapshot import TypeStats
 
 if TYPE_CHECKING:
     from queuetop.tui.app import QueuetopApp

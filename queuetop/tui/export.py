@@ -6,10 +6,10 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from queuetop.history_report import ChartData, ChartLine, ScreenExport
-from queuetop.snapshot import Snapshot, TypeStats
+from queuetop.store.history_report import ChartData, ChartLine, ScreenExport
 from queuetop.tui.table import Column
 from queuetop.tui.widgets import Chart
+from queuetop.watch.snapshot import Snapshot, TypeStats
 
 if TYPE_CHECKING:
     from queuetop.tui.app import QueuetopApp

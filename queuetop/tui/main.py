@@ -15,8 +15,7 @@ from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from queuetop.history_report import ScreenExport
-from queuetop.snapshot import TOTAL, TypeStats
+from queuetop.store.history_report import ScreenExport
 from queuetop.tui.blocking import BlockingPanel
 from queuetop.tui.export import screen_export
 from queuetop.tui.table import COLUMNS, Column, QueueTable, ordered, repeats, shape_columns
@@ -30,6 +29,7 @@ from queuetop.tui.widgets import (
     StatusView,
     chart_lines,
 )
+from queuetop.watch.snapshot import TOTAL, TypeStats
 
 if TYPE_CHECKING:
     from queuetop.tui.app import QueuetopApp

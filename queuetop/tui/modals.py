@@ -23,11 +23,11 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
-from queuetop.actions import EnqueueRequest, describe_release, parse_enqueue_form
+from queuetop.act.actions import EnqueueRequest, describe_release, parse_enqueue_form
+from queuetop.act.queue import ReleaseResult
+from queuetop.act.shape_queue import nothing_to_release  # noqa: F401  (the dashboard's wording is the CLI's)
 from queuetop.db import QueuetopError
 from queuetop.layouts import NATIVE, Layout
-from queuetop.queue import ReleaseResult
-from queuetop.shape_queue import nothing_to_release  # noqa: F401  (the dashboard's wording is the CLI's)
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 
 FIELDS = ("job_type", "count", "payload", "priority")

@@ -28,12 +28,9 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
-from queuetop import format as fmt
-from queuetop.history_report import ScreenExport
-from queuetop.monitor import BUSY, NO_SCHEMA, NOT_ANSWERING, RECONNECTING, TIMED_OUT, PollOutcome
-from queuetop.series import FileCharts, Series
-from queuetop.slo import Breach, Slos, SloWatch, breach_masks, worst
-from queuetop.snapshot import TOTAL, Snapshot
+from queuetop.core import format as fmt
+from queuetop.store.history_report import ScreenExport
+from queuetop.store.series import FileCharts, Series
 from queuetop.tui.app import NOT_ANSWERING_S, Breached, DashboardActions, QueuetopApp, Recorder, Source
 from queuetop.tui.export import screen_export
 from queuetop.tui.help import Section
@@ -41,6 +38,9 @@ from queuetop.tui.main import TOP_TYPES, TYPE_COLORS, MainScreen
 from queuetop.tui.table import QueueTable, ordered, repeats, shape_columns
 from queuetop.tui.threads import CallThread, ThreadResult
 from queuetop.tui.widgets import Chart, ChartSpec, Line, StatusView, chart_lines, status_lines
+from queuetop.watch.monitor import BUSY, NO_SCHEMA, NOT_ANSWERING, RECONNECTING, TIMED_OUT, PollOutcome
+from queuetop.watch.slo import Breach, Slos, SloWatch, breach_masks, worst
+from queuetop.watch.snapshot import TOTAL, Snapshot
 
 
 @dataclass(frozen=True)

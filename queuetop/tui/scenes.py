@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from queuetop.actions import (
+from queuetop.act.actions import (
     ClaimedJob,
     CompletedJob,
     EnqueueRequest,
@@ -26,19 +26,19 @@ from queuetop.actions import (
     PendingJob,
     TypeDetail,
 )
+from queuetop.act.queue import ReleaseResult
+from queuetop.act.workers import ScheduledResult, WorkerStats, WorkersView, figures_of, no_claimer
+from queuetop.core.history import drain_eta
 from queuetop.db import Target
-from queuetop.history import drain_eta
 from queuetop.layouts import NATIVE, Layout, load_layout
-from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING, PollOutcome
-from queuetop.queue import ReleaseResult
-from queuetop.series import Series
-from queuetop.slo import Breach, Slo, breach_masks
-from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.store.series import Series
 from queuetop.tui.app import QueuetopApp
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.table import QueueTable
 from queuetop.tui.widgets import Plot
-from queuetop.workers import ScheduledResult, WorkerStats, WorkersView, figures_of, no_claimer
+from queuetop.watch.monitor import CONNECTED, NO_SCHEMA, RECONNECTING, PollOutcome
+from queuetop.watch.slo import Breach, Slo, breach_masks
+from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 
 SIZE = (120, 40)
 MOMENT = datetime(2026, 3, 14, 2, 13, 0)  # 2 a.m., during a load test

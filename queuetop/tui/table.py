@@ -25,15 +25,15 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from queuetop import format as fmt
-from queuetop.snapshot import TOTAL, TypeStats
+from queuetop.core import format as fmt
+from queuetop.watch.snapshot import TOTAL, TypeStats
 
 OLD_WARN_S = 60.0  # oldest pending job older than this: yellow
 OLD_ALERT_S = 600.0  # … and this: red
 TOTAL_LABEL = "all types"
 
 WARN, ALERT, DIM, EST = "yellow", "bold red", "dim", "italic"
-BREACH = "bold white on red"  # a cell whose figure breaks an SLO (queuetop.slo)
+BREACH = "bold white on red"  # a cell whose figure breaks an SLO (queuetop.watch.slo)
 
 
 @dataclass(frozen=True)

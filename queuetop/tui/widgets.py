@@ -17,10 +17,10 @@ from textual.message import Message
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from queuetop import format as fmt
-from queuetop.monitor import BUSY, CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT
-from queuetop.series import Series
+from queuetop.core import format as fmt
+from queuetop.store.series import Series
 from queuetop.tui.threads import HandlesThreadResults, in_thread
+from queuetop.watch.monitor import BUSY, CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT
 
 Y_AXIS_COLUMNS = 9  # what plotext's y labels and frame take from the chart's width
 

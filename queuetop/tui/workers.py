@@ -19,12 +19,12 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from queuetop import format as fmt
+from queuetop.act.workers import RECENT_S, WorkerStats, WorkersView
+from queuetop.core import format as fmt
 from queuetop.db import QueuetopError
 from queuetop.tui.table import ALERT, DIM, WARN
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 from queuetop.tui.widgets import StatusBar, StatusView
-from queuetop.workers import RECENT_S, WorkerStats, WorkersView
 
 if TYPE_CHECKING:
     from queuetop.tui.app import QueuetopApp

@@ -27,7 +27,7 @@ from typing import Any
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.layouts import NATIVE, PRESET_NAMES, STATES, Layout, load_layout, with_tables
 from queuetop.layouts.sql import Statement, Statements
-from queuetop.shape_collector import depth_tracked
+from queuetop.watch.collector import depth_tracked
 
 GOLDEN = Path(__file__).parent / "tsql"
 NOW = datetime(2026, 1, 1, 12, 0, 0)

@@ -10,13 +10,13 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from queuetop.actions import Actions
+from queuetop.act.actions import Actions
 from queuetop.db import Target
-from queuetop.history_store import history_path, open_history
-from queuetop.monitor import Monitor
-from queuetop.series import Series
+from queuetop.store.history_store import history_path, open_history
+from queuetop.store.series import Series
 from queuetop.tui.app import QueuetopApp
 from queuetop.tui.multi import MultiApp, PaneSpec
+from queuetop.watch.monitor import Monitor
 
 SIZE = (120, 40)
 

@@ -8,7 +8,7 @@ import time
 
 from textual.widgets import Static
 
-from queuetop.queue import Queue
+from queuetop.act.queue import Queue
 from queuetop.tui.blocking import BlockingPanel
 from tests.conftest import Backend
 from tests.tui.conftest import SIZE, AppFactory, text, wait_for

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from queuetop.history_store import HistoryStore
-from queuetop.slo import Limit, Slo, Slos
-from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.store.history_store import HistoryStore
 from queuetop.tui.table import QueueTable
 from queuetop.tui.widgets import BREACH_LEGEND, Chart, mark_runs
+from queuetop.watch.slo import Limit, Slo, Slos
+from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 from tests.conftest import Backend
 from tests.tui.conftest import SIZE, AppFactory, RecordingApp, wait_for
 from tests.tui.test_slo_dashboard import cell_styles, enqueue, take

@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 from textual.widgets import Button, Input, Label, Static
 
-from queuetop.actions import Actions, EnqueueRequest, EnqueueResult
+from queuetop.act.actions import Actions, EnqueueRequest, EnqueueResult
+from queuetop.act.queue import Queue
 from queuetop.db import parse_target
-from queuetop.monitor import CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT
-from queuetop.queue import Queue
 from queuetop.tui.app import QueuetopApp
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen
 from queuetop.tui.main import MainScreen
 from queuetop.tui.modals import EnqueueModal, ReleaseModal
 from queuetop.tui.table import QueueTable
+from queuetop.watch.monitor import CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT
 from tests.conftest import Backend
 from tests.helpers import unclaimed_and_held
 from tests.test_monitor import lock_sqlite
@@ -369,7 +369,7 @@ class BrokenActions(Actions):
 
 async def test_a_bug_in_an_action_is_notified_and_the_app_carries_on(
         sqlite_backend: Backend, caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
-    from queuetop.monitor import Monitor
+    from queuetop.watch.monitor import Monitor
 
     enqueue(sqlite_backend, "email", 1)
     monitor = Monitor(sqlite_backend.target)

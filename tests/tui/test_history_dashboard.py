@@ -6,11 +6,11 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from queuetop.queue import Queue
-from queuetop.series import WINDOWS_S
-from queuetop.snapshot import TOTAL
+from queuetop.act.queue import Queue
+from queuetop.store.series import WINDOWS_S
 from queuetop.tui.main import MainScreen
 from queuetop.tui.widgets import Chart
+from queuetop.watch.snapshot import TOTAL
 from tests.conftest import Backend
 from tests.tui.conftest import SIZE, AppFactory, status, wait_for
 

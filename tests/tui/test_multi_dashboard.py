@@ -7,15 +7,15 @@ import socket
 
 from textual.widgets import Input, Static
 
+from queuetop.act.queue import Queue
 from queuetop.db import parse_target
-from queuetop.history_store import HistoryStore, history_path
 from queuetop.layouts import NATIVE
-from queuetop.monitor import RECONNECTING
-from queuetop.queue import Queue
+from queuetop.store.history_store import HistoryStore, history_path
 from queuetop.tui.modals import EnqueueModal
 from queuetop.tui.multi import MultiApp, MultiScreen
 from queuetop.tui.table import QueueTable
 from queuetop.tui.widgets import Chart
+from queuetop.watch.monitor import RECONNECTING
 from tests.conftest import Backend, make_backend
 from tests.test_cli import snapshot_of_tables
 from tests.tui.conftest import SIZE, MultiFactory, status, text, wait_for

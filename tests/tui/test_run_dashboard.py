@@ -53,7 +53,7 @@ def test_run_dashboard_creates_the_embedded_database_and_quits_with_0(
 
 def test_run_dashboard_limits_the_view_to_the_types_asked_for(sqlite_backend: Backend,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    from queuetop.queue import Queue
+    from queuetop.act.queue import Queue
 
     with sqlite_backend.open() as db:
         Queue(db).enqueue_many("email", 1)

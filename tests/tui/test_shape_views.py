@@ -8,12 +8,12 @@ import pytest
 from textual.widgets import Input
 
 from queuetop.layouts import NATIVE, PRESET_NAMES, load_layout
-from queuetop.snapshot import TypeStats
 from queuetop.tui.detail import summary_text
 from queuetop.tui.main import MainScreen
 from queuetop.tui.modals import EnqueueModal, nothing_to_release
 from queuetop.tui.scenes import JOB_QUEUE, LIVE, SCENES, WORK_QUEUE, WORK_QUEUE_SHAPE, scene_app
 from queuetop.tui.table import COLUMNS, DROPPED_FIRST, QueueTable, fitting_columns, ordered, shape_columns
+from queuetop.watch.snapshot import TypeStats
 from tests.tui.conftest import RecordingApp, status
 
 NATIVE_KEYS = ["type", "depth", "oldest", "scheduled", "claimed", "timed_out", "dead", "arrivals", "completions",

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 from textual.widgets import Input
 
-from queuetop.actions import Actions
+from queuetop.act.actions import Actions
 from queuetop.db import Database, Target, parse_target
 from queuetop.layouts import Layout, load_layout, with_tables
-from queuetop.monitor import Monitor
 from queuetop.tui.main import MainScreen
 from queuetop.tui.modals import EnqueueModal, ReleaseModal
 from queuetop.tui.table import QueueTable
+from queuetop.watch.monitor import Monitor
 from tests.seedshapes import SeedTables, create_seed, pop, push
 from tests.tui.conftest import SIZE, RecordingApp, status, wait_for
 

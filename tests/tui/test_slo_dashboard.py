@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from queuetop.queue import Queue
-from queuetop.slo import Limit, Slo, Slos
+from queuetop.act.queue import Queue
 from queuetop.tui.table import QueueTable
+from queuetop.watch.slo import Limit, Slo, Slos
 from tests.conftest import Backend
 from tests.tui.conftest import SIZE, AppFactory, RecordingApp, status, wait_for
 

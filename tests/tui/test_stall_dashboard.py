@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from queuetop.actions import Actions
-from queuetop.monitor import CONNECTED, Monitor
-from queuetop.queue import Queue
+from queuetop.act.actions import Actions
+from queuetop.act.queue import Queue
+from queuetop.watch.monitor import CONNECTED, Monitor
 from tests.conftest import Backend
 from tests.helpers import pg_client_ports, stopped_backends_of, terminate_backends_of
 from tests.tui.conftest import SIZE, RecordingApp, status, wait_for

@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 from rich.cells import cell_len, split_graphemes
 
-from queuetop.monitor import CONNECTED, PollOutcome
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.scenes import PROFILES, _settle, scene_app, snapshot_at
 from queuetop.tui.table import QueueTable
+from queuetop.watch.monitor import CONNECTED, PollOutcome
 
 STAGES = tuple(f"acme.pipeline.nightly.warehouse-export-stage-{n}" for n in (10, 20))
 WIDE = ("請求書の送信ジョブ", "📦 parcel.ship", "👩‍💻 dev.build", "résumé.parse")

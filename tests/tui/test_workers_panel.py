@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable
 
-from queuetop.queue import Queue
+from queuetop.act.queue import Queue
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.main import MainScreen
 from queuetop.tui.modals import CountConfirmModal

@@ -13,8 +13,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
+from queuetop.core.errors import DatabaseError
 from queuetop.db.diagnostics import TAG, Access, AccessKind, Diagnostics, Plan, SessionRow, TableSize, short
-from queuetop.errors import DatabaseError
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database

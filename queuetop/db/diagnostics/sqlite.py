@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from queuetop.core.errors import QueuetopError, Timeout
 from queuetop.db.diagnostics import TAG, Access, AccessKind, Diagnostics, Plan, SessionRow, TableSize
-from queuetop.errors import QueuetopError, Timeout
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database

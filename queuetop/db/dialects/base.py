@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
-from queuetop.errors import ErrorKind
+from queuetop.core.errors import ErrorKind
 
 Row = tuple[Any, ...]
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from queuetop.core.errors import ErrorKind
 from queuetop.db.dialects.base import Dialect
-from queuetop.errors import ErrorKind
 
 MAX_PARAMETERS = 2100
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from queuetop.core.errors import ErrorKind
 from queuetop.db.dialects.base import Dialect
-from queuetop.errors import ErrorKind
 
 NOW_UTC = "(clock_timestamp() AT TIME ZONE 'UTC')"
 STATEMENT_NOW_UTC = "(statement_timestamp() AT TIME ZONE 'UTC')"

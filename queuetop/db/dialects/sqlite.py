@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from queuetop.core.errors import ErrorKind
 from queuetop.db.dialects.base import Dialect
-from queuetop.errors import ErrorKind
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 

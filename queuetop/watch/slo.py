@@ -38,8 +38,8 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
-from queuetop import format as fmt
-from queuetop.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.core import format as fmt
+from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 
 DEAD_RATE_WINDOW_S = 60.0
 

@@ -47,13 +47,13 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
+from queuetop.core.history import EventWindow, LatencyWindow, drain_eta, rate_per_s
 from queuetop.db import Database, Timeout
-from queuetop.history import EventWindow, LatencyWindow, drain_eta, rate_per_s
 from queuetop.layouts import NATIVE, STATES, Layout
 from queuetop.layouts.sql import Statements
-from queuetop.recount import DEPTH_EXACT_UP_TO, Recounter
-from queuetop.snapshot import TOTAL, Snapshot, TypeStats
-from queuetop.watermarks import CompletionWatch, FinishedWatch, IdentityWatch, Reads, TimeWatch, seconds
+from queuetop.watch.recount import DEPTH_EXACT_UP_TO, Recounter
+from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.watch.watermarks import CompletionWatch, FinishedWatch, IdentityWatch, Reads, TimeWatch, seconds
 
 WINDOW_S = 60.0
 SHORT_WINDOW_S = 10.0

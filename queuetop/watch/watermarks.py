@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from queuetop.core.history import Tally
 from queuetop.db import Database
-from queuetop.history import Tally
 from queuetop.layouts.sql import Statement, Statements
 
 OVERLAP_S = 3.0  # how late an arrival or a completion may commit and still be counted

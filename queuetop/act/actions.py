@@ -18,10 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from queuetop.db import Database, QueuetopError, Target, UsageError
-from queuetop.layouts import NATIVE, Layout
-from queuetop.layouts.sql import Statements
-from queuetop.queue import (
+from queuetop.act.queue import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_PRIORITY,
     Queue,
@@ -30,8 +27,11 @@ from queuetop.queue import (
     check_job_type,
     check_priority,
 )
-from queuetop.shape_queue import ShapeQueue, check_guid
-from queuetop.workers import ScheduledResult, WorkersView, make_available, read_workers, release_worker
+from queuetop.act.shape_queue import ShapeQueue, check_guid
+from queuetop.act.workers import ScheduledResult, WorkersView, make_available, read_workers, release_worker
+from queuetop.db import Database, QueuetopError, Target, UsageError
+from queuetop.layouts import NATIVE, Layout
+from queuetop.layouts.sql import Statements
 
 DETAIL_ROWS = 20  # rows per drill-down table
 RECENT_S = 15 * 60.0  # how far back "recent completions" look
@@ -303,7 +303,7 @@ class Actions:
         )  # fmt: skip
         return TypeDetail(job_type, now, pending, claims, completions)
 
-    # -- workers and scheduled jobs (queuetop.workers) ------------------------------------------------------
+    # -- workers and scheduled jobs (queuetop.act.workers) ------------------------------------------------------
     def workers(self) -> WorkersView:
         """Who holds what, read on the workers panel's own connection."""
         with self._workers_reader.use() as db:

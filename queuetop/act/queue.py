@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
+from queuetop.core.errors import STOP_SIGNALS, Stopped
 from queuetop.db import Database, LeaseLost, QueuetopError, UsageError, retry_transient
-from queuetop.errors import STOP_SIGNALS, Stopped
 from queuetop.layouts import NATIVE, Layout
 from queuetop.layouts.sql import Statement, Statements
 

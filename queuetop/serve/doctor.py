@@ -27,7 +27,6 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
-from queuetop.blocking import IDLE_HOLDER_S, Blocking, queue_tables, read_blocking
 from queuetop.db import Database, QueuetopError
 from queuetop.db.diagnostics import AccessKind, Diagnostics, Plan, TableSize, diagnostics_for
 from queuetop.db.diagnostics.mssql import MSSQLDiagnostics
@@ -36,7 +35,8 @@ from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import STATES, Layout
 from queuetop.layouts.predicate import Bool, parse_predicate
 from queuetop.layouts.sql import Statements
-from queuetop.recount import DEPTH_EXACT_UP_TO
+from queuetop.watch.blocking import IDLE_HOLDER_S, Blocking, queue_tables, read_blocking
+from queuetop.watch.recount import DEPTH_EXACT_UP_TO
 
 SAMPLE_S = 2.0  # between the two size reads that give growth
 RETENTION_DAYS = 7  # in the suggested retention DELETE
@@ -111,7 +111,7 @@ def recorder_for(db: Database) -> StatementRecorder:
 def native_probes(db: Database, layout: Layout, settings: dict[str, Any] | None = None) -> list[Probe]:
     """The statements the poll (the one engine's, as for every layout), the drill-down and `Queue.claim` send to
     the native schema, each with the indexes `queuetop init` made for it."""
-    from queuetop.queue import Queue
+    from queuetop.act.queue import Queue
 
     d, rec = db.dialect, recorder_for(db)
     job_type, since = "doctor", datetime(2000, 1, 1)  # a plan, not a read
@@ -162,7 +162,7 @@ def shape_probes(db: Database, layout: Layout, settings: dict[str, Any] | None =
     probes.append(Probe("drill-down: pending rows", *s.rows_in_states(
         ["pending"], job_type, ["id"], ["created", "id"], 20, settings), limited=True))
     if layout.claim is not None:  # the seed's own dequeue, as `queuetop load` sends it: its first statement
-        from queuetop.shape_worker import ShapeWorker
+        from queuetop.act.shape_worker import ShapeWorker
 
         def claim(recorder: Any) -> None:
             ShapeWorker(recorder, layout, None, settings).claim(DOCTOR_WORKER, [job_type] if job_type else [])

@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from queuetop.blocking import Blocking, read_blocking
 from queuetop.db import (
     ConnectError,
     ConnectionLost,
@@ -36,9 +35,10 @@ from queuetop.db import (
     TransientError,
 )
 from queuetop.layouts import NATIVE, Layout
-from queuetop.schema import init_schema, schema_present
-from queuetop.shape_collector import ShapeCollector, collector_for
-from queuetop.snapshot import Snapshot
+from queuetop.layouts.schema import init_schema, schema_present
+from queuetop.watch.blocking import Blocking, read_blocking
+from queuetop.watch.collector import ShapeCollector, collector_for
+from queuetop.watch.snapshot import Snapshot
 
 log = logging.getLogger("queuetop")
 

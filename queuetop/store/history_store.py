@@ -49,12 +49,12 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
+from queuetop.core.files import private_file
+from queuetop.core.history import drain_eta
 from queuetop.db import Target, UsageError, connstr
-from queuetop.files import private_file
-from queuetop.history import drain_eta
 from queuetop.layouts import Layout
-from queuetop.snapshot import TOTAL, Snapshot, TypeStats
-from queuetop.watermarks import EPOCH, seconds
+from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.watch.watermarks import EPOCH, seconds
 
 log = logging.getLogger("queuetop")
 T = TypeVar("T")

@@ -22,12 +22,12 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
+from queuetop.act.queue import DEFAULT_MAX_ATTEMPTS, Queue, ReleaseResult
+from queuetop.core.errors import UsageError
+from queuetop.core.history import percentiles
 from queuetop.db import Database
-from queuetop.errors import UsageError
-from queuetop.history import percentiles
 from queuetop.layouts import Layout
 from queuetop.layouts.sql import Statements
-from queuetop.queue import DEFAULT_MAX_ATTEMPTS, Queue, ReleaseResult
 
 RECENT_S = 60.0  # "in the last minute": claims, completions, failures and their processing times
 SEEN_S = 300.0  # a worker holding nothing is listed while it claimed something this recently

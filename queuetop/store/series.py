@@ -31,9 +31,9 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from queuetop.history_store import CHART_FIGURES, HistoryReader, HistoryStore, Record
-from queuetop.snapshot import TOTAL, Snapshot, TypeStats
-from queuetop.watermarks import seconds
+from queuetop.store.history_store import CHART_FIGURES, HistoryReader, HistoryStore, Record
+from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.watch.watermarks import seconds
 
 WINDOWS_S: tuple[float, ...] = (60.0, 300.0, 900.0, 3600.0, 21600.0, 86400.0, 604800.0)  # 1 m … 7 d (`w`)
 KEEP_S = 900.0  # in memory: the windows up to 15 minutes; wider ones are read from the history file

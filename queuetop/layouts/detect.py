@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
+from queuetop.core.errors import QueuetopError, SchemaMissing, UsageError
 from queuetop.db import Database
-from queuetop.errors import QueuetopError, SchemaMissing, UsageError
 from queuetop.layouts import PRESET_NAMES, Layout, load_layout, with_tables
 
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from queuetop.errors import QueuetopError
-from queuetop.slo import Breach, Check, Slo, Slos, SloWatch, Verdict
-from queuetop.snapshot import Snapshot
+from queuetop.core.errors import QueuetopError
+from queuetop.watch.slo import Breach, Check, Slo, Slos, SloWatch, Verdict
+from queuetop.watch.snapshot import Snapshot
 
 Session = Callable[[], tuple[Callable[[], Snapshot], Callable[[], None]]]  # opens: (poll, close)
 

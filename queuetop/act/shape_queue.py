@@ -13,12 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from queuetop.db import Database
-from queuetop.errors import QueuetopError, UsageError
-from queuetop.layouts import Layout
-from queuetop.layouts.predicate import roles_of
-from queuetop.layouts.sql import Statements
-from queuetop.queue import (
+from queuetop.act.queue import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_PRIORITY,
     Queue,
@@ -28,6 +23,11 @@ from queuetop.queue import (
     check_priority,
     insert_in_chunks,
 )
+from queuetop.core.errors import QueuetopError, UsageError
+from queuetop.db import Database
+from queuetop.layouts import Layout
+from queuetop.layouts.predicate import roles_of
+from queuetop.layouts.sql import Statements
 
 RELEASE_BATCH = 500  # rows looked at per round of a release
 # The payload of a test job enqueued without one: the seeds' payload columns are NOT NULL (001's request, 002's
@@ -250,7 +250,7 @@ class _Mismatch(Exception):
 def create_demo_tables(db: Database, layout: Layout) -> bool:
     """Make an empty copy of a shape's tables for `queuetop demo --layout` (see `Statements.create_tables`),
     unless they are there already; True when made. All or nothing: one transaction."""
-    from queuetop.detect import Catalog, default_schemas
+    from queuetop.layouts.detect import Catalog, default_schemas
 
     if Catalog(db).find(db.dialect.schema_for(layout.schema), layout.queue_table, default_schemas(db)) is not None:
         return False

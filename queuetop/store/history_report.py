@@ -13,9 +13,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
-from queuetop import format as fmt
-from queuetop.history_store import FIGURE_NAMES, Record, moment
-from queuetop.snapshot import TOTAL, TypeStats
+from queuetop.core import format as fmt
+from queuetop.store.history_store import FIGURE_NAMES, Record, moment
+from queuetop.watch.snapshot import TOTAL, TypeStats
 
 FORMATS = ("csv", "json", "markdown")
 

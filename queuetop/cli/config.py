@@ -35,11 +35,11 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from queuetop.core.errors import UsageError
+from queuetop.core.files import writable_by_others
 from queuetop.db import connstr
 from queuetop.db.target import ENV_VAR as DB_ENV_VAR
-from queuetop.errors import UsageError
-from queuetop.files import writable_by_others
-from queuetop.slo import Limit, Slo, Slos
+from queuetop.watch.slo import Limit, Slo, Slos
 
 CONFIG_ENV_VAR = "QUEUETOP_CONFIG"
 LAYOUT_ENV_VAR = "QUEUETOP_LAYOUT"

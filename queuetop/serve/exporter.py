@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 from prometheus_client.registry import CollectorRegistry
 
-from queuetop.monitor import Monitor, PollOutcome
-from queuetop.slo import Breach, Slos, SloWatch
-from queuetop.snapshot import Snapshot
+from queuetop.watch.monitor import Monitor, PollOutcome
+from queuetop.watch.slo import Breach, Slos, SloWatch
+from queuetop.watch.snapshot import Snapshot
 
 QUANTILES = (("0.5", "50"), ("0.95", "95"), ("0.99", "99"))
 GAUGES = (  # (metric name, TypeStats field, the shape's figure, help)

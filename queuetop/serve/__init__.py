@@ -1,0 +1,1 @@
+"""What answers for a target without the dashboard: the OpenMetrics exporter, `check`, `doctor`."""
