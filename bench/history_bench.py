@@ -31,7 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from queuetop.store.history_store import HistoryStore, decode_chunk
+from queuetop.store.chunks import decode_chunk
+from queuetop.store.history_store import HistoryStore
 from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 
 START = datetime(2026, 11, 1)
@@ -143,8 +144,9 @@ def bench_screen(types: int, blocks: int, polls_per_block: int, folder: Path) ->
     from queuetop.db import Database, parse_target
     from queuetop.layouts import NATIVE
     from queuetop.layouts.schema import init_schema
-    from queuetop.store.history_store import history_path, open_history
+    from queuetop.store.model import history_path
     from queuetop.store.series import Series
+    from queuetop.store.threads import open_history
     from queuetop.tui.app import QueuetopApp
     from queuetop.watch.monitor import Monitor
 

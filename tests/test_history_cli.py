@@ -13,7 +13,8 @@ import pytest
 from queuetop.cli import main
 from queuetop.db import parse_target
 from queuetop.layouts import NATIVE, load_layout
-from queuetop.store.history_store import HistoryStore, history_path, layout_identity, target_identity
+from queuetop.store.history_store import HistoryStore
+from queuetop.store.model import history_path, layout_identity, target_identity
 from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 
 START = datetime(2026, 11, 20, 3, 0, 0)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from queuetop.store.history_store import HistoryStore, HistoryWriter
+from queuetop.store.history_store import HistoryStore
+from queuetop.store.threads import HistoryWriter
 from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 
 START = datetime(2026, 11, 20, 3, 0, 0)

@@ -14,19 +14,10 @@ import pytest
 
 from queuetop.db import Target, UsageError
 from queuetop.layouts import NATIVE, load_layout
-from queuetop.store.history_store import (
-    FIGURES,
-    INDEX,
-    HistoryStore,
-    HistoryWriter,
-    Level,
-    Retention,
-    decode_chunk,
-    encode_chunk,
-    find_history,
-    history_path,
-    target_identity,
-)
+from queuetop.store.chunks import decode_chunk, encode_chunk
+from queuetop.store.history_store import HistoryStore
+from queuetop.store.model import FIGURES, INDEX, Level, Retention, history_path, target_identity
+from queuetop.store.threads import HistoryWriter, find_history
 from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 
 START = datetime(2026, 11, 20, 3, 0, 0)  # on a minute boundary: buckets start with the first poll

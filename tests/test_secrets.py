@@ -12,7 +12,8 @@ import pytest
 
 from queuetop.db import parse_target
 from queuetop.layouts import NATIVE
-from queuetop.store.history_store import HistoryStore, history_path, layout_identity, target_identity
+from queuetop.store.history_store import HistoryStore
+from queuetop.store.model import history_path, layout_identity, target_identity
 from queuetop.tui import logging_to
 
 from .conftest import PG_TARGET

@@ -420,7 +420,7 @@ DEFAULT_KEEP = "raw:1h,10s:24h,1m:7d"
 
 
 def history_dir_text() -> str:
-    from queuetop.store.history_store import history_dir
+    from queuetop.store.model import history_dir
 
     return str(history_dir())
 

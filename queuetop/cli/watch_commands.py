@@ -24,7 +24,7 @@ from queuetop.layouts import NATIVE, Layout
 
 if TYPE_CHECKING:
     from queuetop.load.driver import LoadRun
-    from queuetop.store.history_store import Retention
+    from queuetop.store.model import Retention
     from queuetop.tui import WatchedTarget
 
 
@@ -198,7 +198,7 @@ def _dashboard(args: argparse.Namespace, target: Target, background: LoadRun | N
 
 def _history(args: argparse.Namespace, target: Target, layout: Layout) -> tuple[Path | None, Retention | None]:
     """The history file of this target and layout (None with --no-history), and the retention asked for."""
-    from queuetop.store.history_store import Retention, history_path
+    from queuetop.store.model import Retention, history_path
 
     retention = Retention.parse(args.history_keep) if args.history_keep else None
     if args.no_history:
@@ -208,7 +208,9 @@ def _history(args: argparse.Namespace, target: Target, layout: Layout) -> tuple[
 
 def cmd_history(args: argparse.Namespace) -> int:
     from queuetop.store.history_report import history_csv, history_json, history_markdown
-    from queuetop.store.history_store import HistoryStore, damaged_histories, find_history, history_dir, parse_duration
+    from queuetop.store.history_store import HistoryStore
+    from queuetop.store.model import history_dir, parse_duration
+    from queuetop.store.threads import damaged_histories, find_history
 
     since_s = parse_duration(args.since, "--since")
     target = parse_target(args.db)

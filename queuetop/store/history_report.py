@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from queuetop.core import format as fmt
-from queuetop.store.history_store import FIGURE_NAMES, Record, moment
+from queuetop.store.model import FIGURE_NAMES, Record, moment
 from queuetop.watch.snapshot import TOTAL, TypeStats
 
 FORMATS = ("csv", "json", "markdown")

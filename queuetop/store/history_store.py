@@ -20,267 +20,54 @@ Figures are stored as integers in fixed units (the column names say which: `dept
 `wait_p95_s_x1000` milliseconds), so a row costs a few bytes per figure and sums are exact. Times are the
 snapshot's server time (`Snapshot.taken_at`, in the layout's clock), in ms since the file's own epoch.
 
-`HistoryStore` is one connection, for the one thread that uses it. `HistoryWriter` is a thread of its own with
-a queue in front: the poll thread hands it a snapshot (a queue put) and never waits for the disk.
-`HistoryReader` is another, with its own connection: the dashboard's charts of the wide windows are read there.
+`HistoryStore` is one connection, for the one thread that uses it. What is stored and where is `model.py`; the
+chunks' encoding `chunks.py`; `threads.py` has `HistoryWriter`, a thread of its own with a queue in front (the
+poll thread hands it a snapshot and never waits for the disk), and `HistoryReader`, another with its own
+connection, where the dashboard's charts of the wide windows are read.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
-import os
-import queue
-import re
 import sqlite3
-import sys
-import threading
 import time
-import zlib
-from array import array
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from enum import Enum
-from itertools import accumulate
-from operator import attrgetter
+from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from queuetop.core.files import private_file
-from queuetop.core.history import drain_eta
-from queuetop.db import Target, UsageError, connstr
-from queuetop.layouts import Layout
-from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
-from queuetop.watch.watermarks import EPOCH, seconds
+from queuetop.db import UsageError
+from queuetop.store.chunks import (
+    BREACHES,
+    CHUNK_BUCKETS,
+    Entry,
+    decode_breaches,
+    decode_chunk,
+    decode_column,
+    encode_chunk,
+)
+from queuetop.store.model import (
+    DEFAULT_RETENTION,
+    DIR_ENV_VAR,
+    FIGURES,
+    FORMAT_VERSION,
+    INDEX,
+    PRUNE_EVERY_S,
+    Record,
+    Retention,
+    Rollup,
+    stored_values,
+)
+from queuetop.watch.snapshot import TOTAL, Snapshot
+from queuetop.watch.watermarks import seconds
 
 log = logging.getLogger("queuetop")
 T = TypeVar("T")
 
-DIR_ENV_VAR = "QUEUETOP_HISTORY_DIR"
-FORMAT_VERSION = "1"
-PRUNE_EVERY_S = 60.0  # old rows are deleted at most this often (in poll time)
-QUEUE_LIMIT = 10_000  # snapshots waiting for the writer; past this (a stuck disk) new ones are dropped
-
-
-class Rollup(Enum):
-    MEAN = "mean"  # gauges and rates: the mean of the bucket's polls
-    MAX = "max"  # percentiles: the highest any poll of the bucket saw
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One figure kept per poll: where it comes from in TypeStats, its stored unit, how buckets combine it."""
-
-    name: str  # the name in `queuetop history` output
-    attribute: str  # the TypeStats field
-    scale: int  # stored as round(value × scale)
-    rollup: Rollup
-
-    @property
-    def column(self) -> str:
-        return f"{self.name}_x{self.scale}"
-
-
-FIGURES: tuple[Figure, ...] = (
-    Figure("depth", "depth", 10, Rollup.MEAN),
-    Figure("oldest_age_s", "oldest_age_s", 1000, Rollup.MEAN),
-    Figure("scheduled", "scheduled", 10, Rollup.MEAN),
-    Figure("claimed", "claimed", 10, Rollup.MEAN),
-    Figure("timed_out", "timed_out", 10, Rollup.MEAN),
-    Figure("dead", "dead", 10, Rollup.MEAN),
-    Figure("lost", "lost", 10, Rollup.MEAN),
-    Figure("arrivals_per_s", "arrivals_10s_per_s", 100, Rollup.MEAN),  # the 10 s rate, as the charts show
-    Figure("completions_per_s", "completions_10s_per_s", 100, Rollup.MEAN),
-    Figure("wait_p50_s", "wait_p50_s", 1000, Rollup.MAX),
-    Figure("wait_p95_s", "wait_p95_s", 1000, Rollup.MAX),
-    Figure("wait_p99_s", "wait_p99_s", 1000, Rollup.MAX),
-    Figure("processing_p50_s", "processing_p50_s", 1000, Rollup.MAX),
-    Figure("processing_p95_s", "processing_p95_s", 1000, Rollup.MAX),
-    Figure("processing_p99_s", "processing_p99_s", 1000, Rollup.MAX),
-)
-FIGURE_NAMES = tuple(f.name for f in FIGURES)
-INDEX = {f.name: i for i, f in enumerate(FIGURES)}
-CHART_FIGURES = {"depth": "depth", "arrivals": "arrivals_per_s", "completions": "completions_per_s"}
-
-
-# -- retention -------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Level:
-    """One level of the file: raw polls (width 0) or buckets of `width_s`, kept for `keep_s`."""
-
-    width_s: float
-    keep_s: float
-
-    @property
-    def name(self) -> str:
-        return "raw" if self.width_s == 0 else short_duration(self.width_s)
-
-
-def short_duration(value_s: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if value_s >= size and value_s % size == 0:
-            return f"{int(value_s // size)}{unit}"
-    return f"{value_s:g}s"
-
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$", re.IGNORECASE)
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def parse_duration(text: str, what: str) -> float:
-    """`90`, `90s`, `15m`, `2h`, `7d`, `1w` → seconds; a UsageError naming `what` otherwise."""
-    match = _DURATION.match(text or "")
-    if not match or float(match.group(1)) <= 0:
-        raise UsageError(f"{what} must be a duration such as 90s, 15m, 2h or 7d, not {text!r}")
-    return float(match.group(1)) * _UNITS[(match.group(2) or "s").lower()]
-
-
-@dataclass(frozen=True)
-class Retention:
-    """The levels, finest first: raw polls, then wider and wider buckets, each kept longer."""
-
-    levels: tuple[Level, ...] = (Level(0, 3600), Level(10, 86400), Level(60, 7 * 86400))
-
-    def __post_init__(self) -> None:
-        raw = self.levels[0] if self.levels else None
-        if raw is None or raw.width_s != 0:
-            raise UsageError("history retention must start with the raw polls (raw:1h)", "e.g. raw:1h,10s:24h,1m:7d")
-        for finer, wider in zip(self.levels, self.levels[1:], strict=False):
-            if wider.width_s <= finer.width_s or wider.keep_s < finer.keep_s:
-                raise UsageError(f"history retention: {wider.name} buckets must be wider and kept at least as long "
-                                 f"as {finer.name}", "e.g. raw:1h,10s:24h,1m:7d")
-            if wider.width_s > raw.keep_s or wider.width_s < 1:
-                raise UsageError(f"history retention: {wider.name} buckets must be from 1 s to the raw polls' "
-                                 f"{short_duration(raw.keep_s)} (a bucket is rebuilt from raw polls after a restart)")
-
-    @classmethod
-    def parse(cls, text: str) -> Retention:
-        """`raw:1h,10s:24h,1m:7d` → Retention (the --history-keep option)."""
-        levels = []
-        for part in text.split(","):
-            width, sep, keep = part.strip().partition(":")
-            if not sep:
-                raise UsageError(f"--history-keep: {part.strip()!r} is not WIDTH:KEEP", "e.g. raw:1h,10s:24h,1m:7d")
-            width_s = 0.0 if width.strip().lower() == "raw" else parse_duration(width, "a bucket width")
-            levels.append(Level(width_s, parse_duration(keep, "a retention")))
-        return cls(tuple(levels))
-
-    def describe(self) -> str:
-        return ", ".join(f"{'raw polls' if not level.width_s else level.name + ' buckets'} for "
-                         f"{short_duration(level.keep_s)}" for level in self.levels)  # fmt: skip
-
-    def spec(self) -> str:
-        """The --history-keep text of this retention (kept in the file, so a reader knows its levels)."""
-        return ",".join(f"{level.name}:{short_duration(level.keep_s)}" for level in self.levels)
-
-    def level_named(self, name: str) -> int:
-        names = [level.name for level in self.levels]
-        if name not in names:
-            raise UsageError(f"--level must be one of {', '.join(names)} (the levels this file keeps), not {name!r}")
-        return names.index(name)
-
-
-DEFAULT_RETENTION = Retention()
-
-
-# -- where the file lives ----------------------------------------------------------------------------------------
-def history_dir() -> Path:
-    """$QUEUETOP_HISTORY_DIR, else `history/` in the user's data directory (beside the embedded database)."""
-    configured = os.environ.get(DIR_ENV_VAR)
-    if configured:
-        return Path(configured).expanduser()
-    from platformdirs import user_data_path
-
-    return user_data_path("queuetop", appauthor=False) / "history"
-
-
-def target_identity(target: Target) -> str:
-    """The target as the history knows it: passwords masked (never on disk), a SQLite file by its full path."""
-    if target.kind == "sqlite":
-        return str(Path(target.value).expanduser().resolve())
-    return target.display
-
-
-def layout_identity(layout: Layout) -> str:
-    where = f"{layout.schema}.{layout.queue_table}" if layout.schema else layout.queue_table
-    return f"{layout.name}:{where}"
-
-
-def history_path(target: Target, layout: Layout, folder: Path | None = None) -> Path:
-    """A stable, safe file name: a readable hint of the target and the layout, then a hash of both in full."""
-    who, shape = target_identity(target), layout_identity(layout)
-    if target.kind == "sqlite":
-        hint = Path(who).stem
-    else:
-        hint = "-".join(v for v in (connstr.get(who, "server"), connstr.get(who, "database")) if v) or "odbc"
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{hint}.{layout.name}").strip("._")[:60] or "queue"
-    digest = hashlib.sha256(f"{who}\0{shape}".encode()).hexdigest()[:12]
-    path = (folder or history_dir()) / f"{slug}.{digest}.sqlite3"
-    if target.kind == "sqlite" and path.resolve() == Path(who):
-        raise UsageError("the history file would be the monitored database itself", f"set ${DIR_ENV_VAR} elsewhere")
-    return path
-
-
-# -- what is stored ----------------------------------------------------------------------------------------------
-Values = tuple[int | None, ...]  # one int per FIGURES entry, in its stored unit; None: not known at that poll
-
-
-_READ = attrgetter(*(f.attribute for f in FIGURES))
-_SCALES = tuple(f.scale for f in FIGURES)
-
-
-def stored_values(row: TypeStats) -> Values:
-    """The row's figures in their stored units (None stays None)."""
-    return tuple([None if v is None else round(v * scale) for v, scale in zip(_READ(row), _SCALES, strict=True)])
-
-
-@dataclass(frozen=True)
-class Record:
-    """One job type's figures at one moment (raw) or over one bucket (starting at `t`)."""
-
-    t: float  # server time, seconds since the epoch in the file's clock
-    job_type: str
-    values: Values
-    polls: int = 1
-    breaches: int | None = None  # bit mask of breached targets (SLOs), OR-ed over a bucket
-
-    def value(self, name: str) -> float | None:
-        figure = FIGURES[INDEX[name]]
-        stored = self.values[INDEX[name]]
-        return None if stored is None else stored / figure.scale
-
-    def figures(self) -> dict[str, float | None]:
-        return {name: self.value(name) for name in FIGURE_NAMES}
-
-    def to_stats(self) -> TypeStats:
-        """As a TypeStats for the table: the stored figures; the 60 s rates are the stored (10 s) ones; drain is
-        computed from them."""
-        figures = self.figures()
-        depth = round(figures["depth"] or 0)
-        arrivals, completions = figures["arrivals_per_s"], figures["completions_per_s"]
-        drain, eta = drain_eta(depth, arrivals, completions)
-
-        def count(name: str) -> int | None:
-            value = figures[name]
-            return None if value is None else round(value)
-
-        return TypeStats(
-            job_type=self.job_type, depth=depth, oldest_age_s=figures["oldest_age_s"], claimed=count("claimed"),
-            timed_out=count("timed_out"), dead=count("dead"), scheduled=count("scheduled"), lost=count("lost"),
-            arrivals_10s_per_s=arrivals, arrivals_60s_per_s=arrivals, completions_10s_per_s=completions,
-            completions_60s_per_s=completions, wait_p50_s=figures["wait_p50_s"], wait_p95_s=figures["wait_p95_s"],
-            wait_p99_s=figures["wait_p99_s"], processing_p50_s=figures["processing_p50_s"],
-            processing_p95_s=figures["processing_p95_s"], processing_p99_s=figures["processing_p99_s"],
-            drain=drain, drain_eta_s=eta,
-        )  # fmt: skip
-
-
-def moment(t: float) -> datetime:
-    """Seconds since the epoch (server clock) → the naive datetime a Snapshot carries."""
-    return EPOCH + timedelta(seconds=t)
 
 
 class _BitOr:
@@ -299,103 +86,6 @@ class _BitOr:
 
 # Every job type: lets SQLite seek the key (type_id, t_ms) once per type for a range of time.
 ALL_TYPES = "(SELECT id FROM job_types)"
-
-# -- roll-up chunks ------------------------------------------------------------------------------------------------
-# A bucket row costs ~50 bytes in a table of its own (a 20-column record header and a few bytes per figure), which
-# puts a week of 50 types at ~70 MB. Stored as chunks — the buckets of one job type and level, CHUNK_BUCKETS at a
-# time, each figure a column of differences from the bucket before, compressed — it costs ~20.
-CHUNK_BUCKETS = 64
-Entry = tuple[int, Values, int | None]  # (polls, values, breaches) of one bucket
-
-
-NONE = -(2**63)  # an unknown figure inside a chunk
-BREACHES = -1  # `HistoryStore._column`'s index for a chunk's breach flags (the figures are 0 …)
-
-
-def _deltas(column: Sequence[int | None]) -> list[int]:
-    """Differences from the value before (the first from 0); None kept as NONE, skipped by the differences."""
-    if None not in column:  # the usual case, without a Python loop per value
-        return [b - a for a, b in zip((0, *column), column, strict=False)]
-    out = []
-    previous = 0
-    for value in column:
-        if value is None:
-            out.append(NONE)
-        else:
-            out.append(value - previous)
-            previous = value
-    return out
-
-
-def _sums(column: Sequence[int]) -> list[int | None]:
-    if NONE not in column:
-        return list(accumulate(column))
-    out: list[int | None] = []
-    previous = 0
-    for value in column:
-        if value == NONE:
-            out.append(None)
-        else:
-            previous += value
-            out.append(previous)
-    return out
-
-
-def encode_chunk(entries: Mapping[int, Entry]) -> bytes:
-    """A chunk's buckets (slot in the chunk → entry) as compressed columns of 64-bit integers: the count, the
-    slots, polls and breaches, then each figure as differences from the bucket before (a slowly changing figure
-    becomes small numbers). The bytes are laid out plane by plane (every value's lowest byte first, …) before
-    zlib: small numbers leave whole planes of zeros, which cost nothing."""
-    slots = sorted(entries)
-    numbers = array("q", [len(slots), *slots])
-    numbers.extend(entries[s][0] for s in slots)
-    numbers.extend(NONE if entries[s][2] is None else entries[s][2] for s in slots)
-    for i in range(len(FIGURES)):
-        numbers.extend(_deltas([entries[s][1][i] for s in slots]))
-    if sys.byteorder == "big":
-        numbers.byteswap()
-    raw = numbers.tobytes()
-    return zlib.compress(b"".join(raw[k::8] for k in range(8)), 6)
-
-
-def _numbers(blob: bytes) -> array:
-    planes = zlib.decompress(blob)
-    size = len(planes) // 8
-    raw = bytearray(len(planes))
-    for k in range(8):
-        raw[k::8] = planes[k * size:(k + 1) * size]
-    numbers = array("q")
-    numbers.frombytes(bytes(raw))
-    if sys.byteorder == "big":
-        numbers.byteswap()
-    return numbers
-
-
-def decode_column(blob: bytes, index: int) -> list[tuple[int, int, int | None]]:
-    """One figure of a chunk: (slot, polls, value) per bucket — what a chart's line needs, without the rest."""
-    numbers = _numbers(blob)
-    n = numbers[0]
-    values = _sums(numbers[1 + (3 + index) * n:1 + (4 + index) * n])
-    return list(zip(numbers[1:1 + n], numbers[1 + n:1 + 2 * n], values, strict=True))
-
-
-def decode_breaches(blob: bytes) -> list[tuple[int, int | None]]:
-    """A chunk's breach flags: (slot, flags) per bucket (None: no breach in it)."""
-    numbers = _numbers(blob)
-    n = numbers[0]
-    return [(slot, None if flags == NONE else flags) for slot, flags in zip(numbers[1:1 + n],
-                                                                             numbers[1 + 2 * n:1 + 3 * n],
-                                                                             strict=True)]  # fmt: skip
-
-
-def decode_chunk(blob: bytes) -> dict[int, Entry]:
-    numbers = _numbers(blob)
-    n = numbers[0]
-    slots, polls, breaches = numbers[1:1 + n], numbers[1 + n:1 + 2 * n], numbers[1 + 2 * n:1 + 3 * n]
-    figures = [_sums(numbers[1 + (3 + i) * n:1 + (4 + i) * n]) for i in range(len(FIGURES))]
-    return {slot: (polls[j], tuple(column[j] for column in figures), None if breaches[j] == NONE else breaches[j])
-            for j, slot in enumerate(slots)}  # fmt: skip
-
 
 # -- the store ---------------------------------------------------------------------------------------------------
 @dataclass
@@ -835,207 +525,3 @@ class HistoryStore:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.exists())
 
 
-# -- the writer thread -------------------------------------------------------------------------------------------
-_STOP = object()
-
-
-class HistoryWriter:
-    """A thread that owns its own HistoryStore connection; `record()` only puts the snapshot on its queue."""
-
-    def __init__(self, path: Path, *, target: str, layout: str, clock: str = "utc",
-                 retention: Retention | None = None) -> None:  # fmt: skip
-        self.path = path
-        self._queue: queue.Queue = queue.Queue(maxsize=QUEUE_LIMIT)
-        self._ready = threading.Event()
-        self.store: HistoryStore | None = None
-        self.error: str | None = None
-        self.dropped = 0
-        self._thread = threading.Thread(target=self._run, args=(target, layout, clock, retention),
-                                        name="queuetop-history", daemon=True)  # fmt: skip
-        self._thread.start()
-        self._ready.wait(10.0)
-        if self.error is not None:
-            raise UsageError(self.error)
-
-    def record(self, snapshot: Snapshot, breaches: Mapping[str, int] | None = None) -> None:
-        """Hand one poll to the writer. Never blocks: if the writer is far behind, the poll is dropped."""
-        try:
-            self._queue.put_nowait((snapshot, breaches))
-        except queue.Full:
-            if not self.dropped:
-                log.warning("history file %s: the writer is %d polls behind; polls are dropped until it catches up",
-                            self.path, QUEUE_LIMIT)  # fmt: skip
-            self.dropped += 1
-
-    def flush(self, timeout: float = 10.0) -> None:
-        """Wait until everything recorded so far is on disk (tests, benchmarks)."""
-        done = threading.Event()
-        try:
-            self._queue.put((None, done), timeout=timeout)
-        except queue.Full:
-            return
-        done.wait(timeout)
-
-    def close(self, timeout: float = 5.0) -> None:
-        """Write what is queued and close the file; a writer stuck on the disk is left behind after `timeout`."""
-        try:
-            self._queue.put((_STOP, None), timeout=timeout)
-        except queue.Full:
-            return
-        self._thread.join(timeout)
-
-    def _run(self, target: str, layout: str, clock: str, retention: Retention | None) -> None:
-        try:
-            store = self.store = HistoryStore(self.path, target=target, layout=layout, clock=clock,
-                                              retention=retention)  # fmt: skip
-        except UsageError as exc:
-            self.error = str(exc)
-            self._ready.set()
-            return
-        self._ready.set()
-        try:
-            while True:
-                batch, stop = [self._queue.get()], False
-                while len(batch) < 1000:  # whatever else is waiting goes in the same transaction
-                    try:
-                        batch.append(self._queue.get_nowait())
-                    except queue.Empty:
-                        break
-                polls = [(snapshot, extra) for snapshot, extra in batch if isinstance(snapshot, Snapshot)]
-                try:
-                    if polls:
-                        store.write_many(polls)
-                except sqlite3.Error as exc:  # a full disk, a locked file: say it once, keep the dashboard going
-                    store.cost.errors += 1
-                    if store.cost.last_error != str(exc):
-                        log.warning("history file %s: %s", self.path, exc)
-                    store.cost.last_error = str(exc)
-                for snapshot, extra in batch:
-                    if snapshot is None:
-                        extra.set()  # a flush() waiting for what came before it
-                    stop = stop or snapshot is _STOP
-                if stop:
-                    return
-        finally:
-            store.close()
-
-
-class HistoryReader:
-    """A thread with its own connection to a history file, for the dashboard's reads of the wide chart windows: the
-    UI thread hands it a job and never waits; `done(result)` is called on this thread (it posts a message). Jobs
-    waiting under the same key replace one another: only the newest of each is run, so a slow disk costs a late
-    chart, never a queue of stale reads."""
-
-    def __init__(self, path: Path, retention: Retention | None = None) -> None:
-        self.path = path
-        self.retention = retention
-        self._pending: dict[Hashable, tuple[Callable[[HistoryStore], Any], Callable[[Any], None]]] = {}
-        self._wake = threading.Condition()
-        self._closed = False
-        self._failed: str | None = None
-        self._thread = threading.Thread(target=self._run, name="queuetop-history-reader", daemon=True)
-        self._thread.start()
-
-    def submit(self, key: Hashable, job: Callable[[HistoryStore], T], done: Callable[[T], None]) -> None:
-        with self._wake:
-            self._pending.pop(key, None)  # the newer job goes last: jobs run in the order they were last asked
-            self._pending[key] = (job, done)
-            self._wake.notify()
-
-    def close(self, timeout: float = 5.0) -> None:
-        with self._wake:
-            self._closed = True
-            self._wake.notify()
-        self._thread.join(timeout)
-
-    def _run(self) -> None:
-        store: HistoryStore | None = None
-        try:
-            while True:
-                with self._wake:
-                    while not self._pending and not self._closed:
-                        self._wake.wait()
-                    if self._closed:
-                        return
-                    key = next(iter(self._pending))
-                    job, done = self._pending.pop(key)
-                try:
-                    if store is None:
-                        store = HistoryStore(self.path, create=False, retention=self.retention)
-                    result = job(store)
-                    done(result)
-                except (sqlite3.Error, UsageError) as exc:  # the chart stays as it was; say it once
-                    if self._failed != str(exc):
-                        log.warning("history file %s: cannot read the charts' past: %s", self.path, exc)
-                    self._failed = str(exc)
-        finally:
-            if store is not None:
-                store.close()
-
-
-def open_history(path: Path, target: Target, layout: Layout,
-                 retention: Retention | None = None) -> tuple[HistoryWriter, HistoryStore]:  # fmt: skip
-    """The dashboard's two ends of a history file: the writer thread (its own connection), and a reader on a
-    connection of the calling thread's (the charts, the time cursor)."""
-    writer = HistoryWriter(path, target=target_identity(target), layout=layout_identity(layout), clock=layout.clock,
-                           retention=retention)  # fmt: skip
-    try:
-        reader = HistoryStore(path, create=False, retention=retention)
-    except BaseException:
-        writer.close()
-        raise
-    return writer, reader
-
-
-def find_history(target: Target, layout_name: str | None, folder: Path | None = None,
-                 table: str | None = None) -> list[tuple[Path, dict[str, str]]]:  # fmt: skip
-    """The history files kept for a target (and layout, when named), with their meta, newest first."""
-    who = target_identity(target)
-    found = []
-    folder = folder or history_dir()
-    for path in sorted(folder.glob("*.sqlite3")):
-        try:
-            meta = _meta_of(path)
-        except sqlite3.Error:
-            continue
-        if meta.get("target") != who:
-            continue
-        name, _, where = meta.get("layout", "").partition(":")
-        if layout_name is not None and name != layout_name:
-            continue
-        if table is not None and where.split(".")[-1].lower() != table.split(".")[-1].lower():
-            continue
-        found.append((path, meta))
-    found.sort(key=lambda item: -item[0].stat().st_mtime)
-    return found
-
-
-def damaged_histories(folder: Path | None = None) -> list[tuple[Path, str]]:
-    """The history files in the folder that cannot be read, with SQLite's reason: `find_history` passes them by."""
-    damaged = []
-    for path in sorted((folder or history_dir()).glob("*.sqlite3")):
-        try:
-            _meta_of(path)
-        except sqlite3.Error as exc:
-            damaged.append((path, str(exc)))
-    return damaged
-
-
-def _meta_of(path: Path) -> dict[str, str]:
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return dict(db.execute("SELECT key, value FROM meta").fetchall())
-    finally:
-        db.close()
-
-
-def snapshot_from(records: Sequence[Record], *, like: Snapshot | None, target: str, clock: str) -> Snapshot | None:
-    """A Snapshot of past figures (from `at()`), for the table: the shape's figures as the live one says."""
-    if not records:
-        return None
-    totals = next((r.to_stats() for r in records if r.job_type == TOTAL), TypeStats(TOTAL))
-    types = tuple(r.to_stats() for r in records if r.job_type != TOTAL)
-    base = dict(dialect=like.dialect, layout=like.layout, figures=like.figures, window_s=like.window_s,
-                note=like.note) if like is not None else {}  # fmt: skip
-    return Snapshot(taken_at=moment(records[0].t), target=target, poll_ms=0.0, types=types, totals=totals,
-                    clock=clock, **{"dialect": "", "window_s": 0.0, **base})  # fmt: skip

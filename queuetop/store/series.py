@@ -31,7 +31,9 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from queuetop.store.history_store import CHART_FIGURES, HistoryReader, HistoryStore, Record
+from queuetop.store.history_store import HistoryStore
+from queuetop.store.model import CHART_FIGURES, Record
+from queuetop.store.threads import HistoryReader
 from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 from queuetop.watch.watermarks import seconds
 

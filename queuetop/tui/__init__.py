@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from queuetop.core.files import private_file
 from queuetop.db import Target
 from queuetop.layouts import NATIVE, Layout
-from queuetop.store.history_store import Retention
+from queuetop.store.model import Retention
 from queuetop.watch.slo import Slos
 
 if TYPE_CHECKING:
@@ -46,8 +46,8 @@ def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 
     (the charts start full); None: no history.
     """
     from queuetop.act.actions import Actions
-    from queuetop.store.history_store import open_history
     from queuetop.store.series import Series
+    from queuetop.store.threads import open_history
     from queuetop.tui.app import QueuetopApp
     from queuetop.watch.monitor import Monitor
 
@@ -107,8 +107,8 @@ def multi_app(targets: Sequence[WatchedTarget], stack: ExitStack, *, job_types: 
     """The multi-target app, not yet running: a Monitor, Actions, chart series and history file per target, each
     closed by `stack`. scripts/screenshots.py runs it headless, as the command runs it on the terminal."""
     from queuetop.act.actions import Actions
-    from queuetop.store.history_store import open_history
     from queuetop.store.series import Series
+    from queuetop.store.threads import open_history
     from queuetop.tui.multi import MultiApp, PaneSpec
     from queuetop.watch.monitor import Monitor
 

@@ -34,8 +34,8 @@ from queuetop.core import format as fmt
 from queuetop.db import QueuetopError, Target
 from queuetop.db.target import default_database_path
 from queuetop.layouts import NATIVE, Layout
-from queuetop.store.history_store import snapshot_from
 from queuetop.store.series import FileCharts, PastFigures, Series
+from queuetop.store.threads import snapshot_from
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen, Section, binding_rows
 from queuetop.tui.main import MainScreen

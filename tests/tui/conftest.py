@@ -12,8 +12,9 @@ from textual.widgets import Static
 
 from queuetop.act.actions import Actions
 from queuetop.db import Target
-from queuetop.store.history_store import history_path, open_history
+from queuetop.store.model import history_path
 from queuetop.store.series import Series
+from queuetop.store.threads import open_history
 from queuetop.tui.app import QueuetopApp
 from queuetop.tui.multi import MultiApp, PaneSpec
 from queuetop.watch.monitor import Monitor

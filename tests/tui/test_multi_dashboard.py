@@ -10,7 +10,8 @@ from textual.widgets import Input, Static
 from queuetop.act.queue import Queue
 from queuetop.db import parse_target
 from queuetop.layouts import NATIVE
-from queuetop.store.history_store import HistoryStore, history_path
+from queuetop.store.history_store import HistoryStore
+from queuetop.store.model import history_path
 from queuetop.tui.modals import EnqueueModal
 from queuetop.tui.multi import MultiApp, MultiScreen
 from queuetop.tui.table import QueueTable
