@@ -109,7 +109,8 @@ def multi_app(targets: Sequence[WatchedTarget], stack: ExitStack, *, job_types: 
     from queuetop.act.actions import Actions
     from queuetop.store.series import Series
     from queuetop.store.threads import open_history
-    from queuetop.tui.multi import MultiApp, PaneSpec
+    from queuetop.tui.multi import MultiApp
+    from queuetop.tui.panes import PaneSpec
     from queuetop.watch.monitor import Monitor
 
     specs = []

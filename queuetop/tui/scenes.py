@@ -442,7 +442,8 @@ DR_UNREACHABLE = replace(UNREACHABLE, error='cannot reach the database server (5
 
 
 def _multi_app() -> QueuetopApp:
-    from queuetop.tui.multi import MultiApp, PaneSpec
+    from queuetop.tui.multi import MultiApp
+    from queuetop.tui.panes import PaneSpec
 
     return MultiApp([PaneSpec("prod", FixedSource(LIVE), FixedActions(), read_only=True, series=history()),
                      PaneSpec("staging", FixedSource(LIVE, STAGING), FixedActions(JOB_QUEUE_SHAPE.layout),
