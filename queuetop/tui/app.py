@@ -28,10 +28,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 
-from queuetop.act.actions import EnqueueRequest, EnqueueResult, ReleaseResult, TypeDetail, describe_release
-from queuetop.act.workers import ScheduledResult, WorkerStats, WorkersView, can_release_worker, no_scheduled_state
+from queuetop.act.actions import EnqueueRequest, EnqueueResult, ReleaseResult, describe_release
+from queuetop.act.workers import ScheduledResult, WorkerStats, can_release_worker, no_scheduled_state
 from queuetop.core import format as fmt
-from queuetop.db import QueuetopError, Target
+from queuetop.db import QueuetopError
 from queuetop.db.target import default_database_path
 from queuetop.layouts import NATIVE, Layout
 from queuetop.store.series import FileCharts, PastFigures, Series
@@ -47,6 +47,7 @@ from queuetop.tui.modals import (
     ReleaseModal,
     nothing_to_release,
 )
+from queuetop.tui.session import DashboardActions, Source
 from queuetop.tui.threads import CallThread, HandlesThreadResults, ThreadResult, in_thread
 from queuetop.tui.widgets import Chart, StatusView
 from queuetop.tui.workers import WorkersScreen
@@ -64,27 +65,6 @@ NOT_ANSWERING_S = 5.0  # a poll past the monitor's statement timeout: the server
 INTERVAL = Binding.Group("Interval")
 TIME = Binding.Group("Time cursor")
 SCRUB_STEPS = 30  # `[` and `]` move the cursor by 1/30 of the chart window
-
-
-class Source(Protocol):
-    """Where snapshots come from: the Monitor, or a fixed scene for screenshots."""
-
-    target: Target
-
-    def poll(self) -> PollOutcome: ...
-
-
-class DashboardActions(Protocol):
-    """What the dialogs and the drill-down need: `queuetop.act.actions.Actions`, or a scene's stand-in."""
-
-    def enqueue(self, request: EnqueueRequest) -> EnqueueResult: ...
-    def count_timed_out(self, job_type: str | None = None) -> ReleaseResult: ...
-    def release(self, job_type: str | None = None) -> ReleaseResult: ...
-    def type_detail(self, job_type: str) -> TypeDetail: ...
-    def dead(self, action: str, job_type: str | None = None) -> int: ...
-    def workers(self) -> WorkersView: ...
-    def release_worker(self, worker: str | None, dry_run: bool = False) -> ReleaseResult: ...
-    def make_available(self, job_type: str | None, dry_run: bool = False) -> ScheduledResult: ...
 
 
 class Background(Protocol):

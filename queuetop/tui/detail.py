@@ -8,7 +8,7 @@ worker after each poll (one read at a time), so a slow database slows this scree
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,13 +22,11 @@ from queuetop.core import format as fmt
 from queuetop.db import QueuetopError
 from queuetop.store.history_report import ScreenExport
 from queuetop.tui.export import screen_export
+from queuetop.tui.session import Dashboard
 from queuetop.tui.table import ALERT, DIM, EST, WARN, shape_columns
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 from queuetop.tui.widgets import Chart, ChartSpec, Line, StatusBar, StatusView
 from queuetop.watch.snapshot import TypeStats
-
-if TYPE_CHECKING:
-    from queuetop.tui.app import QueuetopApp
 
 INFO_CHARS = 48
 
@@ -151,8 +149,8 @@ class DetailScreen(HandlesThreadResults, Screen):
         self._loading = False
 
     @property
-    def dashboard(self) -> QueuetopApp:
-        return cast("QueuetopApp", self.app)
+    def dashboard(self) -> Dashboard:
+        return cast("Dashboard", self.app)
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")

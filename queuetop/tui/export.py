@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from queuetop.store.history_report import ChartData, ChartLine, ScreenExport
+from queuetop.tui.session import Dashboard
 from queuetop.tui.table import Column
 from queuetop.tui.widgets import Chart
 from queuetop.watch.snapshot import Snapshot, TypeStats
 
-if TYPE_CHECKING:
-    from queuetop.tui.app import QueuetopApp
 
-
-def screen_export(app: QueuetopApp, snapshot: Snapshot, rows: Sequence[TypeStats], columns: Sequence[Column],
+def screen_export(app: Dashboard, snapshot: Snapshot, rows: Sequence[TypeStats], columns: Sequence[Column],
                   charts: Sequence[Chart]) -> ScreenExport:  # fmt: skip
     """The table's rows as the dashboard formats them (every column of the shape, also those hidden for width) and
     the charts' points at their bucket start times (server clock)."""

@@ -6,7 +6,7 @@ app's latest snapshot and chart history, re-read at every poll.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -18,6 +18,7 @@ from textual.widgets import Footer, Input
 from queuetop.store.history_report import ScreenExport
 from queuetop.tui.blocking import BlockingPanel
 from queuetop.tui.export import screen_export
+from queuetop.tui.session import Dashboard
 from queuetop.tui.table import COLUMNS, Column, QueueTable, ordered, repeats, shape_columns
 from queuetop.tui.widgets import (
     CONNECTING,
@@ -30,9 +31,6 @@ from queuetop.tui.widgets import (
     chart_lines,
 )
 from queuetop.watch.snapshot import TOTAL, TypeStats
-
-if TYPE_CHECKING:
-    from queuetop.tui.app import QueuetopApp
 
 SORT = Binding.Group("Sort")
 TOP_TYPES = 3  # job types drawn beside the total on the depth chart
@@ -59,8 +57,8 @@ class MainScreen(Screen):
         self._rows: list[TypeStats] = []  # the rows shown, in their order
 
     @property
-    def dashboard(self) -> QueuetopApp:
-        return cast("QueuetopApp", self.app)
+    def dashboard(self) -> Dashboard:
+        return cast("Dashboard", self.app)
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")

@@ -11,7 +11,8 @@ from textual.timer import Timer
 
 from queuetop.core import format as fmt
 from queuetop.store.series import FileCharts, Series
-from queuetop.tui.app import NOT_ANSWERING_S, DashboardActions, Recorder, Source
+from queuetop.tui.app import NOT_ANSWERING_S, Recorder
+from queuetop.tui.session import DashboardActions, Source
 from queuetop.tui.threads import CallThread
 from queuetop.watch.monitor import BUSY, NO_SCHEMA, NOT_ANSWERING, TIMED_OUT, PollOutcome
 from queuetop.watch.slo import Breach, Slos, SloWatch

@@ -10,7 +10,7 @@ claimer shows why instead of a table.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,12 +22,10 @@ from textual.worker import Worker, WorkerState
 from queuetop.act.workers import RECENT_S, WorkerStats, WorkersView
 from queuetop.core import format as fmt
 from queuetop.db import QueuetopError
+from queuetop.tui.session import Dashboard
 from queuetop.tui.table import ALERT, DIM, WARN
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 from queuetop.tui.widgets import StatusBar, StatusView
-
-if TYPE_CHECKING:
-    from queuetop.tui.app import QueuetopApp
 
 REFRESH_S = 2.0  # a modest rate: the panel reads only while it is shown
 NAME_WIDTH = 22
@@ -100,8 +98,8 @@ class WorkersScreen(HandlesThreadResults, Screen):
         self._loading = False
 
     @property
-    def dashboard(self) -> QueuetopApp:
-        return cast("QueuetopApp", self.app)
+    def dashboard(self) -> Dashboard:
+        return cast("Dashboard", self.app)
 
     @property
     def selected_type(self) -> None:
