@@ -160,9 +160,9 @@ class LeaseSQL(ClaimSQL):
         return roles, [self.col("c_" + role) for role in roles] + [self.col("c_completed"), self.col("c_outcome")]
 
     def _move(self, key: str, rows: _Rows, outcome: str | None, settings: dict[str, Any]) -> list[Statement]:
-        """The `rows`, moved to the completed table at the database's now with their
-        outcome (None: a `?`, `__outcome`): one statement, or on SQLite an INSERT and a DELETE for one transaction
-        (the DELETE only when the INSERT moved rows)."""
+        """The `rows`, moved to the completed table at the database's now with their outcome (None: a `?`,
+        `__outcome`): one statement, or on SQLite an INSERT and a DELETE for one transaction (the DELETE only when
+        the INSERT moved rows)."""
         roles, into = self._moved_columns()
         completed, queue = self.table("completed"), self.table("queue")
 
