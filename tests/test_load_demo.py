@@ -26,9 +26,10 @@ def test_demo_shows_its_job_types_and_stops_its_load_on_quit(tmp_path, monkeypat
             async with app.run_test(size=(140, 40)) as pilot:
                 for _ in range(150):  # `report` is one job in sixteen: give it a few seconds to show up
                     await pilot.pause(0.1)
-                    if app.latest is not None and {row.job_type for row in app.latest.types} >= DEMO_TYPES:
+                    latest = app.session.latest
+                    if latest is not None and {row.job_type for row in latest.types} >= DEMO_TYPES:
                         break
-                seen["types"] = {row.job_type for row in app.latest.types} if app.latest else set()
+                seen["types"] = {row.job_type for row in app.session.latest.types} if app.session.latest else set()
                 seen["load"] = app.background.progress_line() if app.background else None
                 await pilot.press("q")
 
@@ -57,9 +58,9 @@ def watch_until(monkeypatch, figure: str) -> dict[str, object]:
             async with app.run_test(size=(140, 40)) as pilot:
                 for _ in range(100):
                     await pilot.pause(0.1)
-                    if app.latest is not None and getattr(app.latest.totals, figure):
+                    if app.session.latest is not None and getattr(app.session.latest.totals, figure):
                         break
-                seen["snapshot"] = app.latest
+                seen["snapshot"] = app.session.latest
                 seen["greeting"] = app.greeting
                 await pilot.press("q")
 

@@ -110,7 +110,7 @@ def multi_app(targets: Sequence[WatchedTarget], stack: ExitStack, *, job_types: 
     from queuetop.store.series import Series
     from queuetop.store.threads import open_history
     from queuetop.tui.multi import MultiApp
-    from queuetop.tui.panes import PaneSpec
+    from queuetop.tui.session import PaneSpec
     from queuetop.watch.monitor import Monitor
 
     specs = []

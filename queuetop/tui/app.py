@@ -18,7 +18,7 @@ import logging
 import shlex
 import signal
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -27,7 +27,6 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.timer import Timer
 
 from queuetop.core import format as fmt
 from queuetop.db.target import default_database_path
@@ -36,13 +35,13 @@ from queuetop.tui.cursor import TimeCursor
 from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen, Section, binding_rows
 from queuetop.tui.main import MainScreen
-from queuetop.tui.session import DashboardActions, Source
+from queuetop.tui.session import NOT_ANSWERING_S, DashboardActions, PaneSpec, Recorder, Session, Source
 from queuetop.tui.threads import CallThread, HandlesThreadResults, ThreadResult
 from queuetop.tui.widgets import StatusView
 from queuetop.tui.workers import WorkersScreen
 from queuetop.tui.writes import Writes
 from queuetop.watch.monitor import NO_SCHEMA, NOT_ANSWERING, PollOutcome
-from queuetop.watch.slo import Breach, Slos, SloWatch, Watched, breach_masks, worst
+from queuetop.watch.slo import Slos, Watched, breach_masks, worst
 from queuetop.watch.snapshot import Snapshot
 from queuetop.watch.watermarks import seconds
 
@@ -51,7 +50,6 @@ log = logging.getLogger("queuetop")
 INTERVALS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 DEFAULT_WINDOW_S = 300.0
 SLOW_POLL_S = 2.0  # a poll running longer than this is shown in the status bar
-NOT_ANSWERING_S = 5.0  # a poll past the monitor's statement timeout: the server is not answering, figures stale
 INTERVAL = Binding.Group("Interval")
 TIME = Binding.Group("Time cursor")
 
@@ -67,14 +65,6 @@ class Breached(Message):
     def __init__(self, watched: Watched) -> None:
         super().__init__()
         self.watched = watched
-
-
-class Recorder(Protocol):
-    """Where each poll's snapshot is kept (the history file's writer thread); `record` must never block.
-    `breaches` (job type → bit mask of the SLOs it misses, `slo.breach_masks`) is kept per poll and OR-ed over each
-    bucket: the charts mark them, also after a restart."""
-
-    def record(self, snapshot: Snapshot, breaches: Mapping[str, int] | None = None) -> None: ...
 
 
 class Polled(Message):
@@ -134,68 +124,50 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
                  export_dir: Path | None = None) -> None:  # fmt: skip
         super().__init__()
         self.greeting = greeting
-        self.slo_watch = SloWatch(slos, target=source.target.display) if slos else None
-        self.breaches: tuple[Breach, ...] = ()  # open now, as of the latest snapshot
+        self.session = Session(PaneSpec(source.target.display, source, actions, interval=interval, read_only=read_only,
+                                        series=series, recorder=recorder, slos=slos))  # fmt: skip
+        self.session.series.deliver = lambda charts: self.post_message(HistoryLoaded(charts))  # from its thread
         self.bell_on_breach = bell
-        self.source = source
-        self.actions = actions
-        self.interval = interval
-        self.read_only = read_only
         self.background = background
         self.log_path = log_path
-        self.series = series if series is not None else Series()
-        self.series.deliver = lambda charts: self.post_message(HistoryLoaded(charts))  # from the reader's thread
-        self.recorder = recorder
         self.export_dir = export_dir
         self.window_s = DEFAULT_WINDOW_S
-        self.cursor_t: float | None = None  # the time cursor (server seconds); None: live
-        self.past: Snapshot | None = None  # the figures at the cursor
-        self._past_breached: frozenset[tuple[str, str]] = frozenset()  # the cells in breach at the cursor
-        self._past_asked: float | None = None  # the moment asked of the history reader, not answered yet
         self.paused = False
-        self.latest: Snapshot | None = None
-        self.link: PollOutcome | None = None
         self._clock = clock
         self._poll_on_start = poll_on_start
-        self._link_at = 0.0
-        self._last_success: float | None = None
-        self._polling = False
-        self._poll_started = 0.0
-        self._next_poll: Timer | None = None
         self._poll_thread: CallThread | None = None
         self._silent_since: float | None = None  # when the poll began that the database has not answered yet
         self._load_line: str | None = None
         self._load_failed = False
-        self._past_level = ""
         self.main = MainScreen()
 
     # -- state the screens read ------------------------------------------------------------------------------
     @property
     def target_display(self) -> str:
-        return self.source.target.display
+        return self.session.source.target.display
 
     @property
     def db_option(self) -> str:
         """` --db TARGET` for commands shown to the user; empty for the embedded default."""
-        target = self.source.target
+        target = self.session.source.target
         if target.kind == "sqlite" and Path(target.value) == default_database_path():
             return ""
         return f" --db {shlex.quote(target.display)}"
 
     @property
     def connected(self) -> bool:
-        return self.link is not None and self.link.connected
+        return self.session.link is not None and self.session.link.connected
 
     @property
     def shown(self) -> Snapshot | None:
         """The figures the table shows: those at the time cursor, else the latest poll's."""
-        return self.past if self.past is not None else self.latest
+        return self.session.past if self.session.past is not None else self.session.latest
 
     def cursor_x(self) -> float | None:
         """The time cursor on the charts' x axis (seconds before the newest point), when it is on."""
-        if self.cursor_t is None or self.series.latest is None:
+        if self.session.cursor_t is None or self.session.series.latest is None:
             return None
-        return self.cursor_t - self.series.latest
+        return self.session.cursor_t - self.session.series.latest
 
     def on_mount(self) -> None:
         self._quit_on_signals()
@@ -220,11 +192,11 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
 
     # -- the poll loop ---------------------------------------------------------------------------------------
     def _start_poll(self) -> None:
-        self._next_poll = None
-        if self._polling or self.paused:
+        self.session.next_poll = None
+        if self.session.polling or self.paused:
             return
-        self._polling = True
-        self._poll_started = self._clock()
+        self.session.polling = True
+        self.session.poll_started = self._clock()
         self._poll_worker()
 
     def _poll_worker(self) -> None:
@@ -234,7 +206,7 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
 
     def _poll_once(self) -> None:  # on the poll thread, a daemon: quitting never waits for a poll in flight
         try:
-            outcome = self.source.poll()
+            outcome = self.session.source.poll()
         except Exception as exc:  # Monitor.poll never raises: a bug (or a scene's source)
             self.post_message(ThreadResult(self._poll_failed, exc))
             return
@@ -242,62 +214,62 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
 
     def _poll_failed(self, error: Exception) -> None:
         self.report_unexpected(error, "running poll")
-        self._polling = False
-        self._schedule(self.link)
+        self.session.polling = False
+        self._schedule(self.session.link)
 
     def on_polled(self, message: Polled) -> None:
-        self._polling = False
+        self.session.polling = False
         try:
             self.apply(message.outcome)
         except Exception as exc:  # a bug in drawing: report it, keep polling
             self.report_unexpected(exc, "showing a poll")
-        snapshot, recorder = message.outcome.snapshot, self.recorder
+        snapshot, recorder = message.outcome.snapshot, self.session.recorder
         if recorder is not None and snapshot is not None:
             # A queue put, once the frame is painted: the writer thread's work (and its hold on the GIL) falls
             # between polls, not between a poll and its frame.
-            self.call_after_refresh(recorder.record, snapshot, breach_masks(self.breaches) or None)
+            self.call_after_refresh(recorder.record, snapshot, breach_masks(self.session.breaches) or None)
         self._schedule(message.outcome)
 
     def _schedule(self, outcome: PollOutcome | None) -> None:
-        if self.paused or self._polling or self._next_poll is not None:
+        if self.paused or self.session.polling or self.session.next_poll is not None:
             return
-        delay = self.interval
+        delay = self.session.interval
         if outcome is not None and not outcome.connected and outcome.retry_in_s is not None:
             delay = max(0.05, outcome.retry_in_s)
-        self._next_poll = self.set_timer(delay, self._start_poll)
+        self.session.next_poll = self.set_timer(delay, self._start_poll)
 
     def poll_soon(self) -> None:
         """Poll now (after an action changed the queue) unless paused or a poll is running."""
-        if self.paused or self._polling:
+        if self.paused or self.session.polling:
             return
-        if self._next_poll is not None:
-            self._next_poll.stop()
+        if self.session.next_poll is not None:
+            self.session.next_poll.stop()
         self._start_poll()
 
     def apply(self, outcome: PollOutcome) -> None:
         """Take in one poll's outcome and redraw. Also how scenes put fixed data on screen."""
-        before = self.link
-        self.link = outcome
-        self._link_at = self._clock()
+        before = self.session.link
+        self.session.link = outcome
+        self.session.link_at = self._clock()
         if outcome.state != NOT_ANSWERING:
             self._silent_since = None
         elif self._silent_since is None:
-            self._silent_since = self._poll_started
+            self._silent_since = self.session.poll_started
         if outcome.snapshot is not None:
-            self.latest = outcome.snapshot
-            self._last_success = self._link_at
+            self.session.latest = outcome.snapshot
+            self.session.last_success = self.session.link_at
             self._judge(outcome.snapshot)
-            self.series.add(outcome.snapshot, breach_masks(self.breaches))
+            self.session.series.add(outcome.snapshot, breach_masks(self.session.breaches))
         self._announce(before, outcome)
         self._read_load_line()
         self.refresh_screen()
 
     def _judge(self, snapshot: Snapshot) -> None:
         """SLOs: the breaches open now colour their cells and the status line; new ones ring the bell once."""
-        if self.slo_watch is None:
+        if self.session.slo_watch is None:
             return
-        watched = self.slo_watch.observe(snapshot)
-        self.breaches = watched.breaches
+        watched = self.session.slo_watch.observe(snapshot)
+        self.session.breaches = watched.breaches
         if watched.new:
             self.post_message(Breached(watched))
 
@@ -306,15 +278,15 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
             self.bell()  # once per poll that brings new breaches, however many: a page, not an alarm clock
 
     def on_history_loaded(self, message: HistoryLoaded) -> None:
-        if self.series.take(message.charts):
+        if self.session.series.take(message.charts):
             self.refresh_screen()
 
     @property
     def breached_cells(self) -> frozenset[tuple[str, str]]:
         """The cells in breach in the table shown: at the time cursor, as the history file kept them."""
-        if self.past is not None:
-            return self._past_breached
-        return frozenset((b.job_type, b.slo.spec.column) for b in self.breaches)
+        if self.session.past is not None:
+            return self.session.past_breached
+        return frozenset((b.job_type, b.slo.spec.column) for b in self.session.breaches)
 
     def _announce(self, before: PollOutcome | None, now: PollOutcome) -> None:
         if now.unexpected:
@@ -327,9 +299,9 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
             if before is None or before.connected:
                 self.notify(f"The poll did not finish: {now.error}. The connection is kept; the next poll comes "
                             "at the usual interval.", severity="warning", timeout=8, markup=False)
-        elif (before is None or before.connected) and not (now.state == NO_SCHEMA and self.latest is None):
-            lost = "Lost the database" if self.latest is not None else "Cannot read the database"
-            kept = " The last data stays on screen, marked stale." if self.latest is not None else ""
+        elif (before is None or before.connected) and not (now.state == NO_SCHEMA and self.session.latest is None):
+            lost = "Lost the database" if self.session.latest is not None else "Cannot read the database"
+            kept = " The last data stays on screen, marked stale." if self.session.latest is not None else ""
             said = f"{lost}: {now.error}. Reconnecting by itself, with back-off."
             if now.error and now.error.endswith("; reconnecting"):  # a lost connection says it all already
                 said = f"{now.error[0].upper()}{now.error[1:]} (by itself, with back-off)."
@@ -356,28 +328,30 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
             screen.show_status(self.status_view())
 
     def status_view(self) -> StatusView:
-        link, now = self.link, self._clock()
+        session = self.session
+        link, now = session.link, self._clock()
+        waited = now - session.poll_started
         retry = None
         if link is not None and not link.connected and link.retry_in_s is not None:
-            retry = max(0.0, link.retry_in_s - (now - self._link_at))
+            retry = max(0.0, link.retry_in_s - (now - self.session.link_at))
         return StatusView(
             target=self.target_display,
-            dialect=self.latest.dialect if self.latest else None,
+            dialect=self.session.latest.dialect if self.session.latest else None,
             state=link.state if link else None,
             error=link.error if link else None,
             retry_in_s=retry,
-            since_success_s=None if self._last_success is None else now - self._last_success,
-            poll_ms=self.latest.poll_ms if self.latest else None,
-            interval_s=self.interval,
+            since_success_s=None if self.session.last_success is None else now - self.session.last_success,
+            poll_ms=self.session.latest.poll_ms if self.session.latest else None,
+            interval_s=self.session.interval,
             window_s=self.window_s,
             paused=self.paused,
-            read_only=self.read_only,
+            read_only=self.session.read_only,
             load_line=self._load_line,
-            waiting_s=now - self._poll_started if self._polling and now - self._poll_started >= SLOW_POLL_S else None,
+            waiting_s=waited if session.polling and waited >= SLOW_POLL_S else None,
             silent_s=self._silent_s(now),
-            layout=self.latest.layout if self.latest else None,
-            note=self.latest.note if self.latest else None,
-            local_clock=self.latest is not None and self.latest.clock == "local",
+            layout=self.session.latest.layout if self.session.latest else None,
+            note=self.session.latest.note if self.session.latest else None,
+            local_clock=self.session.latest is not None and self.session.latest.clock == "local",
             **self._breach_words(),
             past_at=self._past_label(),
         )
@@ -385,24 +359,24 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
     def _silent_s(self, now: float) -> float | None:
         """How long the database has not answered: a poll running past its statement timeout, or cut by its
         deadline (then until a poll answers again)."""
-        if self._polling and now - self._poll_started >= NOT_ANSWERING_S:
-            return now - min(self._poll_started, self._silent_since or self._poll_started)
+        if self.session.polling and now - self.session.poll_started >= NOT_ANSWERING_S:
+            return now - min(self.session.poll_started, self._silent_since or self.session.poll_started)
         if self._silent_since is not None:
             return now - self._silent_since
         return None
 
     def _breach_words(self) -> dict[str, Any]:
-        first = worst(self.breaches)
+        first = worst(self.session.breaches)
         if first is None:
             return {}
         lasted = f" for {fmt.duration(first.lasted_s)}" if first.lasted_s >= 1 else " (new)"
-        return {"breach": first.describe() + lasted, "more_breaches": len(self.breaches) - 1}
+        return {"breach": first.describe() + lasted, "more_breaches": len(self.session.breaches) - 1}
 
     def _past_label(self) -> str | None:
-        if self.past is None or self.series.latest is None:
+        if self.session.past is None or self.session.series.latest is None:
             return None
-        ago = self.series.latest - seconds(self.past.taken_at)
-        return f"{self.past.taken_at:%Y-%m-%d %H:%M:%S} ({fmt.duration(ago)} ago{self._past_level})"
+        ago = self.session.series.latest - seconds(self.session.past.taken_at)
+        return f"{self.session.past.taken_at:%Y-%m-%d %H:%M:%S} ({fmt.duration(ago)} ago{self.session.past_level})"
 
     def _tick(self) -> None:
         """Once a second: the "polled N s ago" and "reconnecting in N s" figures move on."""
@@ -432,30 +406,31 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
 
     def action_pause(self) -> None:
         self.paused = not self.paused
-        if self.paused and self._next_poll is not None:
-            self._next_poll.stop()
-            self._next_poll = None
+        if self.paused and self.session.next_poll is not None:
+            self.session.next_poll.stop()
+            self.session.next_poll = None
         if not self.paused:
             self._start_poll()
         self._tick()
 
     def action_interval(self, step: int) -> None:
         if step > 0:
-            self.interval = next((s for s in INTERVALS_S if s > self.interval), INTERVALS_S[-1])
+            self.session.interval = next((s for s in INTERVALS_S if s > self.session.interval), INTERVALS_S[-1])
         else:
-            self.interval = next((s for s in reversed(INTERVALS_S) if s < self.interval), INTERVALS_S[0])
-        if self._next_poll is not None:  # the waiting poll follows the new interval from now
-            self._next_poll.stop()
-            self._next_poll = None
-            self._schedule(self.link)
+            interval = self.session.interval
+            self.session.interval = next((s for s in reversed(INTERVALS_S) if s < interval), INTERVALS_S[0])
+        if self.session.next_poll is not None:  # the waiting poll follows the new interval from now
+            self.session.next_poll.stop()
+            self.session.next_poll = None
+            self._schedule(self.session.link)
         self._tick()
 
     def action_window(self) -> None:
-        windows = self.series.windows
+        windows = self.session.series.windows
         later = [w for w in windows if w > self.window_s]
         self.window_s = later[0] if later else windows[0]
-        if self.cursor_t is not None and self.series.latest is not None and \
-                self.cursor_t < self.series.latest - self.window_s:
+        if self.session.cursor_t is not None and self.session.series.latest is not None and \
+                self.session.cursor_t < self.session.series.latest - self.window_s:
             self.action_live()  # the cursor would be off the chart
         self.refresh_screen()
 

@@ -160,8 +160,8 @@ class DetailScreen(HandlesThreadResults, Screen):
             yield self._table("claims", "claims in flight, soonest to time out first", CLAIM_COLUMNS)
             yield self._table("completions", "recent completions, newest first", COMPLETION_COLUMNS)
         with Horizontal(id="detail-charts"):
-            yield Chart(self.dashboard.series, id="type-depth")
-            yield Chart(self.dashboard.series, id="type-rates")
+            yield Chart(self.dashboard.session.series, id="type-depth")
+            yield Chart(self.dashboard.session.series, id="type-rates")
         yield Footer()
 
     def _table(self, key: str, title: str, columns: tuple[tuple[str, int], ...]) -> DataTable:
@@ -194,7 +194,7 @@ class DetailScreen(HandlesThreadResults, Screen):
         snapshot = app.shown
         summary = self.query_one("#summary", Static)
         summary.update(self._summary(), layout=False)
-        summary.set_class(app.past is not None, "past")
+        summary.set_class(app.session.past is not None, "past")
         window, cursor = app.window_s, app.cursor_x()
         self.query_one("#type-depth", Chart).show(ChartSpec(
             "depth", (Line("depth", self.job_type, "depth", "cyan"),), window, cursor, marks_of=self.job_type))
@@ -223,7 +223,7 @@ class DetailScreen(HandlesThreadResults, Screen):
         if self._loading:
             return  # one read at a time; the next poll asks again
         self._loading = True
-        actions, job_type = self.dashboard.actions, self.job_type  # read here: the worker thread has no app
+        actions, job_type = self.dashboard.session.actions, self.job_type  # read here: the worker thread has no app
         in_thread(self, lambda: actions.type_detail(job_type), self._loaded, self._failed, group="detail",
                   bug=self._not_loaded)
 

@@ -16,7 +16,7 @@ def screen_export(app: Dashboard, snapshot: Snapshot, rows: Sequence[TypeStats],
                   charts: Sequence[Chart]) -> ScreenExport:  # fmt: skip
     """The table's rows as the dashboard formats them (every column of the shape, also those hidden for width) and
     the charts' points at their bucket start times (server clock)."""
-    latest = app.series.latest or 0.0
+    latest = app.session.series.latest or 0.0
     data = []
     for chart in charts:
         spec = chart.spec
@@ -30,7 +30,7 @@ def screen_export(app: Dashboard, snapshot: Snapshot, rows: Sequence[TypeStats],
         data.append(ChartData(spec.title, spec.window_s, width, lines))
     return ScreenExport(
         target=app.target_display, layout=snapshot.layout, clock=snapshot.clock, taken_at=snapshot.taken_at,
-        past=app.past is not None, headers=tuple(column.label for column in columns),
+        past=app.session.past is not None, headers=tuple(column.label for column in columns),
         cells=tuple(tuple(column.cell(row) for column in columns) for row in rows), rows=tuple(rows),
         charts=tuple(data),
     )  # fmt: skip

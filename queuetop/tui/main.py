@@ -67,8 +67,8 @@ class MainScreen(Screen):
         with Vertical(id="body"):
             yield QueueTable(id="table")
             with Horizontal(id="charts"):
-                yield Chart(self.dashboard.series, id="depth-chart")
-                yield Chart(self.dashboard.series, id="rate-chart")
+                yield Chart(self.dashboard.session.series, id="depth-chart")
+                yield Chart(self.dashboard.session.series, id="rate-chart")
         with Container(id="empty-area"):
             yield EmptyState(id="empty")
         yield Footer()
@@ -96,7 +96,7 @@ class MainScreen(Screen):
     # -- redrawing -----------------------------------------------------------------------------------------
     def refresh_data(self) -> None:
         app = self.dashboard
-        snapshot, link = app.shown, app.link
+        snapshot, link = app.shown, app.session.link
         self.query_one(BlockingPanel).show(link.blocking if link is not None else None)
         empty_kind = None
         if snapshot is None:
@@ -107,10 +107,10 @@ class MainScreen(Screen):
         body.display = empty_kind is None
         self.query_one("#empty-area").display = empty_kind is not None
         if empty_kind is not None:
-            empty.show(empty_kind, app.db_option, app.read_only, link.error if link is not None else None)
+            empty.show(empty_kind, app.db_option, app.session.read_only, link.error if link is not None else None)
             return
         body.set_class(snapshot is not None and not app.connected, "stale")
-        body.set_class(app.past is not None, "past")
+        body.set_class(app.session.past is not None, "past")
         if self.focused is None:
             self.query_one(QueueTable).focus()  # the table was hidden behind the empty state until now
         if snapshot is None:
@@ -125,7 +125,7 @@ class MainScreen(Screen):
         window = app.window_s
         among = [row.job_type for row in rows]
         # One row that is the whole queue (a shape without job types): its line would only repeat "all".
-        top = [] if repeats(rows, snapshot.totals) else app.series.top_types(window, TOP_TYPES, among=among)
+        top = [] if repeats(rows, snapshot.totals) else app.session.series.top_types(window, TOP_TYPES, among=among)
         depth_lines = (Line("all" if not self.needle else "all types", TOTAL, "depth", "cyan"),
                        *chart_lines([(name, name) for name in top], "depth", TYPE_COLORS))  # fmt: skip
         cursor = app.cursor_x()

@@ -1,16 +1,15 @@
 """One dashboard over several targets (`queuetop -t prod -t staging`, `queuetop watch --all`).
 
-Each target is a `Pane`: its own Monitor (one connection, its own back-off), its own Actions, chart history,
+Each target is a `Session`: its own Monitor (one connection, its own back-off), its own Actions, chart history,
 history file and SLO watch, polled by its own thread worker on its own timer, so a slow or dead target only
 slows its own section. A poll's result reaches the UI thread as a `TargetPolled` message: the target's name and
 its frozen PollOutcome.
 
 The screen has one section per target (a header line with the link state, poll age and layout; when the link is
 down, a line with the error, how long it has been down and how old the data is; then the target's table). The
-selected section is the one whose table has the focus (Tab moves on): the app's per-target state (`latest`,
-`link`, `actions`, `series`, `read_only`, …) is the selected pane's, so every key that acts on a job type —
-drill-down, enqueue, release, workers, the time cursor, export — acts on the selected row's target through the
-single-target code, unchanged.
+selected section is the one whose table has the focus (Tab moves on): the app's `session` is the selected
+target's, so every key that acts on a job type — drill-down, enqueue, release, workers, the time cursor, export —
+acts on the selected row's target through the single-target code, unchanged.
 """
 
 from __future__ import annotations
@@ -31,78 +30,45 @@ from queuetop.tui.app import Breached, QueuetopApp
 from queuetop.tui.export import screen_export
 from queuetop.tui.help import Section
 from queuetop.tui.main import TOP_TYPES, TYPE_COLORS, MainScreen
-from queuetop.tui.panes import Pane, PaneSpec, TargetHistoryLoaded, TargetPolled, link_words
+from queuetop.tui.panes import TargetHistoryLoaded, TargetPolled, link_words
+from queuetop.tui.session import PaneSpec, Session
 from queuetop.tui.table import QueueTable, ordered, repeats, shape_columns
 from queuetop.tui.threads import CallThread, ThreadResult
 from queuetop.tui.widgets import Chart, ChartSpec, Line, StatusView, chart_lines, status_lines
 from queuetop.watch.monitor import NO_SCHEMA, RECONNECTING, PollOutcome
-from queuetop.watch.slo import SloWatch, breach_masks, worst
+from queuetop.watch.slo import breach_masks, worst
 from queuetop.watch.snapshot import TOTAL
 
 
-class _OfSelected:
-    """An attribute of QueuetopApp that, on the multi-target app, is the selected pane's."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __get__(self, app: Any, owner: type | None = None) -> Any:
-        if app is None:
-            return self
-        return getattr(app.selected, self.name)
-
-    def __set__(self, app: Any, value: Any) -> None:
-        setattr(app.selected, self.name, value)
-
-
 class MultiApp(QueuetopApp):
-    """The dashboard over several targets: one Pane each, one poll loop each; see the module's docstring."""
-
-    # Per-target state the single-target code reads and writes: the selected pane's.
-    source = _OfSelected("source")
-    actions = _OfSelected("actions")
-    interval = _OfSelected("interval")
-    read_only = _OfSelected("read_only")
-    series = _OfSelected("series")
-    recorder = _OfSelected("recorder")
-    slo_watch = _OfSelected("slo_watch")
-    breaches = _OfSelected("breaches")
-    latest = _OfSelected("latest")
-    link = _OfSelected("link")
-    past = _OfSelected("past")
-    cursor_t = _OfSelected("cursor_t")
-    _link_at = _OfSelected("link_at")
-    _last_success = _OfSelected("last_success")
-    _polling = _OfSelected("polling")
-    _poll_started = _OfSelected("poll_started")
-    _next_poll = _OfSelected("next_poll")
-    _past_level = _OfSelected("past_level")
-    _past_breached = _OfSelected("past_breached")
-    _past_asked = _OfSelected("past_asked")
+    """The dashboard over several targets: one Session each, one poll loop each; see the module's docstring."""
 
     def __init__(self, panes: Sequence[PaneSpec], **kwargs: Any) -> None:
         if len({spec.name for spec in panes}) != len(panes) or not panes:
             raise ValueError("a multi-target dashboard needs targets with distinct names")
-        self.panes: dict[str, Pane] = {spec.name: Pane(spec) for spec in panes}
-        self.selected = next(iter(self.panes.values()))
+        self.panes: dict[str, Session] = {spec.name: Session(spec) for spec in panes}
         first = panes[0]
-        # The base class sets its per-target attributes: they land on the first pane, with the first pane's values.
         super().__init__(first.source, first.actions, interval=first.interval, read_only=first.read_only,
-                         series=self.selected.series, recorder=first.recorder, **kwargs)  # fmt: skip
-        for spec in panes:  # the base class cleared the first pane's SLO watch (it was given no SLOs)
+                         series=self.panes[first.name].series, recorder=first.recorder, **kwargs)  # fmt: skip
+        self.session = self.panes[first.name]  # the keys act on the selected target's session
+        for spec in panes:
             pane = self.panes[spec.name]
-            pane.slo_watch = SloWatch(spec.slos, target=spec.source.target.display) if spec.slos else None
             # Each series' wide-window reads come back named after their target (the base class wired only the
             # first one's, to the selected target's series).
             pane.series.deliver = lambda charts, name=spec.name: self.post_message(TargetHistoryLoaded(name, charts))
         self.main = MultiScreen(list(self.panes))
 
     # -- choosing the target the keys act on -----------------------------------------------------------------
+    @property
+    def selected(self) -> Session:
+        """The target the keys act on."""
+        return self.session
+
     def select_target(self, name: str) -> None:
         pane = self.panes.get(name)
         if pane is None or pane is self.selected:
             return
-        self.selected = pane
+        self.session = pane
         self.refresh_screen()
         self.refresh_bindings()  # the keys offered follow the selected target's layout (`e` where it declares it)
 
@@ -135,7 +101,7 @@ class MultiApp(QueuetopApp):
         for pane in self.panes.values():
             self._start_pane(pane)
 
-    def _start_pane(self, pane: Pane) -> None:
+    def _start_pane(self, pane: Session) -> None:
         pane.next_poll = None
         if pane.polling or self.paused:
             return
@@ -185,7 +151,7 @@ class MultiApp(QueuetopApp):
         """(The base class's call, after `+` or `-`: the selected target's next poll.)"""
         self._schedule_pane(self.selected, outcome)
 
-    def _schedule_pane(self, pane: Pane, outcome: PollOutcome | None) -> None:
+    def _schedule_pane(self, pane: Session, outcome: PollOutcome | None) -> None:
         if self.paused or pane.polling or pane.next_poll is not None:
             return
         delay = pane.interval
@@ -219,7 +185,7 @@ class MultiApp(QueuetopApp):
         """The selected target's outcome (as scenes put fixed data on screen)."""
         self.apply_to(self.selected, outcome)
 
-    def apply_to(self, pane: Pane, outcome: PollOutcome) -> None:
+    def apply_to(self, pane: Session, outcome: PollOutcome) -> None:
         """Take in one target's poll and redraw."""
         before, now = pane.link, self._clock()
         pane.link, pane.link_at = outcome, now
@@ -239,7 +205,7 @@ class MultiApp(QueuetopApp):
         self._announce_target(pane, before, outcome)
         self.refresh_screen()
 
-    def _announce_target(self, pane: Pane, before: PollOutcome | None, now: PollOutcome) -> None:
+    def _announce_target(self, pane: Session, before: PollOutcome | None, now: PollOutcome) -> None:
         """As the single-target dashboard's notifications, named after the target."""
         name = pane.name
         if now.unexpected:
@@ -263,7 +229,7 @@ class MultiApp(QueuetopApp):
         from queuetop.tui.detail import DetailScreen
         from queuetop.tui.workers import WorkersScreen
 
-        if self.read_only and isinstance(self.screen, MainScreen | DetailScreen | WorkersScreen):
+        if self.session.read_only and isinstance(self.screen, MainScreen | DetailScreen | WorkersScreen):
             self.notify(f"Target {self.selected.name} is read-only: {verb} is disabled there (read_only in its "
                         "config section, or --read-only).", severity="warning", markup=False)  # fmt: skip
             return False
@@ -275,7 +241,7 @@ class MultiApp(QueuetopApp):
         tab = ("Tab  Shift+Tab", "the next or previous target's table: the keys act on its selected row")
         return [sections[0], (name, [*rows, tab]), *sections[2:]]
 
-    def breaches_of(self, pane: Pane) -> frozenset[tuple[str, str]]:
+    def breaches_of(self, pane: Session) -> frozenset[tuple[str, str]]:
         """The cells in breach in a target's table: at the time cursor, as its history file kept them."""
         if pane.past is not None:
             return pane.past_breached
@@ -341,8 +307,8 @@ class MultiScreen(MainScreen):
                         yield Static(classes="section-error", id=f"error-{i}")
                         yield QueueTable(id=f"table-{i}")
             with Horizontal(id="multi-charts"):  # the selected target's, where the height allows
-                yield Chart(self.dashboard.series, id="depth-chart")
-                yield Chart(self.dashboard.series, id="rate-chart")
+                yield Chart(self.dashboard.session.series, id="depth-chart")
+                yield Chart(self.dashboard.session.series, id="rate-chart")
         yield Footer()
 
     def on_mount(self, event: events.Mount) -> None:
@@ -382,7 +348,7 @@ class MultiScreen(MainScreen):
         for name in self.names:
             self._show_head(app.panes[name])
 
-    def _show_head(self, pane: Pane) -> None:
+    def _show_head(self, pane: Session) -> None:
         app, i = self.multi, self._index(pane.name)
         now = app._clock()
         said, style = link_words(pane, now)

@@ -1,73 +1,16 @@
 """One target of the multi-target dashboard on the UI thread: what the dashboard is given for it (`PaneSpec`), its
-state (`Pane`: the poll loop's and the figures'), the messages its threads send, and its link in a few words."""
+state (`Session`: the poll loop's and the figures'), the messages its threads send, and its link in a few words."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from textual.message import Message
-from textual.timer import Timer
 
 from queuetop.core import format as fmt
-from queuetop.store.series import FileCharts, Series
-from queuetop.tui.app import NOT_ANSWERING_S, Recorder
-from queuetop.tui.session import DashboardActions, Source
-from queuetop.tui.threads import CallThread
+from queuetop.store.series import FileCharts
+from queuetop.tui.session import NOT_ANSWERING_S, Session
 from queuetop.watch.monitor import BUSY, NO_SCHEMA, NOT_ANSWERING, TIMED_OUT, PollOutcome
-from queuetop.watch.slo import Breach, Slos, SloWatch
-from queuetop.watch.snapshot import Snapshot
-
-
-@dataclass(frozen=True)
-class PaneSpec:
-    """One target as the dashboard is given it: its name in the config file and what polls and acts on it."""
-
-    name: str
-    source: Source
-    actions: DashboardActions
-    interval: float = 1.0
-    read_only: bool = False
-    series: Series | None = None
-    recorder: Recorder | None = None
-    slos: Slos | None = None
-
-
-class Pane:
-    """One target's state on the UI thread: the poll loop's and the figures'. Only the UI thread touches it."""
-
-    def __init__(self, spec: PaneSpec) -> None:
-        self.name = spec.name
-        self.source = spec.source
-        self.actions = spec.actions
-        self.interval = spec.interval
-        self.read_only = spec.read_only
-        self.series = spec.series if spec.series is not None else Series()
-        self.recorder = spec.recorder
-        self.slo_watch = SloWatch(spec.slos, target=spec.source.target.display) if spec.slos else None
-        self.breaches: tuple[Breach, ...] = ()
-        self.latest: Snapshot | None = None
-        self.link: PollOutcome | None = None
-        self.link_at = 0.0
-        self.last_success: float | None = None
-        self.down_since: float | None = None  # the first failed poll of the outage now going on
-        self.polling = False
-        self.poll_started = 0.0
-        self.next_poll: Timer | None = None
-        self.poll_thread: CallThread | None = None
-        self.past: Snapshot | None = None
-        self.past_breached: frozenset[tuple[str, str]] = frozenset()  # the cells in breach at the time cursor
-        self.cursor_t: float | None = None
-        self.past_level = ""
-        self.past_asked: float | None = None  # the time cursor's moment asked of the history reader
-
-    @property
-    def shown(self) -> Snapshot | None:
-        return self.past if self.past is not None else self.latest
-
-    @property
-    def connected(self) -> bool:
-        return self.link is not None and self.link.connected
 
 
 class TargetHistoryLoaded(Message):
@@ -88,7 +31,7 @@ class TargetPolled(Message):
         self.outcome = outcome
 
 
-def link_words(pane: Pane, now: float) -> tuple[str, str]:
+def link_words(pane: Session, now: float) -> tuple[str, str]:
     """A target's link in a few words ("ok", "unreachable (retrying in 8 s)") and the style to show them in."""
     link = pane.link
     if pane.polling and now - pane.poll_started >= NOT_ANSWERING_S:  # a poll past its statement timeout

@@ -425,8 +425,8 @@ async def _time_cursor(pilot: Pilot) -> None:
     app = pilot.app
     assert isinstance(app, QueuetopApp)
     await _showing(LIVE)(pilot)
-    app.past = snapshot_at(120.0)
-    app.cursor_t = (app.past.taken_at - datetime(1970, 1, 1)).total_seconds()
+    app.session.past = snapshot_at(120.0)
+    app.session.cursor_t = (app.session.past.taken_at - datetime(1970, 1, 1)).total_seconds()
     app.refresh_screen()
     await _settle(pilot)
 
@@ -443,7 +443,7 @@ DR_UNREACHABLE = replace(UNREACHABLE, error='cannot reach the database server (5
 
 def _multi_app() -> QueuetopApp:
     from queuetop.tui.multi import MultiApp
-    from queuetop.tui.panes import PaneSpec
+    from queuetop.tui.session import PaneSpec
 
     return MultiApp([PaneSpec("prod", FixedSource(LIVE), FixedActions(), read_only=True, series=history()),
                      PaneSpec("staging", FixedSource(LIVE, STAGING), FixedActions(JOB_QUEUE_SHAPE.layout),

@@ -8,14 +8,22 @@ it, so no screen imports the app that pushes it: the arrows run from the app dow
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Protocol
+
+from textual.timer import Timer
 
 from queuetop.act.actions import EnqueueRequest, EnqueueResult, ReleaseResult, TypeDetail
 from queuetop.act.workers import ScheduledResult, WorkerStats, WorkersView
 from queuetop.db import Target
 from queuetop.store.series import Series
+from queuetop.tui.threads import CallThread
 from queuetop.watch.monitor import PollOutcome
+from queuetop.watch.slo import Breach, Slos, SloWatch
 from queuetop.watch.snapshot import Snapshot
+
+NOT_ANSWERING_S = 5.0  # a poll past the monitor's statement timeout: the server is not answering, figures stale
 
 
 class Source(Protocol):
@@ -39,16 +47,72 @@ class DashboardActions(Protocol):
     def make_available(self, job_type: str | None, dry_run: bool = False) -> ScheduledResult: ...
 
 
+class Recorder(Protocol):
+    """Where each poll's snapshot is kept (the history file's writer thread); `record` must never block.
+    `breaches` (job type → bit mask of the SLOs it misses, `slo.breach_masks`) is kept per poll and OR-ed over each
+    bucket: the charts mark them, also after a restart."""
+
+    def record(self, snapshot: Snapshot, breaches: Mapping[str, int] | None = None) -> None: ...
+
+
+@dataclass(frozen=True)
+class PaneSpec:
+    """One target as the dashboard is given it: its name in the config file and what polls and acts on it."""
+
+    name: str
+    source: Source
+    actions: DashboardActions
+    interval: float = 1.0
+    read_only: bool = False
+    series: Series | None = None
+    recorder: Recorder | None = None
+    slos: Slos | None = None
+
+
+class Session:
+    """One target's state on the UI thread: the poll loop's and the figures'. Only the UI thread touches it. The
+    dashboard has one session (`QueuetopApp.session`); the multi-target one has a session per target and switches
+    `session` to the selected one, so every key acts on the selected target through the same code."""
+
+    def __init__(self, spec: PaneSpec) -> None:
+        self.name = spec.name
+        self.source = spec.source
+        self.actions = spec.actions
+        self.interval = spec.interval
+        self.read_only = spec.read_only
+        self.series = spec.series if spec.series is not None else Series()
+        self.recorder = spec.recorder
+        self.slo_watch = SloWatch(spec.slos, target=spec.source.target.display) if spec.slos else None
+        self.breaches: tuple[Breach, ...] = ()
+        self.latest: Snapshot | None = None
+        self.link: PollOutcome | None = None
+        self.link_at = 0.0
+        self.last_success: float | None = None
+        self.down_since: float | None = None  # the first failed poll of the outage now going on
+        self.polling = False
+        self.poll_started = 0.0
+        self.next_poll: Timer | None = None
+        self.poll_thread: CallThread | None = None
+        self.past: Snapshot | None = None
+        self.past_breached: frozenset[tuple[str, str]] = frozenset()  # the cells in breach at the time cursor
+        self.cursor_t: float | None = None
+        self.past_level = ""
+        self.past_asked: float | None = None  # the time cursor's moment asked of the history reader
+
+    @property
+    def shown(self) -> Snapshot | None:
+        return self.past if self.past is not None else self.latest
+
+    @property
+    def connected(self) -> bool:
+        return self.link is not None and self.link.connected
+
+
 class Dashboard(Protocol):
     """One target's session as the screens see it."""
 
-    actions: DashboardActions
-    series: Series
+    session: Session  # the target the keys act on
     window_s: float
-    read_only: bool
-    latest: Snapshot | None
-    past: Snapshot | None
-    link: PollOutcome | None
 
     @property
     def target_display(self) -> str: ...

@@ -153,7 +153,7 @@ class WorkersScreen(HandlesThreadResults, Screen):
         if self._loading or not self.is_current or not self.dashboard.connected:
             return
         self._loading = True
-        actions = self.dashboard.actions  # read here: the worker thread has no app
+        actions = self.dashboard.session.actions  # read here: the worker thread has no app
         in_thread(self, actions.workers, self._loaded, self._failed, group="workers")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

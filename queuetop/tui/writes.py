@@ -39,11 +39,11 @@ class Writes:
     def _may_change_queue(self, verb: str) -> bool:
         if not isinstance(self.screen, MainScreen | DetailScreen | WorkersScreen):
             return False  # a dialog or the help is open
-        if self.read_only:
+        if self.session.read_only:
             self.notify(f"This dashboard is read-only (--read-only): {verb} is disabled.", severity="warning")
             return False
         if not self.connected:
-            why = f": {self.link.error}" if self.link is not None and self.link.error else ""
+            why = f": {self.session.link.error}" if self.session.link is not None and self.session.link.error else ""
             self.notify(f"Not connected to the database{why}. {verb.capitalize()} is disabled until it is back.",
                         severity="warning", markup=False)  # fmt: skip
             return False
@@ -81,18 +81,18 @@ class Writes:
             return
         if not self._may_change_queue("enqueue"):
             return
-        known = [row.job_type for row in self.latest.types] if self.latest else []
+        known = [row.job_type for row in self.session.latest.types] if self.session.latest else []
         self.push_screen(EnqueueModal(self._selected_type(), known, self._layout()), self._enqueue)
 
     def _layout(self) -> Layout:
         """The queue's shape, from the actions (a stand-in without one is the native schema)."""
-        layout = getattr(self.actions, "layout", None)
+        layout = getattr(self.session.actions, "layout", None)
         return layout if layout is not None else NATIVE
 
     def _enqueue(self, request: EnqueueRequest | None) -> None:
         if request is None:
             return
-        actions = self.actions
+        actions = self.session.actions
         in_thread(self, lambda: actions.enqueue(request), self._enqueued, self._action_failed, group="enqueue")
 
     def _enqueued(self, result: EnqueueResult) -> None:
@@ -112,12 +112,12 @@ class Writes:
         hint = None if what is None or layout.release.action == "clear" else (
             "Each goes back into the queue table, in one transaction with its removal from the completed table; "
             "one completed meanwhile is left alone.")  # fmt: skip
-        self.push_screen(ReleaseModal(job_type, self.actions.count_timed_out, what, hint), self._release)
+        self.push_screen(ReleaseModal(job_type, self.session.actions.count_timed_out, what, hint), self._release)
 
     def _release(self, choice: ReleaseChoice | None) -> None:
         if choice is None:
             return
-        actions, job_type = self.actions, choice.job_type
+        actions, job_type = self.session.actions, choice.job_type
         in_thread(self, lambda: actions.release(job_type), lambda result: self._released(job_type, result),
                   self._action_failed, group="release")  # fmt: skip
 
@@ -136,14 +136,14 @@ class Writes:
         if not self._may_change_queue("retrying or deleting dead jobs"):
             return
         job_type = self.screen.job_type if isinstance(self.screen, DetailScreen) and layout.has_job_type else None
-        actions = self.actions
+        actions = self.session.actions
         self.push_screen(DeadModal(job_type, lambda: actions.dead("count", job_type)),
                          lambda choice: self._dead(job_type, choice))  # fmt: skip
 
     def _dead(self, job_type: str | None, choice: str | None) -> None:
         if choice is None:
             return
-        actions, scope = self.actions, f" of type {job_type!r}" if job_type else ""
+        actions, scope = self.session.actions, f" of type {job_type!r}" if job_type else ""
         done = "back to pending" if choice == "retry" else "deleted"
         in_thread(self, lambda: actions.dead(choice, job_type),
                   lambda changed: (self.notify(f"{changed:,} dead job(s){scope} {done}.", markup=False),
@@ -165,7 +165,7 @@ class Writes:
             return
         if not self._may_change_queue("release"):
             return
-        actions, name = self.actions, worker.worker
+        actions, name = self.session.actions, worker.worker
 
         def verdict(found: int) -> str:
             if found == 0:
@@ -182,7 +182,7 @@ class Writes:
     def _release_worker(self, worker: WorkerStats, confirmed: bool | None) -> None:
         if not confirmed:
             return
-        actions, name = self.actions, worker.worker
+        actions, name = self.session.actions, worker.worker
         in_thread(self, lambda: actions.release_worker(name), lambda result: self._worker_released(worker, result),
                   self._action_failed, group="release")  # fmt: skip
 
@@ -202,7 +202,7 @@ class Writes:
         if not self._may_change_queue("making scheduled jobs available"):
             return
         job_type = self.screen.job_type if isinstance(self.screen, DetailScreen) and layout.has_job_type else None
-        actions = self.actions
+        actions = self.session.actions
 
         def verdict(found: int) -> str:
             return ScheduledResult(found, dry_run=True).describe(job_type) + (" Make them available now?" if found
@@ -219,7 +219,7 @@ class Writes:
     def _make_available(self, job_type: str | None, confirmed: bool | None) -> None:
         if not confirmed:
             return
-        actions = self.actions
+        actions = self.session.actions
         in_thread(self, lambda: actions.make_available(job_type),
                   lambda result: (self.notify(result.describe(job_type), markup=False), self.poll_soon()),
                   self._action_failed, group="make-available")  # fmt: skip

@@ -27,14 +27,14 @@ LIMIT = Slos((Limit(Slo.MAX_DEPTH, 2),))  # email breaches it above 2 pending jo
 
 def breached_times(app: RecordingApp) -> list[float]:
     """The server times of the polls that saw email above the limit, from the figures (not from any mark)."""
-    track = app.series.tracks["email"]
+    track = app.session.series.tracks["email"]
     return [t for t, depth in zip(track.times, track.values("depth"), strict=True) if depth > 2]
 
 
 def chart_buckets(app: RecordingApp, chart: Chart) -> tuple[float, int, int]:
     """The chart's bucket width, the number of its bucket in progress and of its first bucket."""
-    assert chart.bucket_s is not None and chart.spec is not None and app.series.latest is not None
-    current = math.floor(app.series.latest / chart.bucket_s)
+    assert chart.bucket_s is not None and chart.spec is not None and app.session.series.latest is not None
+    current = math.floor(app.session.series.latest / chart.bucket_s)
     return chart.bucket_s, current, current - round(chart.spec.window_s / chart.bucket_s)
 
 
@@ -53,11 +53,11 @@ async def breach_and_recover(pilot: Any, app: RecordingApp, backend: Backend) ->
     """Half a second under the limit, a breach for about a second, then two seconds recovered."""
     await wait_for(pilot, lambda: app.polls >= 5, "polls under the limit")
     enqueue(backend, "email", 4)
-    await wait_for(pilot, lambda: app.breaches, "the breach")
+    await wait_for(pilot, lambda: app.session.breaches, "the breach")
     polls = app.polls
     await wait_for(pilot, lambda: app.polls >= polls + 8, "polls in breach")
     take(backend, "email", 5)
-    await wait_for(pilot, lambda: not app.breaches, "the recovery")
+    await wait_for(pilot, lambda: not app.session.breaches, "the recovery")
     polls = app.polls
     await wait_for(pilot, lambda: app.polls >= polls + 20, "polls after the recovery")
 
@@ -79,7 +79,7 @@ async def test_breaches_are_marked_where_they_were_and_nowhere_else_also_after_a
         assert marks and drawn - marks  # the breach is marked, the time before and after it is not
         assert marked(first, rates) == marks  # both charts of the whole queue
         assert BREACH_LEGEND in str(depth.query_one(".legend").visual)
-    first.recorder.flush()
+    first.session.recorder.flush()
     kept = [round(t, 3) for t in breached]  # the file keeps milliseconds
 
     # After a restart, with one second in memory: the minute's marks come from the history file, read on the
@@ -90,7 +90,7 @@ async def test_breaches_are_marked_where_they_were_and_nowhere_else_also_after_a
         await wait_for(pilot, lambda: second.polls == 1, "the first poll after the restart")
         chart = second.main.query_one("#depth-chart", Chart)
         await wait_for(pilot, lambda: chart.marks, "the marks read from the file")
-        assert not second.breaches  # nothing in breach now: the marks are the earlier run's
+        assert not second.session.breaches  # nothing in breach now: the marks are the earlier run's
         assert marked(second, chart) == expected(second, chart, kept)
         width, current, _ = chart_buckets(second, chart)
         assert {current + round(x / width) for x in chart.points[0][1]} - marked(second, chart)  # unmarked time too
@@ -103,18 +103,20 @@ async def test_the_time_cursor_on_a_breach_colours_the_cells_breached_then(sqlit
     app.window_s = 60.0
     async with app.run_test(size=SIZE) as pilot:
         await breach_and_recover(pilot, app, sqlite_backend)
-        app.recorder.flush()
+        app.session.recorder.flush()
         table = app.main.query_one(QueueTable)
         assert not table.breached  # live: recovered
         breached = breached_times(app)
         app.scrub_to(breached[len(breached) // 2])  # as a click on the chart does
-        await wait_for(pilot, lambda: app.past is not None, "the figures at the cursor")
-        assert app.past.type_named("email").depth > 2
+        await wait_for(pilot, lambda: app.session.past is not None, "the figures at the cursor")
+        assert app.session.past.type_named("email").depth > 2
         assert table.breached == {("email", "depth")}
         assert cell_styles(table, "email")["depth"] == "red"
         app.scrub_to(breached[-1] + 1.0)  # recovered by then
-        await wait_for(pilot, lambda: app.past is not None and app.cursor_t >= breached[-1] + 0.5, "after the breach")
-        assert app.past.type_named("email").depth <= 2
+        session = app.session
+        await wait_for(pilot, lambda: session.past is not None and session.cursor_t >= breached[-1] + 0.5,
+                       "after the breach")
+        assert app.session.past.type_named("email").depth <= 2
         assert not table.breached and cell_styles(table, "email")["depth"] != "red"
 
 
@@ -155,10 +157,10 @@ async def test_the_time_cursor_is_read_off_the_ui_thread(sqlite_backend: Backend
     threads = spy_on_history_reads(monkeypatch)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.polls >= 20, "two seconds of polls")
-        app.recorder.flush()
+        app.session.recorder.flush()
         await pilot.press("left_square_bracket")
-        await wait_for(pilot, lambda: app.past is not None, "the figures at the cursor")
-        assert app.past.type_named("email").depth == 3
+        await wait_for(pilot, lambda: app.session.past is not None, "the figures at the cursor")
+        assert app.session.past.type_named("email").depth == 3
     assert threads and {thread.name for thread in threads} == {"queuetop-history-reader"}
 
 
@@ -171,9 +173,9 @@ def prefill(app: RecordingApp, until: datetime) -> list[tuple[float, int]]:
         taken = until - timedelta(seconds=3599 - i)
         snapshot = Snapshot(taken_at=taken, target="t", dialect="sqlite", poll_ms=1.0, window_s=60.0,
                             types=(TypeStats("email", depth=i),), totals=TypeStats(TOTAL, depth=i))  # fmt: skip
-        app.recorder.record(snapshot)
+        app.session.recorder.record(snapshot)
         polls.append(((taken - datetime(1970, 1, 1)).total_seconds(), i))
-    app.recorder.flush()
+    app.session.recorder.flush()
     return polls
 
 

@@ -47,7 +47,7 @@ def table(app: QueuetopApp) -> QueueTable:
 
 
 def depth_of(app: QueuetopApp, job_type: str) -> int | None:
-    row = app.latest.type_named(job_type) if app.latest else None
+    row = app.session.latest.type_named(job_type) if app.session.latest else None
     return row.depth if row else None
 
 
@@ -93,7 +93,7 @@ async def test_validation_errors_keep_the_modal_open_and_change_nothing(sqlite_b
     enqueue(sqlite_backend, "email", 2)
     app = make_app(sqlite_backend)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.latest is not None, "the first poll")
+        await wait_for(pilot, lambda: app.session.latest is not None, "the first poll")
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, EnqueueModal), "the enqueue dialog")
         modal = app.screen
@@ -117,8 +117,8 @@ async def test_validation_errors_keep_the_modal_open_and_change_nothing(sqlite_b
 
 # -- release ------------------------------------------------------------------------------------------------
 async def release_through_the_confirm(app: RecordingApp, backend: Backend, pilot) -> None:
-    await wait_for(pilot, lambda: app.latest and app.latest.type_named("email") and
-                   app.latest.type_named("email").timed_out == 3, "the timed-out claims on screen")  # fmt: skip
+    await wait_for(pilot, lambda: app.session.latest and app.session.latest.type_named("email") and
+                   app.session.latest.type_named("email").timed_out == 3, "the timed-out claims on screen")  # fmt: skip
     table(app).select_type("email")
     await pilot.press("r")
     await wait_for(pilot, lambda: isinstance(app.screen, ReleaseModal) and app.screen.found is not None,
@@ -186,7 +186,8 @@ async def test_actions_are_refused_while_disconnected(tmp_path: Path, sqlite_bac
                                                       make_app: AppFactory) -> None:  # fmt: skip
     app = make_app(sqlite_backend, target=parse_target(str(tmp_path / "missing.db")))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.link is not None and app.link.state == NO_SCHEMA, "the first poll")
+        session = app.session
+        await wait_for(pilot, lambda: session.link is not None and session.link.state == NO_SCHEMA, "the first poll")
         assert "queuetop init" in text(app.main.query_one("#empty", Static))  # the empty-state panel says what to do
         await pilot.press("e")
         await pilot.pause()
@@ -277,13 +278,13 @@ async def test_database_removed_mid_run_then_back(sqlite_backend: Backend, make_
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: depth_of(app, "email") == 4, "the first poll")
         path.rename(away)
-        await wait_for(pilot, lambda: app.link.state == RECONNECTING, "the reconnecting state")
+        await wait_for(pilot, lambda: app.session.link.state == RECONNECTING, "the reconnecting state")
         assert "reconnecting in" in status(app) and "STALE" in status(app) and "is gone" in status(app)
         assert app.main.query_one("#body").has_class("stale")
         assert table(app).shown_types == ["email"]  # the last data stays visible
         assert any(n.startswith("Lost the database") for n in app.notes)
         away.rename(path)
-        await wait_for(pilot, lambda: app.link.state == CONNECTED, "recovery")
+        await wait_for(pilot, lambda: app.session.link.state == CONNECTED, "recovery")
         assert not app.main.query_one("#body").has_class("stale")
         assert "Connected to the database again." in app.notes
         await pilot.press("e")  # and actions work again
@@ -298,14 +299,14 @@ async def test_a_poll_stopped_by_a_lock_is_not_a_lost_connection(sqlite_backend:
         await wait_for(pilot, lambda: depth_of(app, "email") == 2, "the first poll")
         locker = lock_sqlite(Path(sqlite_backend.target.value))
         try:
-            await wait_for(pilot, lambda: app.link.state == TIMED_OUT, "the timed-out poll", timeout=30)
+            await wait_for(pilot, lambda: app.session.link.state == TIMED_OUT, "the timed-out poll", timeout=30)
             assert "poll timed out" in status(app) and "reconnecting" not in status(app)
             assert any(n.startswith("The poll did not finish") for n in app.notes)
             assert not any(n.startswith("Lost the database") for n in app.notes)
         finally:
             locker.kill()
             locker.wait()
-        await wait_for(pilot, lambda: app.link.state == CONNECTED, "the next poll", timeout=30)
+        await wait_for(pilot, lambda: app.session.link.state == CONNECTED, "the next poll", timeout=30)
         assert "Connected to the database again." not in app.notes  # it never went away
 
 
@@ -323,9 +324,9 @@ async def test_pause_interval_and_window_keys(sqlite_backend: Backend, make_app:
         await pilot.press("p")
         await wait_for(pilot, lambda: app.polls > paused_at, "polling again")
         await pilot.press("plus")
-        assert app.interval == 0.2 and "every 0.2 s" in status(app)
+        assert app.session.interval == 0.2 and "every 0.2 s" in status(app)
         await pilot.press("minus", "minus")
-        assert app.interval == 0.1  # the floor
+        assert app.session.interval == 0.1  # the floor
         window = app.window_s
         await pilot.press("w")
         assert app.window_s != window
@@ -415,7 +416,8 @@ async def test_the_same_flow_on_postgres(pg_backend: Backend, make_app: AppFacto
 
 async def release_and_drill_down(app: RecordingApp, backend: Backend, pilot) -> None:
     """The release flow once 14 email claims are held (3 timed out) and nothing is pending."""
-    await wait_for(pilot, lambda: app.latest.type_named("email").timed_out == 3, "the timed-out claims on screen")
+    session = app.session
+    await wait_for(pilot, lambda: session.latest.type_named("email").timed_out == 3, "the timed-out claims on screen")
     table(app).select_type("email")
     await pilot.press("r")
     await wait_for(pilot, lambda: isinstance(app.screen, ReleaseModal) and app.screen.found is not None,

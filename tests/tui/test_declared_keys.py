@@ -24,7 +24,7 @@ pending = "finished = 'todo'"
 
 
 def app_for(layout) -> RecordingApp:
-    return RecordingApp(scene_app(LIVE).source, FixedActions(layout), poll_on_start=False)
+    return RecordingApp(scene_app(LIVE).session.source, FixedActions(layout), poll_on_start=False)
 
 
 def offered(app: RecordingApp) -> set[str]:

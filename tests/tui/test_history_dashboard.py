@@ -32,11 +32,11 @@ async def test_the_charts_have_the_earlier_points_at_once_after_a_restart(sqlite
     first = make_app(sqlite_backend, history=True, interval=0.1)
     async with first.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: first.polls >= 25, "25 polls")
-        kept = [round(t, 3) for t in first.series.tracks[TOTAL].times]  # the file keeps milliseconds
-    first.recorder.flush()  # the writer thread has everything (the app's close does this too)
+        kept = [round(t, 3) for t in first.session.series.tracks[TOTAL].times]  # the file keeps milliseconds
+    first.session.recorder.flush()  # the writer thread has everything (the app's close does this too)
 
     second = make_app(sqlite_backend, history=True, interval=60.0)  # one poll, then none for a minute
-    assert list(second.series.tracks[TOTAL].times) == kept  # read from the file before the app starts
+    assert list(second.session.series.tracks[TOTAL].times) == kept  # read from the file before the app starts
     second.window_s = 60.0
     async with second.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: second.polls == 1, "the first poll after the restart")
@@ -58,17 +58,17 @@ async def test_the_time_cursor_shows_past_figures_marked_as_past(sqlite_backend:
         await wait_for(pilot, lambda: depth_shown(app, "email") == 9, "the live depth 9")
         polls = app.polls
         await wait_for(pilot, lambda: app.polls >= polls + 5, "a few polls at depth 9")
-        app.recorder.flush()
+        app.session.recorder.flush()
         app.window_s = 60.0
         await pilot.press("left_square_bracket", "left_square_bracket")  # 2 × 2 s back: before the enqueue
-        await wait_for(pilot, lambda: app.past is not None and depth_shown(app, "email") == 2,
+        await wait_for(pilot, lambda: app.session.past is not None and depth_shown(app, "email") == 2,
                        "the past figure, read by the history reader")  # fmt: skip
-        assert app.latest.type_named("email").depth == 9
+        assert app.session.latest.type_named("email").depth == 9
         body = app.main.query_one("#body")
         assert body.has_class("past")
         assert "PAST" in status(app) and "n: live" in status(app)
         await pilot.press("n")
-        assert app.past is None and depth_shown(app, "email") == 9
+        assert app.session.past is None and depth_shown(app, "email") == 9
         assert not body.has_class("past") and "PAST" not in status(app)
 
 
@@ -123,7 +123,7 @@ async def test_without_history_w_stays_in_memory_and_the_cursor_says_why(sqlite_
             windows.add(app.window_s)
         assert windows == {60.0, 300.0, 900.0}
         await pilot.press("left_square_bracket")
-        assert app.past is None and any("--no-history" in note for note in app.notes)
+        assert app.session.past is None and any("--no-history" in note for note in app.notes)
 
 
 async def test_a_click_on_a_chart_puts_the_time_cursor_there(sqlite_backend: Backend, make_app: AppFactory) -> None:
@@ -135,11 +135,13 @@ async def test_a_click_on_a_chart_puts_the_time_cursor_there(sqlite_backend: Bac
         app.refresh_screen()
         plot = app.main.query_one("#depth-chart Plot")
         await pilot.click(plot, offset=(9 + (plot.size.width - 10) // 2, 3))  # the middle of the x axis: -30 s
-        await wait_for(pilot, lambda: app.past is not None and app.cursor_x() is not None, "the cursor's figures")
-        oldest = min(app.series.tracks[TOTAL].times)  # the cursor stops at the oldest poll kept
-        assert -33.0 <= app.cursor_x() <= -27.0 or abs(app.cursor_t - oldest) < 0.001
+        session = app.session
+        await wait_for(pilot, lambda: session.past is not None and app.cursor_x() is not None, "the cursor's figures")
+        oldest = min(app.session.series.tracks[TOTAL].times)  # the cursor stops at the oldest poll kept
+        assert -33.0 <= app.cursor_x() <= -27.0 or abs(app.session.cursor_t - oldest) < 0.001
         assert app.main.query_one("#body").has_class("past")
-        app.scrub_to(app.series.latest - 1.0)  # a second back …
-        await wait_for(pilot, lambda: app.past is not None and app.cursor_t > app.series.latest - 2.0, "a second back")
+        app.scrub_to(app.session.series.latest - 1.0)  # a second back …
+        await wait_for(pilot, lambda: session.past is not None and session.cursor_t > session.series.latest - 2.0,
+                       "a second back")
         await pilot.press("right_square_bracket")  # … and 2 s forward: past the newest poll, live again
-        assert app.past is None and app.cursor_x() is None
+        assert app.session.past is None and app.cursor_x() is None

@@ -159,7 +159,7 @@ async def test_keys_act_on_the_selected_target_and_a_read_only_one_refuses(tmp_p
 
         await pilot.press("enter")  # the drill-down opens on the selected target's job type
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "DetailScreen", "the drill-down")
-        assert app.actions is app.panes["scratch"].actions and "scratch:" in status(app)
+        assert app.session.actions is app.panes["scratch"].actions and "scratch:" in status(app)
 
 
 async def test_a_target_that_comes_back_is_announced_by_name(tmp_path, make_multi: MultiFactory) -> None:

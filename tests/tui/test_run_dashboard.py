@@ -24,8 +24,8 @@ def run_headless_then(keys: tuple[str, ...], seen: dict) -> object:
                     break
                 await pilot.pause(0.05)
             seen["connected"] = self.connected
-            seen["types"] = [row.job_type for row in self.latest.types] if self.latest else None
-            seen["read_only"] = self.read_only
+            seen["types"] = [row.job_type for row in self.session.latest.types] if self.session.latest else None
+            seen["read_only"] = self.session.read_only
             seen["load"] = self.status_view().load_line
             await pilot.press(*keys)
 

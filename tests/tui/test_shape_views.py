@@ -147,7 +147,7 @@ async def test_work_queue_scene_shows_depth_and_rates_only_and_refuses_release_w
 
 def test_the_native_status_line_names_no_layout() -> None:
     app = scene_app(LIVE)
-    app.latest = LIVE.snapshot
+    app.session.latest = LIVE.snapshot
     assert app.status_view().layout == "native" and not app.status_view().local_clock
 
 
@@ -198,5 +198,5 @@ async def test_the_enqueue_form_asks_only_what_the_shapes_insert_takes(preset: s
 
 
 async def test_an_actions_object_without_a_layout_is_the_native_shape() -> None:
-    app = RecordingApp(scene_app(LIVE).source, object(), poll_on_start=False)  # type: ignore[arg-type]
+    app = RecordingApp(scene_app(LIVE).session.source, object(), poll_on_start=False)  # type: ignore[arg-type]
     assert app._layout() is NATIVE

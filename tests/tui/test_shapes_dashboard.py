@@ -55,7 +55,8 @@ async def test_job_queue_shows_its_columns_and_enqueues_the_seeds_row(tmp_path) 
         push(db, seed.tables, payload="later", available_in_s=600)
     app = app_for(seed, size_note="found Job_Queue: layout job_queue")
     async with app.run_test(size=(160, 40)) as pilot:  # wide enough for every column of this shape
-        await wait_for(pilot, lambda: app.latest is not None and app.latest.totals.depth == 4, "the first poll")
+        await wait_for(pilot, lambda: app.session.latest is not None and app.session.latest.totals.depth == 4,
+                       "the first poll")
         assert "later" in headers(app) and "lost" not in headers(app) and "timed-out" in headers(app)
         assert "layout job_queue (server local time)" in status(app) and "found Job_Queue" in status(app)
         await pilot.press("e")
@@ -66,7 +67,7 @@ async def test_job_queue_shows_its_columns_and_enqueues_the_seeds_row(tmp_path) 
         await pilot.press("enter")
         await wait_for(pilot, lambda: any(n.startswith("enqueued 3 jobs") for n in app.notes), "the notification")
         assert seed.count('SELECT COUNT(*) FROM "Job_Queue" WHERE "Priority" = 7 AND "Attempts" = 0') == 3
-        await wait_for(pilot, lambda: app.latest.totals.depth == 7, "the new jobs in the table")
+        await wait_for(pilot, lambda: app.session.latest.totals.depth == 7, "the new jobs in the table")
 
 
 async def test_work_queue_shows_no_claim_columns_and_says_why_nothing_can_be_released(tmp_path) -> None:
@@ -77,7 +78,8 @@ async def test_work_queue_shows_no_claim_columns_and_says_why_nothing_can_be_rel
         pop(db, seed.tables, "w")
     app = app_for(seed)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.latest is not None and app.latest.totals.depth == 4, "the first poll")
+        await wait_for(pilot, lambda: app.session.latest is not None and app.session.latest.totals.depth == 4,
+                       "the first poll")
         shown = headers(app)
         assert "depth" in shown and "claimed" not in shown and "dead" not in shown and "oldest" not in shown
         await pilot.press("r")
@@ -97,7 +99,8 @@ async def test_requests_release_puts_lost_requests_back_into_the_queue(tmp_path)
     time.sleep(0.3)
     app = app_for(seed, settings={"lost_after": 0.1})
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.latest is not None and app.latest.totals.lost == 2, "two lost requests")
+        await wait_for(pilot, lambda: app.session.latest is not None and app.session.latest.totals.lost == 2,
+                       "two lost requests")
         assert "lost" in headers(app) and "timed-out" not in headers(app)
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, ReleaseModal), "the release dialog")
@@ -116,7 +119,7 @@ async def test_a_narrow_terminal_drops_the_least_important_columns_and_says_so(t
         push(db, seed.tables, payload="x")
     app = app_for(seed)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.latest is not None, "the first poll")
+        await wait_for(pilot, lambda: app.session.latest is not None, "the first poll")
         await pilot.pause(0.2)
         table = app.main.query_one(QueueTable)
         assert table.hidden and table.width_needed <= 80
@@ -126,7 +129,7 @@ async def test_a_narrow_terminal_drops_the_least_important_columns_and_says_so(t
         assert f"+{len(table.hidden)} ›" in line
     wide = app_for(seed)
     async with wide.run_test(size=(200, 60)) as pilot:
-        await wait_for(pilot, lambda: wide.latest is not None, "the first poll")
+        await wait_for(pilot, lambda: wide.session.latest is not None, "the first poll")
         await pilot.pause(0.2)
         assert not wide.main.query_one(QueueTable).hidden
 
@@ -141,7 +144,8 @@ async def test_dead_jobs_are_retried_from_the_drill_down(tmp_path) -> None:
             time.sleep(0.2)
     app = app_for(seed)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.latest is not None and app.latest.totals.dead == 2, "two dead jobs")
+        await wait_for(pilot, lambda: app.session.latest is not None and app.session.latest.totals.dead == 2,
+                       "two dead jobs")
         await pilot.press("enter")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "DetailScreen", "the drill-down")
         await pilot.press("d")
@@ -150,5 +154,6 @@ async def test_dead_jobs_are_retried_from_the_drill_down(tmp_path) -> None:
         await pilot.click("#retry")
         await wait_for(pilot, lambda: any(n.startswith("2 dead job(s) back to pending") for n in app.notes),
                        "the notification")  # fmt: skip
-        await wait_for(pilot, lambda: app.latest.totals.dead == 0 and app.latest.totals.depth == 2, "the retry")
+        await wait_for(pilot, lambda: app.session.latest.totals.dead == 0 and app.session.latest.totals.depth == 2,
+                       "the retry")
     assert seed.count('SELECT COUNT(*) FROM "Job_Queue" WHERE "Attempts" = 0 AND "Processing_Mark" IS NULL') == 2

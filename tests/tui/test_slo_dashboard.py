@@ -48,9 +48,9 @@ async def test_a_breached_cell_is_red_the_status_line_names_it_and_the_bell_ring
     enqueue(sqlite_backend, "report", 1)
     slos = Slos((Limit(Slo.MAX_DEPTH, 2),))
     monitor_app = make_app(sqlite_backend, slos=slos)
-    app = BellCounting(monitor_app.source, monitor_app.actions, interval=0.1, slos=slos)
+    app = BellCounting(monitor_app.session.source, monitor_app.session.actions, interval=0.1, slos=slos)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.breaches and app.polls >= 3, "three polls with the breach")
+        await wait_for(pilot, lambda: app.session.breaches and app.polls >= 3, "three polls with the breach")
         table = app.main.query_one(QueueTable)
         assert ("email", "depth") in table.breached
         styles = cell_styles(table, "email")
@@ -64,10 +64,10 @@ async def test_a_breached_cell_is_red_the_status_line_names_it_and_the_bell_ring
         lasted = re.search(r"SLO email depth 5 > 2 for (\d+\.\d)s", status(app))  # how long it has lasted
         assert lasted and float(lasted.group(1)) >= 1.0, status(app)
         take(sqlite_backend, "email", 5)  # recovered ...
-        await wait_for(pilot, lambda: not app.breaches, "the breach to end")
+        await wait_for(pilot, lambda: not app.session.breaches, "the breach to end")
         assert "SLO" not in status(app) and not app.main.query_one(QueueTable).breached
         enqueue(sqlite_backend, "report", 5)  # ... and a new one, on another type
-        await wait_for(pilot, lambda: app.breaches, "the new breach")
+        await wait_for(pilot, lambda: app.session.breaches, "the new breach")
         await pilot.pause(0.3)
         assert app.rings == 2
 
@@ -76,8 +76,8 @@ async def test_no_bell_keeps_the_colours_but_rings_nothing(sqlite_backend, make_
     enqueue(sqlite_backend, "email", 5)
     slos = Slos((Limit(Slo.MAX_DEPTH, 2),))
     base = make_app(sqlite_backend)
-    app = BellCounting(base.source, base.actions, interval=0.1, slos=slos, bell=False)
+    app = BellCounting(base.session.source, base.session.actions, interval=0.1, slos=slos, bell=False)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.breaches, "the breach")
+        await wait_for(pilot, lambda: app.session.breaches, "the breach")
         await pilot.pause(0.2)
         assert app.rings == 0 and "SLO email depth 5 > 2" in status(app)

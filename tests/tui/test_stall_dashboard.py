@@ -31,7 +31,8 @@ async def test_a_server_that_stops_answering_is_said_not_answering_and_the_figur
     app = RecordingApp(monitor, actions, interval=0.2)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: app.link is not None and app.link.state == CONNECTED, "the first poll")
+            await wait_for(pilot, lambda: app.session.link is not None and app.session.link.state == CONNECTED,
+                           "the first poll")
             assert "● connected" in status(app)
             with stopped_backends_of(pg_backend.target, os.getpid()):
                 await wait_for(pilot, lambda: "not answering for" in status(app), "'not answering'", timeout=10)
@@ -51,9 +52,10 @@ async def test_a_connection_the_server_ended_is_noticed_as_lost_not_refused(pg_b
     app = RecordingApp(monitor, actions, interval=0.2)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: app.link is not None and app.link.state == CONNECTED, "the first poll")
+            await wait_for(pilot, lambda: app.session.link is not None and app.session.link.state == CONNECTED,
+                           "the first poll")
             terminate_backends_of(pg_backend.target, os.getpid())
-            await wait_for(pilot, lambda: app.link.link_lost, "the lost connection")
+            await wait_for(pilot, lambda: app.session.link.link_lost, "the lost connection")
             notice = ("Lost the connection to the database (the server ended it: terminating connection due to "
                       "administrator command); reconnecting")
             assert any(note.startswith(notice) for note in app.notes), app.notes

@@ -38,7 +38,7 @@ def claims(backend: Backend) -> dict[int, tuple]:
 async def release_the_dead_worker_from_the_panel(app: RecordingApp, backend: Backend, pilot) -> None:
     jobs = two_workers(backend)
     before = claims(backend)
-    await wait_for(pilot, lambda: app.latest is not None, "the first poll")
+    await wait_for(pilot, lambda: app.session.latest is not None, "the first poll")
     await pilot.press("W")
     await wait_for(pilot, lambda: isinstance(app.screen, WorkersScreen) and app.screen.view is not None,
                    "the workers panel and its first read")  # fmt: skip
@@ -85,7 +85,7 @@ async def test_read_only_refuses_the_release_from_the_panel(sqlite_backend: Back
     before = claims(sqlite_backend)
     app = make_app(sqlite_backend, read_only=True)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.latest is not None, "the first poll")
+        await wait_for(pilot, lambda: app.session.latest is not None, "the first poll")
         await pilot.press("W")
         await wait_for(pilot, lambda: isinstance(app.screen, WorkersScreen) and app.screen.view is not None,
                        "the workers panel")  # fmt: skip
@@ -102,7 +102,8 @@ async def test_make_available_from_the_drill_down(sqlite_backend: Backend, make_
         queue.enqueue_many("report", 1)
     app = make_app(sqlite_backend)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.latest is not None and app.latest.type_named("report"), "the first poll")
+        await wait_for(pilot, lambda: app.session.latest is not None and app.session.latest.type_named("report"),
+                       "the first poll")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen), "the drill-down")
         await pilot.press("a")
