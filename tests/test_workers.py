@@ -335,3 +335,24 @@ def test_a_claim_dated_a_rounded_millisecond_ahead_was_made_no_time_ago():
     now = datetime(2026, 11, 24, 7, 0, 0)
     assert _ago(now, now + timedelta(microseconds=55)) == 0.0
     assert _ago(now, now - timedelta(seconds=2)) == 2.0 and _ago(now, None) is None
+
+
+def test_a_claim_out_of_attempts_whose_lease_runs_again_is_not_buried(two_workers, monkeypatch):
+    """A worker's release buries a claim out of attempts only while it is still timed out, by the database's clock,
+    as it gives the others back: one whose lease runs again when the release comes keeps its claim."""
+    db, layout, jobs = two_workers
+    last = jobs["crashed"][0]
+    db.execute(layout_sql(db, layout, "UPDATE {queue} SET {attempts} = 3 WHERE {id} = ?"), (last.id,))
+    release = Statements.clear_claim
+    renewed_at: list[int] = []
+
+    def read_then_renew(*args, **kwargs):
+        if not renewed_at:  # after the read, before the first release
+            renewed_at.append(1)
+            travel(db, layout, -3600)  # every stored time an hour on: no claim is past its timeout any more
+        return release(*args, **kwargs)
+
+    monkeypatch.setattr(Statements, "clear_claim", read_then_renew)
+    result = release_worker(db, layout, "crashed")
+    assert (result.timed_out, result.released, result.dead) == (3, 0, 0)
+    assert last.id in queue_rows(db, layout) and last.id not in completed_rows(db, layout)

@@ -252,6 +252,10 @@ class Queue:
         `token`'s: 1, or 0 when it is not (or has attempts left)."""
         return self._move(self.statements.move_finished(job_id, token, "dead", self.max_attempts))
 
+    def bury_timed_out(self, job_id: int, token: str) -> int:
+        """As `bury`, only while the claim is still timed out (the release's state) by the database's clock."""
+        return self._move(self.statements.bury_in_state(job_id, token, self.release_state, self.max_attempts))
+
     def give_back(self, job_id: int, token: str) -> None:
         """Return a claimed job that was never started (a worker shutting down), without spending an
         attempt. Raises LeaseLost if the claim is no longer ours."""

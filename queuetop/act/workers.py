@@ -233,8 +233,8 @@ def release_worker(db: Database, layout: Layout, worker: str | None, *, dry_run:
             # holds that token, is still timed out (and has attempts left, where they are counted).
             back = db.execute(*statements.clear_claim(state, values, job_id, token))
             released += back
-            if not back and queue is not None:
-                dead += queue.bury(job_id, str(token))
+            if not back and queue is not None:  # out of attempts, and still timed out: dead
+                dead += queue.bury_timed_out(job_id, str(token))
 
 
 # -- scheduled jobs, available now ---------------------------------------------------------------------------------

@@ -200,6 +200,7 @@ def lease_recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]
         "move_finished": [*numbered("succeeded", s.move_finished(1, TOKEN, "succeeded")),
                           *numbered("dead", s.move_finished(1, TOKEN, "dead", 3))],
         "retry_later": [("", lambda: s.retry_later(1, TOKEN, 10, 3))],
+        "bury_in_state": numbered("timed out", s.bury_in_state(1, TOKEN, state, 3)),
         "give_back": [("", lambda: s.give_back(1, TOKEN))],
         "release_state": [*numbered("one type: dead", bury), ("one type: back to pending", lambda: back),
                           *numbered("any type: dead", bury_all), ("any type: back to pending", lambda: back_all)],

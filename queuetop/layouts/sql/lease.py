@@ -207,6 +207,18 @@ class LeaseSQL(ClaimSQL):
         settings = {"__id": job_id, "__token": token, "__outcome": outcome, "max_attempts": min_attempts}
         return self._move(f"finished:{min_attempts is not None}", _Rows(where, " WITH (ROWLOCK)"), None, settings)
 
+    def bury_in_state(self, job_id: Any, token: Any, state: str, max_attempts: int) -> list[Statement]:
+        """A claim out of attempts moved to the completed table as dead, while it still carries `token` and is still
+        in `state` (timed out) by the database's clock: one whose lease runs again is left alone (see `_move`)."""
+
+        def where(binds: list, fixed_now: bool) -> str:
+            held = self._held(binds)
+            condition = self.condition(self.layout.states[state].condition, binds, fixed_now)
+            return f"{held} AND {condition} AND {self._attempts('>=', binds)}"
+
+        settings = {"__id": job_id, "__token": token, "max_attempts": max_attempts}
+        return self._move(f"dead_in:{state}", _Rows(where, " WITH (ROWLOCK)"), "dead", settings)
+
     def _clear_sets(self) -> str:
         return ", ".join(f"{self.col(role)} = NULL" for role in self._claim_spec().clear)
 
