@@ -92,19 +92,25 @@ def test_release_from_one_worker_releases_only_its_timed_out_claims(two_workers)
     assert release_worker(db, layout, "crashed").timed_out == 0
 
 
+def before_the_first_release(monkeypatch, meanwhile) -> None:
+    """Run `meanwhile` once, after a worker's release read its claims and before it releases the first one."""
+    release = Statements.clear_claim
+    done: list[int] = []
+
+    def read_then(*args, **kwargs):
+        if not done:
+            done.append(1)
+            meanwhile()
+        return release(*args, **kwargs)
+
+    monkeypatch.setattr(Statements, "clear_claim", read_then)
+
+
 def test_a_claim_completed_between_the_read_and_the_release_is_left_alone(two_workers, monkeypatch):
     db, layout, jobs = two_workers
     late = jobs["crashed"][1]
-    release = Statements.clear_claim
-    raced: list[int] = []
-
-    def read_then_race(*args, **kwargs):
-        if not raced:  # the "crashed" worker was only slow: it completes the job after queuetop read its claim
-            raced.append(1)
-            Queue(db, layout).complete(late.id, late.token)
-        return release(*args, **kwargs)
-
-    monkeypatch.setattr(Statements, "clear_claim", read_then_race)
+    # the "crashed" worker was only slow: it completes the job after queuetop read its claim
+    before_the_first_release(monkeypatch, lambda: Queue(db, layout).complete(late.id, late.token))
     result = release_worker(db, layout, "crashed")
     assert (result.timed_out, result.released) == (3, 2)
     assert completed_rows(db, layout)[late.id][1] == "succeeded"  # its completion stands
@@ -115,16 +121,8 @@ def test_a_claim_no_longer_timed_out_at_the_release_is_left_alone(two_workers, m
     lease runs again when the release comes (its end moved an hour on after the read) keeps its claimer."""
     db, layout, jobs = two_workers
     renewed = jobs["crashed"][2]
-    release = Statements.clear_claim
-    renewed_at: list[int] = []
-
-    def read_then_renew(*args, **kwargs):
-        if not renewed_at:  # after the read, before the first release
-            renewed_at.append(1)
-            travel(db, layout, -3600)  # every stored time an hour on: no claim is past its timeout any more
-        return release(*args, **kwargs)
-
-    monkeypatch.setattr(Statements, "clear_claim", read_then_renew)
+    # every stored time an hour on: no claim is past its timeout any more
+    before_the_first_release(monkeypatch, lambda: travel(db, layout, -3600))
     before = queue_rows(db, layout)[renewed.id]
     result = release_worker(db, layout, "crashed")
     assert (result.timed_out, result.released) == (3, 0)
@@ -343,16 +341,8 @@ def test_a_claim_out_of_attempts_whose_lease_runs_again_is_not_buried(two_worker
     db, layout, jobs = two_workers
     last = jobs["crashed"][0]
     db.execute(layout_sql(db, layout, "UPDATE {queue} SET {attempts} = 3 WHERE {id} = ?"), (last.id,))
-    release = Statements.clear_claim
-    renewed_at: list[int] = []
-
-    def read_then_renew(*args, **kwargs):
-        if not renewed_at:  # after the read, before the first release
-            renewed_at.append(1)
-            travel(db, layout, -3600)  # every stored time an hour on: no claim is past its timeout any more
-        return release(*args, **kwargs)
-
-    monkeypatch.setattr(Statements, "clear_claim", read_then_renew)
+    # every stored time an hour on: no claim is past its timeout any more
+    before_the_first_release(monkeypatch, lambda: travel(db, layout, -3600))
     result = release_worker(db, layout, "crashed")
     assert (result.timed_out, result.released, result.dead) == (3, 0, 0)
     assert last.id in queue_rows(db, layout) and last.id not in completed_rows(db, layout)

@@ -213,8 +213,7 @@ def release_worker(db: Database, layout: Layout, worker: str | None, *, dry_run:
     if reason is not None:
         raise UsageError(reason)
     values = {**(settings or {}), "max_attempts": max_attempts}
-    buries = layout.claim is not None and layout.claim.failure == "retry"
-    queue = Queue(db, layout, max_attempts=max_attempts) if buries else None
+    queue = Queue(db, layout, max_attempts=max_attempts) if layout.release_buries else None
     statements = Statements(db.dialect, layout)
     state = layout.release.state  # type: ignore[union-attr]
     released = dead = found = 0

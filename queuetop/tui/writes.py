@@ -127,6 +127,10 @@ class Writes:
         self.notify(describe_release(result, job_type, what), markup=False)
         self.poll_soon()
 
+    def _detail_type(self, layout: Layout) -> str | None:
+        """The drill-down's job type, where the screen is one and the shape has job types."""
+        return self.screen.job_type if isinstance(self.screen, DetailScreen) and layout.has_job_type else None
+
     def action_dead_jobs(self) -> None:
         """From the drill-down: the type's dead jobs, counted, then retried or deleted."""
         layout = self._layout()
@@ -135,7 +139,7 @@ class Writes:
             return
         if not self._may_change_queue("retrying or deleting dead jobs"):
             return
-        job_type = self.screen.job_type if isinstance(self.screen, DetailScreen) and layout.has_job_type else None
+        job_type = self._detail_type(layout)
         actions = self.session.actions
         self.push_screen(DeadModal(job_type, lambda: actions.dead("count", job_type)),
                          lambda choice: self._dead(job_type, choice))  # fmt: skip
@@ -201,7 +205,7 @@ class Writes:
             return
         if not self._may_change_queue("making scheduled jobs available"):
             return
-        job_type = self.screen.job_type if isinstance(self.screen, DetailScreen) and layout.has_job_type else None
+        job_type = self._detail_type(layout)
         actions = self.session.actions
 
         def verdict(found: int) -> str:

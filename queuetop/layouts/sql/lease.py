@@ -61,10 +61,14 @@ class LeaseSQL(ClaimSQL):
         binds.append(lambda s: int(s["__batch"]))
         return self.dialect.param("int")
 
-    def _type_is(self, binds: list, index: int, against: str | None = None) -> str:
-        """`type = ?` for the index-th job type asked for."""
+    def _asked_type(self, binds: list, index: int) -> str:
+        """The typed `?` of the index-th job type asked for."""
         binds.append(lambda s: self.dialect.encode_value(self.layout.type_of("type"), s["__types"][index]))
-        return f"{against or self.col('type')} = {self.dialect.param(self.layout.type_of('type'))}"
+        return self.dialect.param(self.layout.type_of("type"))
+
+    def _type_is(self, binds: list, index: int) -> str:
+        """`type = ?` for the index-th job type asked for."""
+        return f"{self.col('type')} = {self._asked_type(binds, index)}"
 
     def _pending(self, binds: list) -> str:
         """The rows a claim may take: any of `[claim] states`."""
@@ -102,10 +106,7 @@ class LeaseSQL(ClaimSQL):
             pick = (f"SELECT {id_col} FROM {table} WHERE {where}{self._order()} LIMIT {self._batch_limit(binds)}"
                     f"{self._skip_locked()}")
         else:  # a LATERAL join: PostgreSQL allows no FOR UPDATE in the arms of a UNION ALL
-            type_sql = self.dialect.param(self.layout.type_of("type"))
-            for index in range(count):
-                binds.append(lambda s, i=index: self.dialect.encode_value(self.layout.type_of("type"), s["__types"][i]))
-            rows = ", ".join([f"({type_sql})"] * count)
+            rows = ", ".join(f"({self._asked_type(binds, index)})" for index in range(count))
             keys = ", ".join(self.col(role) for role in ("id", *claim.order))
             arm = (f"SELECT {keys} FROM {table} WHERE {self._pending(binds)} AND {self.col('type')} = "
                    f"qt_types.job_type{self._order()} LIMIT {self._batch_limit(binds)}{self._skip_locked()}")
@@ -126,9 +127,7 @@ class LeaseSQL(ClaimSQL):
             pick = f"SELECT {id_col} FROM {table} WHERE {pending}{order_by} LIMIT {self._batch_limit(binds)}"
         elif count > MAX_CLAIM_ARMS:  # the slow, sorting way
             pending = self._pending(binds)
-            for index in range(count):
-                binds.append(lambda s, i=index: self.dialect.encode_value(self.layout.type_of("type"), s["__types"][i]))
-            in_list = ", ".join([self.dialect.param(self.layout.type_of("type"))] * count)
+            in_list = ", ".join(self._asked_type(binds, index) for index in range(count))
             pick = (f"SELECT {id_col} FROM {table} WHERE {pending} AND {self.col('type')} IN ({in_list})"
                     f"{order_by} LIMIT {self._batch_limit(binds)}")
         else:
