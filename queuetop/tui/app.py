@@ -54,6 +54,18 @@ INTERVAL = Binding.Group("Interval")
 TIME = Binding.Group("Time cursor")
 
 
+class UnexpectedError(Exception):
+    """A bug that ended the dashboard, as the one line the user sees instead of a traceback (that is in the log)."""
+
+    def __init__(self, error: Exception, see_log: str) -> None:
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.__cause__ = error  # Pilot re-raises this one: a test's traceback still leads to the bug
+        self.see_log = see_log
+
+    def __rich__(self) -> Text:
+        return Text(f"queuetop: unexpected error: {self}.{self.see_log}")
+
+
 class Background(Protocol):
     def progress_line(self) -> str: ...
 
@@ -506,10 +518,11 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
                     severity="error", timeout=10, markup=False)  # fmt: skip
 
     def _handle_exception(self, error: Exception) -> None:
-        """Last resort for a bug that escaped every handler: log it, end with one line, never a traceback."""
+        """Last resort for a bug that escaped every handler: log it, end with one line, never a traceback.
+
+        Textual has no public hook for this (Textualize/textual#2818), so this one override stays: it hands Textual
+        the error wrapped in a renderable one-liner, and Textual's own path sets the exit status, keeps the error for
+        Pilot to re-raise in tests and shows the line (an error with `__rich__` is shown, not traced back).
+        """
         log.error("unexpected error; the dashboard stops", exc_info=error)
-        self._return_code = 1
-        if self._exception is None:  # Pilot re-raises it, so tests still see the bug
-            self._exception = error
-            self._exception_event.set()
-        self.panic(Text(f"queuetop: unexpected error: {type(error).__name__}: {error}.{self._see_log()}"))
+        super()._handle_exception(UnexpectedError(error, self._see_log()))

@@ -318,7 +318,10 @@ class Plot(HandlesThreadResults, PlotextPlot):
             plt.ylim(0, positions[-1])
             plt.yticks(positions, labels)
         plt.plotsize(width, height)
-        plt._set_size(width, height)  # as PlotextPlot.render does: plotsize alone does not always stick
+        # plotext 5.3.2's plotsize clamps to the terminal size it measured when the figure was made (80×24 under a
+        # test, the old size after the terminal grew); it has no public way past that, so this is the call
+        # textual-plotext's own PlotextPlot.render makes. Without it 14 of the SVG snapshots are cut at 80 columns.
+        plt._set_size(width, height)
         plt.theme(theme)
         return Text.from_ansi(plt.build())
 

@@ -78,3 +78,20 @@ def test_unexpected_errors_go_to_the_log_file_and_nowhere_else(
     captured = capsys.readouterr()
     assert captured.err == "" and captured.out == ""  # the screen stays clean
     assert not any(isinstance(h, logging.FileHandler) for h in logger.handlers)
+
+
+def test_a_bug_that_escapes_every_handler_ends_the_dashboard_with_one_line_and_the_traceback_in_the_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    def broken_help(self: QueuetopApp) -> None:
+        raise ZeroDivisionError("the bug")
+
+    monkeypatch.setattr(QueuetopApp, "action_help", broken_help)
+    monkeypatch.setattr(QueuetopApp, "run", run_headless_then(("question_mark",), {}))
+    log_path = tmp_path / "queuetop.log"
+    status = run_dashboard(parse_target(str(tmp_path / "q.db")), interval=0.1, auto_init=True, log_path=log_path)
+    assert status == 1
+    err = capfd.readouterr().err.replace("\n", "")  # the line is wrapped at the console's width
+    assert f"queuetop: unexpected error: ZeroDivisionError: the bug. Details in {log_path}." in err
+    assert "Traceback" not in err and "broken_help" not in err
+    logged = log_path.read_text()
+    assert "unexpected error; the dashboard stops" in logged and "broken_help" in logged
