@@ -51,6 +51,21 @@ fi
 
 [ $want_test = 1 ] || exit 0
 
+# The job libraries the tests run for real (tests/libraries/NAME): each pinned in a virtual environment of its
+# own, so their dependencies never meet queuetop's.
+for requirements in tests/libraries/*/requirements.txt; do
+  name=$(basename "$(dirname "$requirements")")
+  lib_venv=.venv-libraries/$name
+  lib_stamp="$lib_venv/.installed-$(sha1sum <"$requirements" | cut -c1-12)"
+  [ -f "$lib_stamp" ] && continue
+  say "installing $name (tests/libraries/$name) into $lib_venv"
+  rm -rf "$lib_venv"
+  python3 -m venv "$lib_venv"
+  : >"$pip_log"
+  venv=$lib_venv pip_quietly install --no-deps -r "$requirements"
+  touch "$lib_stamp"
+done
+
 # The PostgreSQL and SQL Server tests go through pyodbc: unixODBC and the psqlODBC driver; the MariaDB driver
 # lets a test check that an unsupported database is refused clearly.
 apt_install unixodbc odbc-postgresql odbc-mariadb postgresql postgresql-client

@@ -148,7 +148,10 @@ def test_no_statement_is_sent_for_an_undeclared_write(dialect, tmp_path: Path) -
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_every_preset_declares_what_it_does_and_dead_count_follows_stats(preset: str) -> None:
     layout = load_layout(preset)
-    assert layout.refusal("enqueue") is None  # every preset says how its seed inserts
+    # every seed's preset says how the seed inserts; a job library's declares nothing: read only
+    assert (layout.refusal("enqueue") is None) == (layout.library is None)
+    if layout.library:
+        assert layout.declares == frozenset()
     assert (layout.refusal("release") is None) == (layout.release is not None)  # native declares it too
     assert (layout.refusal("load") is None) == (layout.claim is not None)
     # where stats can report dead jobs, `dead count` counts them: it needs the dead state only

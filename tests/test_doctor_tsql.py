@@ -15,7 +15,7 @@ from sqlfluff.core import FluffConfig, Linter
 from queuetop.db.diagnostics import AccessKind
 from queuetop.db.diagnostics import mssql as m
 from queuetop.db.dialects import MSSQLDialect
-from queuetop.layouts import PRESET_NAMES, load_layout, with_tables
+from queuetop.layouts import load_layout, preset_names, with_tables
 from queuetop.serve.doctor import SEED_ADVICE, Doctor
 
 LINTER = Linter(config=FluffConfig(overrides={"dialect": "tsql"}))
@@ -50,7 +50,7 @@ def printed_fixes() -> dict[str, str]:
         "read-committed snapshot": diag.read_committed_snapshot_sql("jobs"),
         "retention utc": diag.retention_sql("queuetop", "WorkCompleted", "CompletedDate", "utc", 7, None),
     }
-    for name in PRESET_NAMES:
+    for name in preset_names("mssql"):
         layout = load_layout(name)
         layout = with_tables(layout, "dbo.work_items") if layout.table_required else layout
         doctor = Doctor(SimpleNamespace(dialect=MSSQLDialect()), layout)  # type: ignore[arg-type]

@@ -9,7 +9,15 @@ import pytest
 
 from queuetop.core.errors import UsageError
 from queuetop.db.dialects import MSSQLDialect, PostgresDialect, SQLiteDialect
-from queuetop.layouts import PRESET_NAMES, layout_from_toml, load_layout, require_table, split_table, with_tables
+from queuetop.layouts import (
+    PRESET_NAMES,
+    layout_from_toml,
+    load_layout,
+    preset_names,
+    require_table,
+    split_table,
+    with_tables,
+)
 from queuetop.layouts.predicate import parse_predicate, roles_of, settings_of
 from queuetop.layouts.sql import Statements
 
@@ -25,7 +33,9 @@ def test_every_preset_loads_names_its_seed_and_says_what_it_cannot_know():
         seeds[name] = layout.seed
         assert layout.description and layout.provides["depth"]
     assert seeds == {"native": None, "queuesample": "000", "requests": "001", "work_queue": "002", "processed": "003",
-                     "job_queue": "004"}  # fmt: skip
+                     "job_queue": "004", "procrastinate": None}  # fmt: skip
+    assert {name: load_layout(name).library for name in PRESET_NAMES if load_layout(name).library} == {
+        "procrastinate": "procrastinate"}
     assert not load_layout("work_queue").provides["oldest_age_s"]  # no times at all
     assert load_layout("work_queue").provides["completions"]  # from the depth's change between polls
     assert load_layout("requests").provides["lost"] and not load_layout("requests").provides["dead"]
@@ -192,3 +202,69 @@ def test_parameters_are_typed_as_the_column_they_meet():
     assert '"JobType" = CAST(? AS uuid)' in pg and "[JobType] = CAST(? AS uniqueidentifier)" in ms
     insert = Statements(MSSQLDialect(), load_layout("job_queue")).insert(["info", "priority"], delayed=False)
     assert "CAST(? AS varchar(100))" in insert and "CAST(? AS tinyint)" in insert and "OUTPUT inserted.[ID]" in insert
+
+
+STATUS_LAYOUT = """
+[tables]
+queue = "jobs"
+[queue_columns]
+id = "id bigint"
+type = "kind"
+available = "run_at"
+state = "status"
+[states]
+pending = "state = 'todo' and (available is null or available <= now)"
+claimed = "state in ('doing', 'running')"
+dead = "state not in ('todo', 'doing', 'running', 'succeeded')"
+"""
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+def test_a_status_column_of_its_own_and_in_lists_render_as_literals_the_indexes_can_match(dialect):
+    layout = layout_from_toml("mine", STATUS_LAYOUT)
+    assert layout.columns["state"] == "status" and layout.has_job_type
+    sql, params = Statements(dialect, layout).state_counts(["pending", "claimed", "dead"])
+    status = dialect.quote("status")
+    assert f"{status} IN ('doing', 'running')" in sql
+    assert f"{status} NOT IN ('todo', 'doing', 'running', 'succeeded')" in sql
+    assert f"{status} = 'todo'" in sql and len(params) == sql.count("?")
+
+
+@pytest.mark.parametrize("text, complaint", [
+    ("state in ('a' 'b')", "expected , or \\)"),
+    ("state in (available)", "holds 'texts' and numbers"),
+    ("state in ()", "holds 'texts' and numbers"),
+    ("state in ('a',)", "holds 'texts' and numbers"),
+    ("state in ('a'); drop table jobs", "cannot read"),
+    ("state in (" + ", ".join(f"'v{i}'" for i in range(40)) + ")", "at most 32 values"),
+])  # fmt: skip
+def test_an_in_list_holds_only_texts_and_numbers(text, complaint):
+    with pytest.raises(UsageError, match=complaint):
+        parse_predicate(text, "state pending")
+
+
+def test_a_column_of_its_own_must_be_used_and_cannot_take_a_keywords_name():
+    with pytest.raises(UsageError, match="'stat' is not a role, and no state, done or detail uses it"):
+        layout_from_toml("mine", STATUS_LAYOUT.replace('state = "status"', 'state = "status"\nstat = "x"'))
+    with pytest.raises(UsageError, match="'now' cannot name a column"):
+        layout_from_toml("mine", '[tables]\nqueue = "jobs"\n[queue_columns]\nid = "id"\nnow = "x"\n'
+                                 '[states]\npending = "id > 0"\n')
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+def test_a_zoned_clock_compares_with_the_databases_now_as_an_instant(dialect):
+    layout = load_layout("procrastinate")
+    assert layout.clock == "zoned" and layout.read_clock == "utc"
+    sql = Statements(dialect, layout).state_counts(["pending", "scheduled"])[0]
+    expected = {"postgresql": "statement_timestamp()", "mssql": "SYSDATETIMEOFFSET()"}.get(
+        dialect.name, dialect.now_sql("utc"))  # fmt: skip
+    assert dialect.now_sql("zoned") == expected and expected in sql
+
+
+def test_a_library_preset_names_its_library_and_is_refused_where_the_library_cannot_be(tmp_path):
+    layout = load_layout("procrastinate")
+    assert (layout.library, layout.databases, layout.declares) == ("procrastinate", ("postgresql",), frozenset())
+    assert "procrastinate" not in preset_names("sqlite") and "procrastinate" in preset_names("postgresql")
+    sqlite3.connect(tmp_path / "q.db").close()
+    result = queuetop("stats", "--db", str(tmp_path / "q.db"), "--layout", "procrastinate")
+    assert_clean_failure(result, "layout procrastinate is for postgresql, not sqlite")

@@ -9,12 +9,12 @@ import re
 import pytest
 import sqlglot
 
-from queuetop.layouts import PRESET_NAMES, STATES
+from queuetop.layouts import STATES, preset_names
 
 from .golden.make_tsql import layout_statements, preset
 from .test_mssql_sql import parseable
 
-STATEMENTS = [entry for name in PRESET_NAMES for entry in layout_statements(name)]
+STATEMENTS = [entry for name in preset_names("mssql") for entry in layout_statements(name)]
 
 
 # sqlglot's T-SQL mode cannot read UPDATE TOP (n) (seed 000's GetNextJob and seed 002's SQL Server 2008
@@ -33,7 +33,7 @@ def test_every_statement_of_every_preset_parses_in_sqlglots_tsql_too(name, label
 
 
 def test_monitor_reads_never_lock_and_times_are_the_servers_own():
-    for name in PRESET_NAMES:
+    for name in preset_names("mssql"):
         layout = preset(name)
         sql = next(sql for layout_name, label, sql, _ in STATEMENTS if layout_name == name and label == "state_counts")
         assert sql.count("WITH (NOLOCK)") == sql.count(" FROM ")

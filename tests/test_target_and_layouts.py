@@ -59,8 +59,8 @@ def test_layouts_are_data():
         layout_from_toml("seed002", text)
     with pytest.raises(UsageError, match="unknown layout"):
         load_layout("nope")
-    with pytest.raises(UsageError, match="unknown role"):
-        Layout("x", None, "q", None, None, {"colour": "c"})
+    with pytest.raises(UsageError, match="'creatd' is not a role, and no state, done or detail uses it"):
+        layout_from_toml("typo", text + 'creatd = "created_at"\n[states]\npending = "finished = 0"\n')
 
 
 def test_human_units():

@@ -31,7 +31,7 @@ from queuetop.act.shape_queue import ShapeQueue, check_guid
 from queuetop.act.workers import ScheduledResult, WorkersView, make_available, read_workers, release_worker
 from queuetop.db import Database, QueuetopError, Target, UsageError
 from queuetop.layouts import NATIVE, Layout
-from queuetop.layouts.sql import Statements
+from queuetop.layouts.sql import statements_on
 
 DETAIL_ROWS = 20  # rows per drill-down table
 RECENT_S = 15 * 60.0  # how far back "recent completions" look
@@ -262,7 +262,7 @@ class Actions:
         layout, settings = self.layout, self.settings
         wanted = job_type if layout.has_job_type else None
         with self._reader.use() as db:
-            statements, decode = Statements(db.dialect, layout), db.dialect.decode_time
+            statements, decode = statements_on(db, layout), db.dialect.decode_time
             now = decode(db.fetchone(f"SELECT {db.dialect.now_sql(layout.clock)}")[0])
             pending_rows = db.fetchall(*statements.rows_in_states(
                 ["pending"], wanted, ["id", "created", "available", "priority", "attempts", "info"],

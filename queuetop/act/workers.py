@@ -27,7 +27,7 @@ from queuetop.core.errors import UsageError
 from queuetop.core.history import percentiles
 from queuetop.db import Database
 from queuetop.layouts import Layout
-from queuetop.layouts.sql import Statements
+from queuetop.layouts.sql import Statements, statements_on
 
 RECENT_S = 60.0  # "in the last minute": claims, completions, failures and their processing times
 SEEN_S = 300.0  # a worker holding nothing is listed while it claimed something this recently
@@ -135,12 +135,12 @@ def read_workers(db: Database, layout: Layout, settings: Mapping[str, Any] | Non
     figures = figures_of(layout)
     if reason is not None:
         # Nothing is read: the client's time, in the layout's clock (the JSON marks a UTC time with "Z").
-        taken = datetime.now(UTC).replace(tzinfo=None) if layout.clock == "utc" else datetime.now()
+        taken = datetime.now(UTC).replace(tzinfo=None) if layout.read_clock == "utc" else datetime.now()
         return WorkersView(taken, layout.name, None, figures=MappingProxyType(figures), reason=reason,
-                           clock=layout.clock)  # fmt: skip
+                           clock=layout.read_clock)  # fmt: skip
     # The database's now, once: the age of each worker's last claim is measured from it. Every "past its
     # timeout" and "in the last minute" is judged in the statements themselves, by the same clock.
-    now = db.dialect.decode_time(db.fetchone(*Statements(db.dialect, layout).clock())[0])
+    now = db.dialect.decode_time(db.fetchone(*statements_on(db, layout).clock())[0])
     claims, done = _rows(db, layout, settings or {})
     decode, rows_leave = db.dialect.decode_time, _rows_leave(layout)
     found: dict[str | None, dict[str, Any]] = {}
@@ -175,7 +175,7 @@ def read_workers(db: Database, layout: Layout, settings: Mapping[str, Any] | Non
                     known("processing_p95_s", percentiles(row["took"], (95,))[0]), _ago(now, row["last"]))
         for name, row in found.items()), key=lambda w: (not w.probably_dead, -(w.held or 0), w.name)))  # fmt: skip
     return WorkersView(now, layout.name, layout.columns["claimed_by"], workers, MappingProxyType(figures),
-                       clock=layout.clock)  # fmt: skip
+                       clock=layout.read_clock)  # fmt: skip
 
 
 def _rows(db: Database, layout: Layout, settings: Mapping[str, Any]) -> tuple[list, list]:

@@ -84,7 +84,7 @@ def resolve_layout(args: argparse.Namespace, db: Database) -> tuple[Layout, str 
         if not fits:
             raise UsageError(f"no preset fits the table {table}", "name its shape with --layout, or write a layout "
                              "file (`queuetop layouts --show NAME` prints one to start from)")
-        return fits[0].layout, f"{table}: layout {fits[0].preset}"
+        return fits[0].layout, fits[0].sentence
     return choose(db, catalog)
 
 

@@ -179,6 +179,8 @@ def cmd_dead(args: argparse.Namespace) -> int:
     with open_target(args) as db:
         layout, note = resolve_layout(args, db)
         _announce(note)
+        if args.action != "count":  # refused as asked, even where there is nothing to do yet
+            layout.require(f"dead {args.action}")
         queue = ShapeQueue(db, layout, settings_from(args))
         scope = f" of type {args.job_type!r}" if args.job_type else ""
         found = queue.dead("count", args.job_type)
@@ -228,25 +230,29 @@ def cmd_layouts(args: argparse.Namespace) -> int:
         load_layout(args.show)  # a clear error for an unknown name
         print(preset_text(args.show), end="")
         return 0
+    w = max(map(len, PRESET_NAMES))
     for name in PRESET_NAMES:
         layout = load_layout(name)
         tables = ", ".join(layout.table_names()) if not layout.table_required else "(your table: --table)"
-        print(f"{name:<12} {layout.description}")
-        print(f"{'':<12} tables:  {tables}   clock: {layout.clock}")
+        print(f"{name:<{w}} {layout.description}")
+        print(f"{'':<{w}} tables:  {tables}   clock: {layout.clock}")
         queue = [c for r, c in layout.columns.items() if not r.startswith("c_")]
-        print(f"{'':<12} columns: {', '.join(dict.fromkeys(queue))}")
+        print(f"{'':<{w}} columns: {', '.join(dict.fromkeys(queue))}")
         completed = [c for r, c in layout.columns.items() if r.startswith("c_")]
         if completed:
-            print(f"{'':<12} completed table: {', '.join(dict.fromkeys(completed))}")
+            print(f"{'':<{w}} completed table: {', '.join(dict.fromkeys(completed))}")
+        if layout.library:
+            print(f"{'':<{w}} job library: {layout.library} {layout.library_versions}, on "
+                  f"{' and '.join(layout.databases)}" + ("; read only" if not layout.declares else ""))
         missing = [f for f, ok in layout.provides.items() if not ok]
         if missing:
-            print(f"{'':<12} cannot know: {', '.join(missing)}")
+            print(f"{'':<{w}} cannot know: {', '.join(missing)}")
         if layout.claim is not None:
             failure = {None: "no failure path (--fail refused)", "timeout": "a failed attempt times out, is retried",
                        "lost": "a failed request is lost until released",
                        "retry": "a failed attempt is retried after a delay, dead after $max_attempts",
                        }[layout.claim.failure]
-            print(f"{'':<12} load: claim form {', '.join(layout.claim.forms)}; {failure}")
+            print(f"{'':<{w}} load: claim form {', '.join(layout.claim.forms)}; {failure}")
     print("\nwatch one: queuetop --layout NAME [--table SCHEMA.NAME] --db TARGET;  "
           "drive one: queuetop load --layout NAME ...;  its file: queuetop layouts --show NAME")
     return 0

@@ -79,6 +79,7 @@ class Database:
         self.busy_timeout_ms = 0  # SQLite: how long a statement waits for another connection's write lock
         self._watch: Watch | None = None  # the deadline the server cannot enforce (ODBC connections)
         self.client_port: int | None = None  # this connection's local TCP port, when watched
+        self._session: set[str] = set()  # the session settings a layout's clock asked for (use_clock)
 
     # -- opening -----------------------------------------------------------------------------------------
     @classmethod
@@ -151,6 +152,14 @@ class Database:
             self._deadline = time.monotonic() + self._statement_timeout_s
         if self._watch is not None:
             self._watch.arm()
+
+    def use_clock(self, clock: str) -> None:
+        """Read a layout's times in its clock on this connection: times that carry their zone ("zoned") come back
+        in UTC, as the snapshot's are, wherever the database would convert them to the session's zone."""
+        sql = self.dialect.zoned_session_sql() if clock == "zoned" else None
+        if sql is not None and sql not in self._session:
+            self.execute(sql)
+            self._session.add(sql)
 
     def _configure_reads(self) -> None:
         """Settle, once per connection, how the monitor's reads avoid blocking writers: where the database may

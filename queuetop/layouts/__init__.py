@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from queuetop.core.errors import UsageError
-from queuetop.layouts.predicate import Node, parse_predicate, roles_of, settings_of
+from queuetop.layouts.predicate import KEYWORDS, Node, parse_predicate, roles_of, settings_of
 
 QUEUE_ROLES = (
     "id", "type", "info", "priority", "created", "available", "created_by",
@@ -71,11 +71,20 @@ ACTIONS = {  # action: (its section, what queuetop would not know how to do with
     "make available": ("[make_available]", "make its scheduled jobs available now"),
     "load": ("[claim]", "take jobs from it as its workers do"),
 }
-CLOCKS = ("utc", "local")
+# How a layout's times read: "utc" (times without a zone, in UTC: native), "local" (without a zone, in the server's
+# local time: the seeds' GETDATE()), "zoned" (times that carry their zone, PostgreSQL's timestamptz: the job
+# libraries'; compared with the database's now as instants, read in UTC).
+CLOCKS = ("utc", "local", "zoned")
+DATABASES = ("mssql", "postgresql", "sqlite")  # the dialects' names
 ENQUEUE_KEYS = ("stamped", "defaults")  # [enqueue] keys that name no role: stamped roles, the form's defaults
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _TYPE = re.compile(r"^(bigint|int|smallint|tinyint|bit|guid|datetime2?|text|xml|n?varchar\((\d{1,4}|max)\))$")
-PRESET_NAMES = ("native", "queuesample", "requests", "work_queue", "processed", "job_queue")
+PRESET_NAMES = ("native", "queuesample", "requests", "work_queue", "processed", "job_queue", "procrastinate")
+
+
+def preset_names(database: str | None = None) -> tuple[str, ...]:
+    """The presets, or those whose tables can be in `database` (a dialect's name)."""
+    return tuple(name for name in PRESET_NAMES if database is None or database in load_layout(name).databases)
 
 
 def check_identifier(name: str, what: str) -> str:
@@ -183,6 +192,11 @@ class Layout:
     seed: str | None = None
     clock: str = "utc"
     made_by_init: bool = False  # its tables are the ones `queuetop init` makes (native): init and doctor know them
+    # The job library whose tables these are (procrastinate), and the versions the preset was checked against:
+    # detection then asks for the library's table name as well as its columns, and says what it found.
+    library: str | None = None
+    library_versions: str = ""
+    databases: tuple[str, ...] = DATABASES  # where its tables can be: a library's own databases
     states: Mapping[str, State] = field(default_factory=dict)
     arrivals: str | None = None  # "identity" (ids above the last seen) | "created" (times past a watermark)
     completions: Completions | None = None
@@ -217,15 +231,18 @@ class Layout:
             if value is not None:
                 check_identifier(value, f"{where}: {label}")
         for role, column in self.columns.items():
-            if role not in QUEUE_ROLES + COMPLETED_ROLES:
-                raise UsageError(f"{where}: unknown role {role!r}",
-                                 f"roles: {', '.join(QUEUE_ROLES)} (completed table: the same with c_)")
+            if role not in QUEUE_ROLES + COMPLETED_ROLES:  # a column of its own (a status): a name conditions use
+                check_identifier(role, f"{where}: the name of a column")
+                if role.lower() in KEYWORDS or role.startswith("qt_"):
+                    raise UsageError(f"{where}: {role!r} cannot name a column", "choose another name")
             check_identifier(column, f"{where}: column for {role}")
         for role, sql_type in self.types.items():
             if not _TYPE.match(sql_type):
                 raise UsageError(f"{where}: unknown type {sql_type!r} for {role}",
                                  "types: bigint int smallint tinyint bit guid datetime datetime2 text xml "
                                  "varchar(N) nvarchar(N)")
+        if not self.databases or any(name not in DATABASES for name in self.databases):
+            raise UsageError(f"{where}: databases must name some of {', '.join(DATABASES)}")
         if self.clock not in CLOCKS:
             raise UsageError(f"{where}: clock must be one of {', '.join(CLOCKS)}, not {self.clock!r}")
         if self.completed_table is None and any(r.startswith("c_") for r in self.columns):
@@ -271,6 +288,11 @@ class Layout:
         that is retried: `[claim] failure = "retry"`), so its result has a dead count worth saying."""
         return self.release is not None and self.claim is not None and self.claim.failure == "retry"
 
+
+    @property
+    def read_clock(self) -> str:
+        """The clock its times are read in: "local", or "utc" (zoned times are read in UTC: `Database.use_clock`)."""
+        return "local" if self.clock == "local" else "utc"
 
     @property
     def has_job_type(self) -> bool:
@@ -424,7 +446,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
     sections = {"enqueue": "enqueue" in data, "release": release is not None, "dead retry": "dead_retry" in data,
                 "dead delete": "dead_retry" in data or bool(data.get("dead_actions", False)),
                 "make available": "make_available" in data, "load": claim is not None}  # fmt: skip
-    return Layout(
+    layout = Layout(
         name=data.get("name", name),
         schema=tables.get("schema"),
         queue_table=tables.get("queue", "TABLE_NAME_REQUIRED"),
@@ -436,6 +458,9 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         seed=data.get("seed"),
         clock=data.get("clock", "utc"),
         made_by_init=bool(data.get("made_by_init", False)),
+        library=data.get("library", {}).get("name"),
+        library_versions=data.get("library", {}).get("versions", ""),
+        databases=tuple(data.get("library", {}).get("databases", DATABASES)),
         states=states,
         arrivals=data.get("arrivals"),
         completions=completions,
@@ -459,6 +484,28 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         claim=claim,
         declares=frozenset(action for action, declared in sections.items() if declared),
     )
+    _check_own_columns(layout, where)
+    return layout
+
+
+def _check_own_columns(layout: Layout, where: str) -> None:
+    """A column that plays no role must be one a condition, the completions, the drill-down or the claim use:
+    otherwise it is a role's name mistyped (`creatd`), which must not pass as a column of its own."""
+    own = [name for name in layout.columns if name not in QUEUE_ROLES + COMPLETED_ROLES]
+    if not own:
+        return
+    used = set(layout.detail)
+    for state in (*layout.states.values(), layout.done, layout.monitor_guard,
+                  layout.completions.where if layout.completions else None):  # fmt: skip
+        if state is not None:
+            used |= roles_of(state.condition)
+    if layout.claim is not None:
+        used |= {*layout.claim.order, *layout.claim.sets, *layout.claim.finish}
+    for name in own:
+        if name not in used:
+            raise UsageError(f"{where}: {name!r} is not a role, and no state, done or detail uses it",
+                             f"roles: {', '.join(QUEUE_ROLES)} (completed table: the same with c_); a column of "
+                             "your own is named for a condition to use")
 
 
 def _claim(spec: Mapping[str, Any], complete: Mapping[str, Any], columns: Mapping[str, str],

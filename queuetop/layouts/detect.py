@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from queuetop.core.errors import QueuetopError, SchemaMissing, UsageError
 from queuetop.db import Database
-from queuetop.layouts import PRESET_NAMES, Layout, load_layout, with_tables
+from queuetop.layouts import PRESET_NAMES, Layout, load_layout, preset_names, with_tables
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,14 @@ class Candidate:
     table: Table
     completed: Table | None
     layout: Layout
+
+    @property
+    def sentence(self) -> str:
+        """What was found, as the dashboard and `stats` say it: the library by name where the tables are one's."""
+        library = self.layout.library
+        what = f"{library} {self.layout.library_versions.split(' ')[0]} ({self.table.display})" if library \
+            else self.table.display
+        return f"found {what}: layout {self.preset}"
 
     @property
     def options(self) -> str:
@@ -78,7 +86,11 @@ def _completed_columns(layout: Layout) -> dict[str, str]:
     return {role: col for role, col in layout.columns.items() if role.startswith("c_")}
 
 
-def _fits(table: Table, columns: dict[str, str]) -> bool:
+def _fits(table: Table, columns: dict[str, str], layout: Layout | None = None) -> bool:
+    """The table holds every column; a job library's table must also bear the library's own name (its columns
+    alone, `status`, `attempts`, say too little)."""
+    if layout is not None and layout.library and table.name.lower() != layout.queue_table.lower():
+        return False
     return not table.is_view and all(col.lower() in table.columns for col in columns.values())
 
 
@@ -89,12 +101,12 @@ def default_schemas(db: Database) -> tuple[str | None, ...]:
 def detect(db: Database, catalog: Catalog | None = None) -> list[Candidate]:
     """Every table a preset fits, the most specific preset per table, in a stable order."""
     catalog = catalog or Catalog(db)
-    presets = sorted((load_layout(name) for name in PRESET_NAMES), key=lambda p: -len(p.columns))
+    presets = sorted((load_layout(name) for name in preset_names(db.dialect.name)), key=lambda p: -len(p.columns))
     found: list[Candidate] = []
     claimed: set[tuple[str | None, str]] = set()
     for preset in presets:
         for table in sorted(catalog.tables, key=lambda t: t.display):
-            if (table.schema, table.name) in claimed or not _fits(table, _queue_columns(preset)):
+            if (table.schema, table.name) in claimed or not _fits(table, _queue_columns(preset), preset):
                 continue
             completed = None
             if preset.completed_table:
@@ -135,11 +147,15 @@ def choose(db: Database, catalog: Catalog | None = None) -> tuple[Layout, str]:
         listed = "; ".join(f"{c.table.display} ({c.options})" for c in candidates[:8])
         raise UsageError(f"{len(candidates)} queue tables found: {listed}", "choose one with --layout and --table")
     (found,) = candidates
-    return found.layout, f"found {found.table.display}: layout {found.preset}"
+    return found.layout, found.sentence
 
 
 def check_layout(db: Database, layout: Layout, catalog: Catalog | None = None) -> Layout:
     """The layout, spelled as the catalog spells its tables and columns; a clear error if one is missing."""
+    if db.dialect.name not in layout.databases:
+        runs_on = " and ".join(layout.databases)
+        raise UsageError(f"layout {layout.name} is for {runs_on}, not {db.dialect.name}",
+                         f"{layout.library or 'its library'} keeps its tables in {runs_on} only")
     catalog = catalog or Catalog(db)
     defaults = default_schemas(db)
     schema = db.dialect.schema_for(layout.schema)
@@ -168,7 +184,7 @@ def check_layout(db: Database, layout: Layout, catalog: Catalog | None = None) -
 
 
 def _fitting_hint(table: Table) -> str:
-    fits = [name for name in PRESET_NAMES if _fits(table, _queue_columns(load_layout(name)))]
+    fits = [name for name in PRESET_NAMES if _fits(table, _queue_columns(layout := load_layout(name)), layout)]
     if fits:
         return f"this table fits layout {fits[-1]}: use --layout {fits[-1]}"
     return "no preset fits it: write a layout file (`queuetop detect` or `queuetop layouts --show NAME` prints one)"

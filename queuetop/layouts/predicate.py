@@ -8,7 +8,7 @@ operators come from a fixed list. So a layout file can describe any shape and st
 SQL of its own.
 
 Grammar: `expr := term (or term)*`, `term := factor (and factor)*`,
-`factor := not factor | ( expr ) | true | false | operand (is [not] null | op operand)`,
+`factor := not factor | ( expr ) | true | false | operand (is [not] null | [not] in ( value, ... ) | op operand)`,
 `operand := role | now [(+|-) $setting] | number | 'text' | $setting`, `op := = <> != < <= > >=`.
 """
 
@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from queuetop.core.errors import UsageError
 
 OPERATORS = ("<=", ">=", "<>", "!=", "=", "<", ">")
-_TOKEN = re.compile(r"\s*(?:(<=|>=|<>|!=|=|<|>|\(|\)|\+|-)|(\$[A-Za-z_][A-Za-z0-9_]*)|(\d+)|([A-Za-z_][A-Za-z0-9_]*)"
+_TOKEN = re.compile(r"\s*(?:(<=|>=|<>|!=|=|<|>|\(|\)|\+|-|,)|(\$[A-Za-z_][A-Za-z0-9_]*)|(\d+)|([A-Za-z_][A-Za-z0-9_]*)"
                     r"|('[A-Za-z0-9_ .-]{0,64}'))")
-KEYWORDS = {"and", "or", "not", "is", "null", "true", "false", "now"}
+KEYWORDS = {"and", "or", "not", "is", "null", "true", "false", "now", "in"}
+MAX_VALUES = 32  # values in one `in` list: a status column has a handful
 MAX_NESTING = 32  # parentheses and `not`s inside each other: far past any real state, far below Python's stack
 
 
@@ -53,13 +54,18 @@ class Text:
     value: str  # bound as a parameter, never pasted
 
 
-Operand = Role | Now | Number | Setting | Text
+@dataclass(frozen=True)
+class Values:
+    items: tuple[Text | Number, ...]  # after `in`: each rendered as a literal, as a lone Text or Number is
+
+
+Operand = Role | Now | Number | Setting | Text | Values
 
 
 @dataclass(frozen=True)
 class Compare:
     left: Operand
-    op: str  # one of OPERATORS, or "is null" / "is not null"
+    op: str  # one of OPERATORS, "is null" / "is not null", or "in" / "not in" (right: Values)
     right: Operand | None = None
 
 
@@ -89,7 +95,8 @@ def _tokens(text: str, where: str) -> list[str]:
         match = _TOKEN.match(text, pos)
         if not match or match.end() == pos:
             raise UsageError(f"{where}: cannot read {text[pos:].strip()[:20]!r} in {text!r}",
-                             "conditions use roles, now, numbers, $settings, and/or/not, is [not] null, = <> < <= > >=")
+                             "conditions use roles, now, numbers, 'texts', $settings, and/or/not, is [not] null, "
+                             "[not] in ('a', 'b'), = <> < <= > >=")
         out.append(next(group for group in match.groups() if group is not None))
         pos = match.end()
     return out
@@ -159,10 +166,35 @@ class _Parser:
                 self.take()
             self.take("null")
             return Compare(left, "is not null" if negated else "is null")
+        if self.peek() in ("in", "not"):
+            negated = self.peek() == "not"
+            if negated:
+                self.take()
+            self.take("in")
+            return Compare(left, "not in" if negated else "in", self.values())
         op = self.take()
         if op not in OPERATORS:
             raise self.fail(f"expected a comparison, found {op!r}")
         return Compare(left, "<>" if op == "!=" else op, self.operand())
+
+    def values(self) -> Values:
+        """( value, ... ): texts and numbers only, so a list is as closed as a lone value."""
+        self.take("(")
+        items: list[Text | Number] = []
+        while True:
+            token = self.take()
+            if token.startswith("'"):
+                items.append(Text(token[1:-1]))
+            elif token.isdigit():
+                items.append(Number(int(token)))
+            else:
+                raise self.fail(f"an in list holds 'texts' and numbers, not {token!r}")
+            if len(items) > MAX_VALUES:
+                raise self.fail(f"an in list holds at most {MAX_VALUES} values")
+            if self.take() == ")":
+                return Values(tuple(items))
+            if self.tokens[self.pos - 1] != ",":
+                raise self.fail(f"expected , or ) in an in list, found {self.tokens[self.pos - 1]!r}")
 
     def operand(self) -> Operand:
         token = self.take()

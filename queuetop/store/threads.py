@@ -162,8 +162,8 @@ def open_history(path: Path, target: Target, layout: Layout,
                  retention: Retention | None = None) -> tuple[HistoryWriter, HistoryStore]:  # fmt: skip
     """The dashboard's two ends of a history file: the writer thread (its own connection), and a reader on a
     connection of the calling thread's (the charts, the time cursor)."""
-    writer = HistoryWriter(path, target=target_identity(target), layout=layout_identity(layout), clock=layout.clock,
-                           retention=retention)  # fmt: skip
+    writer = HistoryWriter(path, target=target_identity(target), layout=layout_identity(layout),
+                           clock=layout.read_clock, retention=retention)  # fmt: skip
     try:
         reader = HistoryStore(path, create=False, retention=retention)
     except BaseException:

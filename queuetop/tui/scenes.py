@@ -224,7 +224,7 @@ class FixedActions:
 def read_workers_of_nothing(layout: Layout) -> WorkersView:
     """A shape's panel as its figures allow: no workers to show where it names no claimer."""
     return WorkersView(MOMENT, layout.name, layout.columns.get("claimed_by"), figures=figures_of(layout),
-                       reason=no_claimer(layout), clock=layout.clock)  # fmt: skip
+                       reason=no_claimer(layout), clock=layout.read_clock)  # fmt: skip
 
 
 WORKERS = WorkersView(MOMENT, NATIVE.name, "RetrievedBy", (
@@ -376,7 +376,8 @@ def shaped_snapshot_at(t: float, shape: Shape) -> Snapshot:
                           for name in names})  # fmt: skip
     return Snapshot(taken_at=MOMENT - timedelta(seconds=t), target=shape.target.display, dialect=shape.dialect,
                     poll_ms=6.1, window_s=60.0, types=(row,), totals=replace(row, job_type=TOTAL),
-                    layout=shape.layout.name, figures=figures, clock=shape.layout.clock, note=shape.note)  # fmt: skip
+                    layout=shape.layout.name, figures=figures, clock=shape.layout.read_clock,
+                    note=shape.note)  # fmt: skip
 
 
 def shaped_history(shape: Shape, seconds: int = HISTORY_S) -> Series:

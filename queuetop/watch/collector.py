@@ -50,7 +50,7 @@ from typing import Any
 from queuetop.core.history import EventWindow, LatencyWindow, drain_eta, rate_per_s
 from queuetop.db import Database, Timeout
 from queuetop.layouts import NATIVE, STATES, Layout
-from queuetop.layouts.sql import Statements
+from queuetop.layouts.sql import statements_on
 from queuetop.watch.recount import DEPTH_EXACT_UP_TO, Recounter
 from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 from queuetop.watch.watermarks import CompletionWatch, FinishedWatch, IdentityWatch, Reads, TimeWatch, seconds
@@ -90,7 +90,7 @@ class ShapeCollector:
         self.window_s = window_s
         self.settings = dict(settings or {})
         self.note = note
-        self.statements = Statements(db.dialect, layout)
+        self.statements = statements_on(db, layout)
         self._provides = dict(layout.provides)  # built once: a poll asks it for every type it shows
         self._guid_types = layout.type_of("type") == "guid"
         if self._guid_types:
@@ -132,7 +132,7 @@ class ShapeCollector:
     def use(self, db: Database) -> None:
         """Carry on over a new connection (after a reconnect); the watermarks stay valid."""
         self.db = db
-        self.statements = Statements(db.dialect, self.layout)
+        self.statements = statements_on(db, self.layout)
 
     @property
     def untyped_name(self) -> str:
@@ -257,7 +257,8 @@ class ShapeCollector:
         return Snapshot(
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,
             poll_ms=(time.perf_counter() - started) * 1000, window_s=self.window_s, types=types, totals=totals,
-            layout=layout.name, figures=dict(self._provides), clock=layout.clock, note=self.note,
+            layout=layout.name, figures=dict(self._provides), note=self.note,
+            clock=layout.read_clock,
             reads=self.db.dialect.reads,
         )  # fmt: skip
 

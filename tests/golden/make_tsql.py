@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from queuetop.db.dialects import MSSQLDialect
-from queuetop.layouts import NATIVE, PRESET_NAMES, STATES, Layout, load_layout, with_tables
+from queuetop.layouts import NATIVE, STATES, Layout, load_layout, preset_names, with_tables
 from queuetop.layouts.sql import Statement, Statements
 from queuetop.watch.collector import depth_tracked
 
+PRESET_NAMES = preset_names("mssql")  # a job library's preset for PostgreSQL alone has no T-SQL
 GOLDEN = Path(__file__).parent / "tsql"
 NOW = datetime(2026, 1, 1, 12, 0, 0)
 TOKEN = "AC351A46-49E4-4F0C-BF8C-F45255012150"
@@ -37,7 +38,8 @@ Entry = tuple[str, str, str, tuple[Any, ...]]  # (layout, operation, sql as sent
 
 # -- the native schema: the statements a connection and `init` send -----------------------------------------------
 # The dialect's own statements: the only SQL a dialect writes (every other statement is built in layouts.sql).
-DIALECT_STATEMENTS = ("session_setup", "server_now_sql", "catalog_sql", "read_snapshot_sql", "client_port_sql")
+DIALECT_STATEMENTS = ("session_setup", "server_now_sql", "catalog_sql", "read_snapshot_sql", "client_port_sql",
+                      "zoned_session_sql")  # fmt: skip
 
 
 def dialect_statement_methods(cls: type = MSSQLDialect) -> set[str]:
@@ -60,6 +62,8 @@ def native_statements(d: MSSQLDialect | None = None) -> list[Entry]:
         out.append(("native", f"init: create {obj.kind} {obj.name}", obj.create_sql, ()))
     out.append(("native", "configure_reads read-committed snapshot?", d.read_snapshot_sql() or "", ()))
     out.append(("native", "watchdog: client port", d.client_port_sql() or "", ()))
+    if d.zoned_session_sql() is not None:  # SQL Server sends datetimeoffset as it is: nothing to set
+        out.append(("native", "zoned clock: read in UTC", d.zoned_session_sql() or "", ()))
     return out
 
 

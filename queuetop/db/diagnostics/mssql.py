@@ -167,7 +167,7 @@ class MSSQLDiagnostics(Diagnostics):
 
     def retention_sql(self, schema: str | None, table: str, column: str, clock: str, days: int,
                       where: str | None) -> str:  # fmt: skip
-        now = "GETDATE()" if clock == "local" else "SYSUTCDATETIME()"
+        now = {"local": "GETDATE()", "zoned": "SYSDATETIMEOFFSET()"}.get(clock, "SYSUTCDATETIME()")
         extra = f" AND {where}" if where else ""
         return (f"DELETE TOP (5000) FROM {self.dialect.qualify(schema, table)} WHERE {self.dialect.quote(column)} < "
                 f"DATEADD(day, -{int(days)}, {now}){extra};")

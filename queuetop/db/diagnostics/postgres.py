@@ -125,7 +125,7 @@ class PostgresDiagnostics(Diagnostics):
     def retention_sql(self, schema: str | None, table: str, column: str, clock: str, days: int,
                       where: str | None) -> str:  # fmt: skip
         q, name = self.dialect.quote, self.dialect.qualify(schema, table)
-        now = "LOCALTIMESTAMP" if clock == "local" else NOW_UTC
+        now = {"local": "LOCALTIMESTAMP", "zoned": "now()"}.get(clock, NOW_UTC)
         extra = f" AND {where}" if where else ""
         return (f"DELETE FROM {name} WHERE ctid IN (SELECT ctid FROM {name} WHERE {q(column)} < "
                 f"{now} - INTERVAL '{int(days)} days'{extra} LIMIT 5000);")

@@ -48,8 +48,14 @@ class Dialect:
     SQL_TYPES: ClassVar[dict[str, str]] = {}  # the layouts' type vocabulary -> this database's type, where they differ
 
     def now_sql(self, clock: str) -> str:
-        """The database's own current time, local ("local", as GETDATE()) or UTC."""
+        """The database's own current time, local ("local", as GETDATE()), UTC, or as an instant ("zoned": to
+        compare with times that carry their zone)."""
         raise NotImplementedError
+
+    def zoned_session_sql(self) -> str | None:
+        """What makes a session read times that carry their zone in UTC, where the database converts them to the
+        session's zone (PostgreSQL's timestamptz); None where nothing needs to."""
+        return None
 
     def shifted_now_sql(self, clock: str) -> str:
         """The database's current time shifted by a `?` parameter made by `shift_param`."""

@@ -77,6 +77,8 @@ class MSSQLDialect(Dialect):
     }  # fmt: skip
 
     def now_sql(self, clock: str) -> str:
+        if clock == "zoned":  # datetimeoffset against datetimeoffset
+            return "SYSDATETIMEOFFSET()"
         return "GETDATE()" if clock == "local" else "SYSUTCDATETIME()"
 
     def shifted_now_sql(self, clock: str) -> str:

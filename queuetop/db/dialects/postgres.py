@@ -42,7 +42,12 @@ class PostgresDialect(Dialect):
         # writers see as GETDATE().
         # The statement's start (not clock_timestamp(), which is volatile): one value for the whole statement, and
         # stable, so a state's `available > now` can bound an index scan.
+        if clock == "zoned":  # timestamptz against timestamptz: an instant, whatever the session's zone
+            return "statement_timestamp()"
         return "LOCALTIMESTAMP" if clock == "local" else STATEMENT_NOW_UTC
+
+    def zoned_session_sql(self) -> str | None:
+        return "SET TIME ZONE 'UTC'"
 
     def second_sql(self, expr: str) -> str:
         return f"date_trunc('second', {expr})"

@@ -13,6 +13,8 @@ layout and dialect.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from queuetop.layouts.sql.act import ActSQL
 from queuetop.layouts.sql.base import NO_COUNT, TAG, Bind, Statement
 from queuetop.layouts.sql.counts import CountSQL
@@ -21,8 +23,18 @@ from queuetop.layouts.sql.init import InitSQL, SchemaObject
 from queuetop.layouts.sql.lease import LeaseSQL
 from queuetop.layouts.sql.rows import RowSQL
 
-__all__ = ["NO_COUNT", "TAG", "Bind", "SchemaObject", "Statement", "Statements"]
+if TYPE_CHECKING:
+    from queuetop.db import Database
+    from queuetop.layouts import Layout
+
+__all__ = ["NO_COUNT", "TAG", "Bind", "SchemaObject", "Statement", "Statements", "statements_on"]
 
 
 class Statements(CountSQL, FlowSQL, RowSQL, ActSQL, LeaseSQL, InitSQL):
     """The statements of one layout in one dialect. Settings ($max_attempts, $lost_after) are bound at run time."""
+
+
+def statements_on(db: Database, layout: Layout) -> Statements:
+    """The layout's statements for reading on `db`, whose session then reads the layout's times in its clock."""
+    db.use_clock(layout.clock)
+    return Statements(db.dialect, layout)

@@ -19,6 +19,7 @@ from queuetop.layouts.predicate import (
     Role,
     Setting,
     Text,
+    Values,
 )
 
 if TYPE_CHECKING:
@@ -93,6 +94,10 @@ class StatementsBase:
         assert isinstance(node, Compare)
         if node.right is None:
             return f"{self._operand(node.left, None, binds, fixed_now)} {node.op.upper()}"
+        if isinstance(node.right, Values):
+            left_type = self.layout.type_of(node.left.name) if isinstance(node.left, Role) else None
+            listed = ", ".join(self._operand(item, left_type, binds) for item in node.right.items)
+            return f"{self._operand(node.left, None, binds, fixed_now)} {node.op.upper()} ({listed})"
         left_type = self.layout.type_of(node.left.name) if isinstance(node.left, Role) else None
         right_type = self.layout.type_of(node.right.name) if isinstance(node.right, Role) else None
         left = self._operand(node.left, right_type, binds, fixed_now)

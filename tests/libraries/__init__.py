@@ -1,0 +1,64 @@
+"""The job libraries, tested with the real thing: each library is installed pinned in a virtual environment of
+its own (`.venv-libraries/NAME`, made by `scripts/setup.sh --test` from `NAME/requirements.txt`), and a small
+application of it (`NAME/app.py`) makes its schema, enqueues through its API and runs its own workers. The tests
+then compare what queuetop shows with the library's tables and the library's own counts."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+class LibraryApp:
+    """One library's application, in a schema of its own on the test PostgreSQL server."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.python = ROOT / ".venv-libraries" / name / "bin" / "python"
+        if not self.python.exists():  # a failure, never a skip: the README's test command installs it
+            raise AssertionError(f"{self.python} is missing: run `bash scripts/setup.sh --test`")
+        self.schema = f"lib_{name[:12]}_{uuid.uuid4().hex[:10]}"
+
+    def run(self, *args: str, timeout: float = 60) -> str:
+        done = subprocess.run([str(self.python), str(HERE / self.name / "app.py"), self.schema, *args],
+                              capture_output=True, text=True, timeout=timeout)  # fmt: skip
+        if done.returncode != 0:
+            raise AssertionError(f"{self.name} app {' '.join(args)} failed: {done.stderr[-2000:]}")
+        return done.stdout
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.run(*args))
+
+    @contextmanager
+    def worker(self, *args: str) -> Iterator[subprocess.Popen]:
+        """The library's own worker, running until the block ends (or a test kills it with SIGKILL)."""
+        process = subprocess.Popen([str(self.python), str(HERE / self.name / "app.py"), self.schema, "worker", *args],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGKILL)
+            process.wait(10)
+
+
+def wait_for(condition: Callable[[], Any], what: str, timeout_s: float = 30.0) -> Any:
+    """Poll `condition` until it is truthy; its value. Fails naming `what` past the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)

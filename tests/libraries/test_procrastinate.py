@@ -1,0 +1,149 @@
+"""procrastinate (3.10), the real library on the test PostgreSQL server: its own schema, jobs deferred through its
+API, its own worker. queuetop finds its table without being told, and what it shows per task equals the table read
+directly and procrastinate's own count (`JobManager.list_tasks`); a burst that arrives and finishes between two polls
+is counted whole; every write is refused before any SQL is sent, the table unchanged."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from queuetop.db import Database, parse_target
+from queuetop.layouts.detect import detect
+from queuetop.watch.collector import ShapeCollector
+from queuetop.watch.snapshot import Snapshot
+from tests.conftest import PG_TARGET
+from tests.libraries import LibraryApp, wait_for
+from tests.seedshapes import PG_TZ, PG_TZ_TARGET
+
+pytestmark = pytest.mark.postgres
+
+MIX = ("fast=5", "hold=2", "flaky=2", "doomed=1", "later=3", "orphan=2")
+
+
+@pytest.fixture
+def procrastinate() -> Iterator[LibraryApp]:
+    app = LibraryApp("procrastinate")
+    with Database.open(parse_target(PG_TARGET)) as db:
+        db.execute(f"CREATE SCHEMA {app.schema}")
+    try:
+        app.run("schema")
+        yield app
+    finally:
+        with Database.open(parse_target(PG_TARGET)) as db:
+            db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
+
+
+def table_truth(db: Database, schema: str) -> dict[str, tuple[int, int, int, int]]:
+    """Per task, from procrastinate_jobs as procrastinate's schema.sql defines its states: (waiting and due,
+    scheduled ahead, doing, failed)."""
+    rows = db.fetchall(
+        "SELECT task_name, count(*) FILTER (WHERE status = 'todo' AND (scheduled_at IS NULL OR scheduled_at <= now())),"
+        " count(*) FILTER (WHERE status = 'todo' AND scheduled_at > now()), count(*) FILTER (WHERE status = 'doing'),"
+        f" count(*) FILTER (WHERE status = 'failed') FROM {schema}.procrastinate_jobs GROUP BY task_name")
+    return {name: tuple(int(n) for n in counts) for name, *counts in rows}  # type: ignore[misc]
+
+
+def shown(snapshot: Snapshot) -> dict[str, tuple[int | None, ...]]:
+    assert snapshot.error is None, snapshot.error
+    return {t.job_type: (t.depth, t.scheduled, t.claimed, t.dead) for t in snapshot.types}
+
+
+def settled(app: LibraryApp) -> bool:
+    """The worker has taken every job it will: fast done, hold in flight, doomed failed, flaky waiting to retry."""
+    counts = {row["name"]: row for row in app.json("counts")}
+    return (counts["fast"]["succeeded"] == 5 and counts["hold"]["doing"] == 2 and counts["doomed"]["failed"] == 1
+            and counts["flaky"]["todo"] == 2 and counts["flaky"]["doing"] == 0)
+
+
+def collector_for(db: Database, app: LibraryApp) -> ShapeCollector:
+    """The layout detection picks for this schema's table (other tests' schemas hold theirs too)."""
+    (found,) = [c for c in detect(db) if c.table.schema == app.schema]
+    assert found.preset == "procrastinate"
+    return ShapeCollector(db, found.layout)
+
+
+def test_queuetop_finds_procrastinate_and_shows_what_its_tables_and_its_own_count_say(
+        procrastinate: LibraryApp) -> None:  # fmt: skip
+    procrastinate.run("defer", *MIX)
+    with procrastinate.worker():
+        wait_for(lambda: settled(procrastinate), "procrastinate's worker to take the mix")
+        with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+            figures = shown(collector_for(db, procrastinate).poll())
+            truth = table_truth(db, procrastinate.schema)
+        library = {row["name"]: row for row in procrastinate.json("counts")}
+    assert figures == truth
+    assert figures == {"fast": (0, 3, 0, 0), "hold": (0, 0, 2, 0), "flaky": (0, 2, 0, 0), "doomed": (0, 0, 0, 1),
+                       "orphan": (2, 0, 0, 0)}  # fmt: skip
+    for task, (depth, scheduled, claimed, dead) in figures.items():
+        assert (depth + scheduled, claimed, dead) == (library[task]["todo"], library[task]["doing"],
+                                                      library[task]["failed"]), task  # fmt: skip
+
+
+def test_a_burst_that_arrives_and_finishes_between_two_polls_is_counted_whole(procrastinate: LibraryApp) -> None:
+    with procrastinate.worker(), Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        collector = collector_for(db, procrastinate)
+        collector.poll()
+        procrastinate.run("defer", "fast=300")
+        wait_for(lambda: {r["name"]: r for r in procrastinate.json("counts")}["fast"]["succeeded"] == 300,
+                 "the worker to finish the burst")  # fmt: skip
+        fast = {t.job_type: t for t in collector.poll().types}["fast"]
+    assert (fast.arrivals_total, fast.completions_total, fast.depth) == (300, 300, 0)
+
+
+def test_the_oldest_age_and_stalled_claims_are_unknown_not_zero(procrastinate: LibraryApp) -> None:
+    procrastinate.run("defer", "orphan=1")
+    with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        snapshot = collector_for(db, procrastinate).poll()
+    (orphan,) = snapshot.types
+    assert (orphan.depth, orphan.oldest_age_s, orphan.timed_out) == (1, None, None)
+    assert not snapshot.figures["oldest_age_s"] and not snapshot.figures["timed_out"]
+
+
+def test_a_session_in_another_time_zone_shows_the_same_figures_at_the_same_utc_time(
+        procrastinate: LibraryApp) -> None:  # fmt: skip
+    procrastinate.run("defer", "later=2", "orphan=1")
+    with Database.open(parse_target(PG_TZ_TARGET), purpose="monitor") as db:
+        assert db.fetchone("SHOW TimeZone")[0] == PG_TZ  # psqlODBC ran the ConnSettings
+        snapshot = collector_for(db, procrastinate).poll()
+    assert shown(snapshot) == {"fast": (0, 2, 0, 0), "orphan": (1, 0, 0, 0)}
+    assert snapshot.clock == "utc"  # timestamptz read in UTC: a "Z" time in --json is one
+    assert abs((snapshot.taken_at - datetime.now(UTC).replace(tzinfo=None)).total_seconds()) < 60
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": ""}
+    return subprocess.run([sys.executable, "-m", "queuetop", *args, "--db", PG_TARGET], capture_output=True,
+                          text=True, env=env, timeout=60)  # fmt: skip
+
+
+@pytest.mark.parametrize(("command", "section"), [
+    (("enqueue", "--type", "fast", "-n", "1"), "[enqueue]"),
+    (("release",), "[release]"),
+    (("dead", "retry", "--yes"), "[dead_retry]"),
+    (("dead", "delete", "--yes"), "[dead_retry]"),
+])  # fmt: skip
+def test_every_write_is_refused_naming_the_section_and_the_table_is_unchanged(
+        procrastinate: LibraryApp, command: tuple[str, ...], section: str) -> None:  # fmt: skip
+    procrastinate.run("defer", "orphan=2", "later=1")
+    query = f"SELECT id, status, attempts, scheduled_at FROM {procrastinate.schema}.procrastinate_jobs ORDER BY id"
+    with Database.open(parse_target(PG_TARGET)) as db:
+        before = db.fetchall(query)
+    done = cli(*command, "--table", f"{procrastinate.schema}.procrastinate_jobs")
+    assert done.returncode == 2, done.stderr
+    error = done.stderr.splitlines()[-1]
+    assert error.startswith("queuetop: error: layout procrastinate") and f"declares no {section} section" in error
+    with Database.open(parse_target(PG_TARGET)) as db:
+        assert db.fetchall(query) == before
+
+
+def test_the_sentence_names_the_library_and_its_table(procrastinate: LibraryApp) -> None:
+    with Database.open(parse_target(PG_TARGET)) as db:
+        (found,) = [c for c in detect(db) if c.table.schema == procrastinate.schema]
+        assert found.sentence == f"found procrastinate 3.x ({procrastinate.schema}.procrastinate_jobs): layout " \
+                                 "procrastinate"  # fmt: skip
