@@ -65,6 +65,17 @@ for requirements in tests/libraries/*/requirements.txt; do
   venv=$lib_venv pip_quietly install --no-deps -r "$requirements"
   touch "$lib_stamp"
 done
+# ... and the Node ones (graphile-worker) from their lock files, with the machine's Node.js
+for lock in tests/libraries/*/package-lock.json; do
+  dir=$(dirname "$lock")
+  lib_stamp="$dir/node_modules/.installed-$(sha1sum <"$lock" | cut -c1-12)"
+  [ -f "$lib_stamp" ] && continue
+  command -v npm >/dev/null || apt_install nodejs npm
+  say "installing $(basename "$dir") ($dir) with npm ci"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >>"$OLDPWD/$pip_log" 2>&1) || {
+    say "npm ci failed in $dir; its output ($pip_log):"; cat "$pip_log" >&2; exit 1; }
+  touch "$lib_stamp"
+done
 
 # The PostgreSQL and SQL Server tests go through pyodbc: unixODBC and the psqlODBC driver; the MariaDB driver
 # lets a test check that an unsupported database is refused clearly.

@@ -89,8 +89,9 @@ def _completed_columns(layout: Layout) -> dict[str, str]:
 def _fits(table: Table, columns: dict[str, str], layout: Layout | None = None) -> bool:
     """The table holds every column; a job library's table must also bear the library's own name (its columns
     alone, `status`, `attempts`, say too little)."""
-    if layout is not None and layout.library and table.name.lower() != layout.queue_table.lower():
-        return False
+    if layout is not None and layout.library:  # its documented view (graphile_worker.jobs) is as good as a table
+        return table.name.lower() == layout.queue_table.lower() and all(
+            col.lower() in table.columns for col in columns.values())  # fmt: skip
     return not table.is_view and all(col.lower() in table.columns for col in columns.values())
 
 

@@ -53,7 +53,17 @@ from queuetop.layouts import NATIVE, STATES, Layout
 from queuetop.layouts.sql import statements_on
 from queuetop.watch.recount import DEPTH_EXACT_UP_TO, Recounter
 from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
-from queuetop.watch.watermarks import CompletionWatch, FinishedWatch, IdentityWatch, Reads, TimeWatch, seconds
+from queuetop.watch.watermarks import (
+    CompletionWatch,
+    FinishedWatch,
+    IdentityWatch,
+    LiveRowsWatch,
+    Reads,
+    TimeWatch,
+    VanishedWatch,
+    seconds,
+    sequence_value,
+)
 
 WINDOW_S = 60.0
 SHORT_WINDOW_S = 10.0
@@ -99,6 +109,8 @@ class ShapeCollector:
         self._all_latency = LatencyWindow(window_s)  # every shown type's samples together, for the totals
         self._observed: dict[str, float] = {}  # per event kind: since when it has been watched
         self._identities = IdentityWatch()
+        self._vanished = VanishedWatch() if layout.sequence else None
+        self._unseen = _History(window_s)  # jobs that came and went unseen (`_vanished`): in the totals only
         self._arrivals_by_time = TimeWatch(window_s)
         self._completions = CompletionWatch(window_s)
         self._finished = FinishedWatch() if layout.done is not None else None  # no times: rows done past a base
@@ -107,10 +119,9 @@ class ShapeCollector:
         self._low_id: int | None = None  # the lowest id still in a state at the last poll (ranged layouts)
         self._lows: deque[tuple[float, int]] = deque()  # (poll time, its low id): what completions may read from
         self._next_full_at = 0.0  # monotonic seconds: the next poll reading the whole table
-        self._last_depth: dict[str, int] | None = None
+        self._live_rows = LiveRowsWatch() if layout.deletes_finished else None
         self._clock: tuple[datetime, float] | None = None  # the last poll's server time, and time.monotonic() then
         self._done_low: int | None = None  # the low id this poll's completion counts read from (ranged layouts)
-        self._arrived_since_last: dict[str, int] = {}
         # Tracked depth (`tracks_depth`): per type, the jobs in any state. They change only by arrivals and
         # completions, which the poll reads anyway, so the pending ones are that less the other states (few, and
         # counted), and only DEPTH_EXACT_UP_TO of them need be read to tell a shallow type's depth exactly.
@@ -214,6 +225,10 @@ class ShapeCollector:
                 self._identities.take(events["arrived"], now, decode, self._type, self._arrived)
             else:
                 self._read_arrivals_by_id(now, first)
+            if self._vanished is not None and not first:
+                gone = self._vanished.take(sequence_value(reads.fetch(self.db, self.statements.sequence_value())[0]))
+                self._unseen.arrivals.add(seconds(now), gone)
+                self._unseen.completions.add(seconds(now), gone)
         elif layout.arrivals == "created":
             if "arrived" in events:
                 self._arrivals_by_time.take(events["arrived"], now, decode, self._type, self._arrived)
@@ -250,9 +265,8 @@ class ShapeCollector:
             self._lows.append((seconds(now), self._low_id))
             if first and self._finished is not None:  # the statement counted from this same low id
                 self._finished.start(finished_from_low, self._low_id, self._type)
-        depth = {t: c for t, (c, _) in counts["pending"].items()}
-        if layout.throughput_from_depth:
-            self._completions_from_depth(now, depth)
+        if self._live_rows is not None:
+            self._take_live_rows(now, counts)
         types, totals = self._build(now, counts)
         return Snapshot(
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,
@@ -440,7 +454,10 @@ class ShapeCollector:
 
     def _arrived(self, job_type: str, at: float, jobs: int, _dead: int = 0) -> None:
         self._history_of(job_type).arrivals.add(at, jobs)
-        self._arrived_since_last[job_type] = self._arrived_since_last.get(job_type, 0) + jobs
+        if self._live_rows is not None:
+            self._live_rows.saw(job_type, jobs)
+        if self._vanished is not None:
+            self._vanished.saw(jobs)
         self._track(job_type, jobs)
 
     def _completed(self, job_type: str, at: float, jobs: int, dead: int) -> None:
@@ -465,7 +482,12 @@ class ShapeCollector:
         if not first:
             self._identities.read(db, self.statements, now, reads, self._type, self._arrived)
             return
-        self._identities.begin(int(reads.fetch(db, self.statements.max_id())[0][0] or 0))
+        if self._vanished is not None:  # the ids past the sequence's value are new, whether seen as rows or not
+            last_value = sequence_value(reads.fetch(db, self.statements.sequence_value())[0])
+            self._vanished.begin(last_value)
+            self._identities.begin(last_value)
+        else:
+            self._identities.begin(int(reads.fetch(db, self.statements.max_id())[0][0] or 0))
         self._observed["arrivals"] = seconds(now)
         if self.layout.has("created"):  # look back one window, so a one-shot `stats` has a rate
             since = now - timedelta(seconds=self.window_s)
@@ -484,26 +506,24 @@ class ShapeCollector:
         rows = self.reads.fetch(self.db, self.statements.arrival_counts_since(watch.since(now), None))
         watch.take(rows, now, self.db.dialect.decode_time, self._type, self._arrived)
 
-    def _completions_from_depth(self, now: datetime, depth: dict[str, int]) -> None:
-        """No times: what left the queue between two polls is what arrived minus what the depth grew by."""
-        t = seconds(now)
-        if self._last_depth is not None:
-            for job_type in set(depth) | set(self._last_depth) | set(self._arrived_since_last):
-                done = (self._arrived_since_last.get(job_type, 0) + self._last_depth.get(job_type, 0)
-                        - depth.get(job_type, 0))  # fmt: skip
-                history = self._history_of(job_type)
-                for _ in range(max(0, done)):
-                    history.completions.add(t)
-        else:
-            self._observed["completions"] = t
-        self._last_depth = dict(depth)
-        self._arrived_since_last = {}
+    def _take_live_rows(self, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]]) -> None:
+        assert self._live_rows is not None
+        live: dict[str, int] = {}
+        for name, by_type in counts.items():
+            if self.layout.states[name].table == "queue":
+                for job_type, (count, _) in by_type.items():
+                    live[job_type] = live.get(job_type, 0) + count
+        done = self._live_rows.take(live)
+        if done is None:
+            self._observed["completions"] = seconds(now)
+        for job_type, jobs in (done or {}).items():
+            self._history_of(job_type).completions.add(seconds(now), jobs)
 
     # -- figures -----------------------------------------------------------------------------------------
     def _build(self, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]]
                ) -> tuple[tuple[TypeStats, ...], TypeStats]:  # fmt: skip
         t = seconds(now)
-        for history in self._history.values():
+        for history in (*self._history.values(), self._unseen):
             history.arrivals.prune(t)
             history.completions.prune(t)
             history.latency.prune(t)
@@ -520,8 +540,9 @@ class ShapeCollector:
         self._shown = names
         rows = [self._stats(jt, now, counts, [self._history[jt]] if jt in self._history else [])
                 for jt in sorted(names)]
+        unseen = [self._unseen] if self._vanished is not None and not self.only_types else []
         totals = self._stats(TOTAL, now, {s: {TOTAL: _sum(c, names)} for s, c in counts.items()},
-                             [self._history[jt] for jt in names if jt in self._history])  # fmt: skip
+                             [self._history[jt] for jt in names if jt in self._history] + unseen)  # fmt: skip
         return tuple(rows), totals
 
     def _stats(self, job_type: str, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]],
@@ -567,7 +588,7 @@ def depth_tracked(layout: Layout) -> bool:
     pending = layout.states.get("pending")
     return (pending is not None and pending.table == "queue"
             and (layout.completions is not None or layout.done is not None)
-            and layout.arrivals in ("identity", "created") and not layout.throughput_from_depth)
+            and layout.arrivals in ("identity", "created") and not layout.deletes_finished)
 
 
 def _sum(counts: dict[str, tuple[int, datetime | None]], names: set[str]) -> tuple[int, datetime | None]:

@@ -281,3 +281,61 @@ class FinishedWatch:
 
 def _span(start: datetime | None, end: datetime | None) -> float | None:
     return None if start is None or end is None else (end - start).total_seconds()
+
+
+class LiveRowsWatch:
+    """Completions where finished rows are deleted and no time is kept (a layout's `deletes_finished`): per job
+    type, what arrived between two polls less what the rows in every state grew by (a job taken is still a row,
+    in a state of its own)."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, int] | None = None  # per type, the rows in every state at the last poll
+        self.arrived: dict[str, int] = {}  # per type, the arrivals seen since
+
+    def saw(self, job_type: str, jobs: int) -> None:
+        self.arrived[job_type] = self.arrived.get(job_type, 0) + jobs
+
+    def take(self, live: dict[str, int]) -> dict[str, int] | None:
+        """This poll's rows per type; per type, what finished since the last poll (None at the first)."""
+        done = None
+        if self.last is not None:
+            done = {job_type: n for job_type in set(live) | set(self.last) | set(self.arrived)
+                    if (n := self.arrived.get(job_type, 0) + self.last.get(job_type, 0) - live.get(job_type, 0)) > 0}
+        self.last, self.arrived = dict(live), {}
+        return done
+
+
+class VanishedWatch:
+    """Jobs that came and went between two polls where finished rows are deleted (graphile-worker): the ids the
+    identity's sequence handed out, less the arrivals seen as rows. Their job type went with their row, so they
+    count in the totals only, as arrivals and as completions alike. The sequence is read one poll behind: ids
+    handed out by the last poll have had a poll's time to commit and be seen. An insert whose transaction
+    outlasts that is counted as gone, then seen: the count never falls (`counted`), so the next jobs gone unseen
+    pay it back, and the total is right again. An id used by an insert that rolled back counts as a job that came
+    and went: the sequence cannot tell them apart."""
+
+    def __init__(self) -> None:
+        self.start: int | None = None  # the sequence when watching began
+        self.previous = 0  # the sequence at the last poll
+        self.seen = 0  # arrivals seen as rows since the start (the identity watch counts from `start` too)
+        self.counted = 0  # jobs counted as gone unseen, so far
+
+    def begin(self, last_value: int) -> None:
+        self.start = self.previous = last_value
+
+    def saw(self, jobs: int) -> None:
+        self.seen += jobs
+
+    def take(self, last_value: int) -> int:
+        """This poll's sequence value; how many jobs are newly known to have come and gone unseen."""
+        assert self.start is not None, "begin first"
+        unseen = self.previous - self.start - self.seen
+        self.previous = last_value
+        fresh = max(0, unseen - self.counted)
+        self.counted += fresh
+        return fresh
+
+
+def sequence_value(row: Sequence[Any]) -> int:
+    """The last id an identity handed out, from `sequence_value`'s row (NULL before the first: ids start at 1)."""
+    return int(row[0] or 0)

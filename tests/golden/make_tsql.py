@@ -39,7 +39,8 @@ Entry = tuple[str, str, str, tuple[Any, ...]]  # (layout, operation, sql as sent
 # -- the native schema: the statements a connection and `init` send -----------------------------------------------
 # The dialect's own statements: the only SQL a dialect writes (every other statement is built in layouts.sql).
 DIALECT_STATEMENTS = ("session_setup", "server_now_sql", "catalog_sql", "read_snapshot_sql", "client_port_sql",
-                      "zoned_session_sql")  # fmt: skip
+                      "zoned_session_sql", "sequence_sql")  # fmt: skip
+# (sequence_sql: PostgreSQL's, for graphile-worker; SQL Server's raises: no preset reads an identity's sequence there)
 
 
 def dialect_statement_methods(cls: type = MSSQLDialect) -> set[str]:

@@ -1,7 +1,8 @@
-"""The job libraries, tested with the real thing: each library is installed pinned in a virtual environment of
-its own (`.venv-libraries/NAME`, made by `scripts/setup.sh --test` from `NAME/requirements.txt`), and a small
-application of it (`NAME/app.py`) makes its schema, enqueues through its API and runs its own workers. The tests
-then compare what queuetop shows with the library's tables and the library's own counts."""
+"""The job libraries, tested with the real thing: each library is installed pinned where it lives — a Python one
+in a virtual environment of its own (`.venv-libraries/NAME`, from `NAME/requirements.txt`), a Node one in
+`NAME/node_modules` (`npm ci` from `NAME/package-lock.json`), both by `scripts/setup.sh --test` — and a small
+application of it (`NAME/app.py` or `NAME/app.js`) makes its schema, enqueues through its API and runs its own
+workers. The tests then compare what queuetop shows with the library's tables and the library's own counts."""
 
 from __future__ import annotations
 
@@ -24,14 +25,19 @@ class LibraryApp:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.python = ROOT / ".venv-libraries" / name / "bin" / "python"
-        if not self.python.exists():  # a failure, never a skip: the README's test command installs it
-            raise AssertionError(f"{self.python} is missing: run `bash scripts/setup.sh --test`")
+        if (HERE / name / "package.json").exists():
+            self.command = ["node", str(HERE / name / "app.js")]
+            installed = HERE / name / "node_modules"
+        else:
+            installed = ROOT / ".venv-libraries" / name / "bin" / "python"
+            self.command = [str(installed), str(HERE / name / "app.py")]
+        if not installed.exists():  # a failure, never a skip: the README's test command installs it
+            raise AssertionError(f"{installed} is missing: run `bash scripts/setup.sh --test`")
         self.schema = f"lib_{name[:12]}_{uuid.uuid4().hex[:10]}"
 
     def run(self, *args: str, timeout: float = 60) -> str:
-        done = subprocess.run([str(self.python), str(HERE / self.name / "app.py"), self.schema, *args],
-                              capture_output=True, text=True, timeout=timeout)  # fmt: skip
+        done = subprocess.run([*self.command, self.schema, *args], capture_output=True, text=True,
+                              timeout=timeout)  # fmt: skip
         if done.returncode != 0:
             raise AssertionError(f"{self.name} app {' '.join(args)} failed: {done.stderr[-2000:]}")
         return done.stdout
@@ -42,8 +48,8 @@ class LibraryApp:
     @contextmanager
     def worker(self, *args: str) -> Iterator[subprocess.Popen]:
         """The library's own worker, running until the block ends (or a test kills it with SIGKILL)."""
-        process = subprocess.Popen([str(self.python), str(HERE / self.name / "app.py"), self.schema, "worker", *args],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        process = subprocess.Popen([*self.command, self.schema, "worker", *args], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)  # fmt: skip
         try:
             yield process
         finally:

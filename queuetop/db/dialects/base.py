@@ -52,6 +52,11 @@ class Dialect:
         compare with times that carry their zone)."""
         raise NotImplementedError
 
+    def sequence_sql(self) -> str:
+        """The last value the identity of a table's column (two `?`: the table, quoted and qualified, and the
+        column) handed out; NULL before the first."""
+        raise NotImplementedError(f"{self.name}: queuetop reads no identity's sequence here")
+
     def zoned_session_sql(self) -> str | None:
         """What makes a session read times that carry their zone in UTC, where the database converts them to the
         session's zone (PostgreSQL's timestamptz); None where nothing needs to."""

@@ -46,6 +46,11 @@ class PostgresDialect(Dialect):
             return "statement_timestamp()"
         return "LOCALTIMESTAMP" if clock == "local" else STATEMENT_NOW_UTC
 
+    def sequence_sql(self) -> str:
+        # Names as parameters: pg_get_serial_sequence finds the sequence whatever it is called (graphile-worker's
+        # is still jobs_id_seq1 from before its table was renamed).
+        return "SELECT pg_sequence_last_value(CAST(pg_get_serial_sequence(?, ?) AS regclass))"
+
     def zoned_session_sql(self) -> str | None:
         return "SET TIME ZONE 'UTC'"
 

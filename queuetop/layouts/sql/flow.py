@@ -18,6 +18,15 @@ class FlowSQL(StatementsBase):
         """The database's current time in the layout's clock."""
         return self._bound("clock", lambda b: f"SELECT {self.now()}", None)
 
+    def sequence_value(self) -> Statement:
+        """The last id the identity behind the layout's ids handed out (`[tables] sequence`), NULL before the
+        first: one row, one column."""
+        sequence = self.layout.sequence
+        assert sequence is not None, "a layout with [tables] sequence"
+        table, column = sequence
+        return self._bound("sequence", lambda binds: self.dialect.sequence_sql(), None,
+                           (self.dialect.qualify(self.layout.schema, table), column))  # fmt: skip
+
     def max_id(self) -> Statement:
         """The highest id of the tables a job may be in (`identity_tables`), one row, one column."""
         def build(binds: list) -> str:

@@ -1,0 +1,313 @@
+"""A layout as data: the roles a column can play, the states, the claim forms and failures, the actions a layout
+may declare, and the frozen `Layout` with its checks (identifiers validated here, once). Reading it from a
+preset or a file is `files.py`'s job."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from queuetop.core.errors import UsageError
+from queuetop.layouts.predicate import KEYWORDS, Node
+
+QUEUE_ROLES = (
+    "id", "type", "info", "priority", "created", "available", "created_by",
+    "claimed_at", "claimed_by", "token", "timeout", "attempts", "finished",
+)  # fmt: skip
+COMPLETED_ROLES = (
+    "c_id", "c_type", "c_info", "c_created", "c_claimed_at", "c_completed", "c_claimed_by", "c_attempts",
+    "c_outcome",
+)  # fmt: skip
+STATES = ("pending", "scheduled", "claimed", "timed_out", "dead", "lost")
+# How a seed's own dequeue takes rows (`[claim] forms`), each rendered per dialect by layouts/sql/:
+CLAIM_FORMS = {
+    "update_top": "UPDATE TOP (1) ... WITH (READPAST) ... OUTPUT: one statement takes one row",
+    "cte": "WITH cte AS (SELECT TOP (1) ... WITH (READPAST)) UPDATE cte ... OUTPUT: one statement, one row",
+    "select_update": "a transaction: SELECT TOP (1) ... WITH (UPDLOCK, READPAST), then UPDATE that row",
+    "unlocked": "the same transaction without lock hints (seed 002's 'Discovering the Problem'): it hands one row "
+                "to two workers, and the verdict must catch it",
+    "batch_mark": "UPDATE of up to --batch rows stamping a fresh GUID (READPAST), then SELECT by that GUID",
+    "move": "a transaction: SELECT TOP (1) ... WITH (ROWLOCK, XLOCK), DELETE it; then INSERT it into the completed "
+            "table",
+    "batch": "WITH c AS (SELECT TOP (@n) ... WITH (ROWLOCK, READPAST, UPDLOCK) ORDER BY ...) UPDATE c ... OUTPUT: up "
+             "to --batch rows in one statement, one index seek per job type (PostgreSQL: FOR UPDATE SKIP LOCKED)",
+}
+# What a claim writes into a role: the database's clock, the clock plus the lease, the worker, the claim's fresh
+# token, the attempt count plus one, or a constant.
+CLAIM_VALUES = ("now", "now + $lease", "$worker", "$token", "attempts + 1")
+FAILURES = {
+    "timeout": "a failed attempt is left unfinished: the claim times out and is taken again, dead after "
+               "$max_attempts",
+    "lost": "a failed request is never completed: it shows as lost, and `release` moves it back",
+    "retry": "a failed attempt is given back, available again after a delay; one that had $max_attempts moves to "
+             "the completed table as dead (and so does a timed-out claim that `release` finds out of attempts)",
+}
+FIGURES = ("depth", "oldest_age_s", "scheduled", "claimed", "timed_out", "dead", "lost", "arrivals",
+           "completions", "wait", "processing")  # fmt: skip
+SETTINGS = {"max_attempts": 3, "lost_after": 60}  # $settings a condition may use, with their defaults
+# Every write queuetop can make, and the section of a layout that declares it. A layout that does not declare an
+# action is refused it before any SQL is sent: a hand-written layout for a library's table must never get a row
+# queuetop made up. native.toml (the schema `queuetop init` makes) declares them all.
+ACTIONS = {  # action: (its section, what queuetop would not know how to do without it)
+    "enqueue": ("[enqueue]", "write a job into its table"),
+    "release": ("[release]", "release its claims"),
+    "dead retry": ("[dead_retry]", "put its dead jobs back to pending"),
+    "dead delete": ("[dead_retry]", "delete its dead jobs"),  # or dead_actions = true: deleted, never retried
+    "make available": ("[make_available]", "make its scheduled jobs available now"),
+    "load": ("[claim]", "take jobs from it as its workers do"),
+}
+# How a layout's times read: "utc" (times without a zone, in UTC: native), "local" (without a zone, in the server's
+# local time: the seeds' GETDATE()), "zoned" (times that carry their zone, PostgreSQL's timestamptz: the job
+# libraries'; compared with the database's now as instants, read in UTC).
+CLOCKS = ("utc", "local", "zoned")
+DATABASES = ("mssql", "postgresql", "sqlite")  # the dialects' names
+ENQUEUE_KEYS = ("stamped", "defaults")  # [enqueue] keys that name no role: stamped roles, the form's defaults
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_TYPE = re.compile(r"^(bigint|int|smallint|tinyint|bit|guid|datetime2?|text|xml|n?varchar\((\d{1,4}|max)\))$")
+PRESET_NAMES = ("native", "queuesample", "requests", "work_queue", "processed", "job_queue", "procrastinate",
+                "graphile_worker")
+
+
+def check_identifier(name: str, what: str) -> str:
+    """Accept only plain identifiers, so a configured name can never carry SQL."""
+    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+        raise UsageError(
+            f"invalid identifier for {what}: {name!r}",
+            "use letters, digits and underscores, starting with a letter or underscore",
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class State:
+    """The rows of one table that are in one state."""
+
+    table: str  # "queue" | "completed"
+    condition: Node
+    text: str
+
+
+@dataclass(frozen=True)
+class Completions:
+    """How a finished job shows: the role stamping its completion, and the pairs of roles whose difference is its
+    wait (enqueued → taken) and its processing time (taken → finished). All in one table."""
+
+    at: str
+    wait: tuple[str, str] | None = None
+    processing: tuple[str, str] | None = None
+    where: State | None = None  # completed rows only (job_queue: the last attempt ended)
+
+    @property
+    def table(self) -> str:
+        return "completed" if self.at.startswith("c_") else "queue"
+
+
+@dataclass(frozen=True)
+class Release:
+    """What `release` does: clear the claim of rows in `state` (compare-and-set on the token), or move them
+    from the completed table back into the queue (`requeue`)."""
+
+    state: str
+    action: str  # "clear" | "requeue"
+    what: str  # the noun a user sees: "timed-out claims", "lost requests"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The seed's own dequeue, as `queuetop load` drives it: which rows it takes (`states`, in `order`, of one
+    job type at a time when `by_type`), what it writes (`sets`: role -> one of CLAIM_VALUES or a constant), and
+    the forms it can take (CLAIM_FORMS; the first is the default). `finish` says how a job is completed (role ->
+    value, "now" only), `finish_guard` whether the completion must still hold the claim's token; `failure` what
+    a failed attempt does (FAILURES), None where the seed has no failure path."""
+
+    forms: tuple[str, ...]
+    states: tuple[str, ...]
+    sets: Mapping[str, str | int]
+    order: tuple[str, ...] = ()
+    by_type: bool = False
+    through_view: bool = False
+    lease_s: float | None = None  # the seed's claim timeout, where its claims have one
+    finish: Mapping[str, str] = field(default_factory=dict)
+    finish_guard: bool = False
+    failure: str | None = None
+    # `[complete] move = true`: a finished job moves to the completed table with its outcome (the native queue)
+    finish_move: bool = False
+    # The roles a claim handed back (given back, retried, released) is cleared of: the token alone where the
+    # state machine reads only the token (seed 004), every mark of the claim where it reads them (native).
+    clear: tuple[str, ...] = ("token",)
+
+    @property
+    def leased(self) -> bool:
+        return any(value == "now + $lease" for value in self.sets.values())
+
+    @property
+    def taken_back(self) -> str:
+        """How a claim its worker abandoned comes back: "timeout" (taken again once its lease ran out, seed 004),
+        "release" (lost until a release moves it back, seed 001), or "never" (taking is final: 000, 002, 003)."""
+        if self.leased:
+            return "timeout"
+        return "release" if self.failure == "lost" else "never"
+
+    @property
+    def table(self) -> str:
+        """Where a claim leaves its mark: "completed" for a shape that moves the row there (seed 001)."""
+        return "completed" if "move" in self.forms else "queue"
+
+    @property
+    def finish_table(self) -> str:
+        return "completed" if any(role.startswith("c_") for role in self.finish) else "queue"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a queue lives, which column plays which role, and what state a row is in."""
+
+    name: str
+    schema: str | None
+    queue_table: str
+    pending_view: str | None
+    completed_table: str | None
+    columns: Mapping[str, str] = field(default_factory=dict)
+    types: Mapping[str, str] = field(default_factory=dict)
+    description: str = ""
+    seed: str | None = None
+    clock: str = "utc"
+    made_by_init: bool = False  # its tables are the ones `queuetop init` makes (native): init and doctor know them
+    # The job library whose tables these are (procrastinate), and the versions the preset was checked against:
+    # detection then asks for the library's table name as well as its columns, and says what it found.
+    library: str | None = None
+    library_versions: str = ""
+    databases: tuple[str, ...] = DATABASES  # where its tables can be: a library's own databases
+    states: Mapping[str, State] = field(default_factory=dict)
+    arrivals: str | None = None  # "identity" (ids above the last seen) | "created" (times past a watermark)
+    completions: Completions | None = None
+    # Finished rows are deleted, and no completion time is kept anywhere (graphile-worker): completions are what
+    # arrived less what the rows in every state grew by between two polls, so a job that arrived and ended between
+    # them still counts (arrivals come from the identity).
+    deletes_finished: bool = False
+    # The table and column whose identity hands out its ids (`[tables] sequence = "TABLE.COLUMN"`: graphile-worker's
+    # view reads _private_jobs.id), where rows are deleted: the ids handed out tell how many jobs came and went
+    # between two polls unseen (`watermarks.VanishedWatch`). PostgreSQL only.
+    sequence: tuple[str, str] | None = None
+    # No times, but the rows a claim finished stay, in a state of their own (seeds 002, 003): completions are
+    # those rows counted from a base id that follows the queue's live end (`watermarks.FinishedWatch`).
+    done: State | None = None
+    # A condition every row meets, which the monitor's capped reads of pending rows add to theirs: it lets the
+    # database use an index whose filter says it (native: IX_WorkQueue_PendingAge's `Attempts >= 0`, written there
+    # so that a claim, which never says it, cannot pick that index). None: the reads say only the state.
+    monitor_guard: State | None = None
+    release: Release | None = None
+    dead_actions: bool = False  # dead jobs can be retried or deleted
+    enqueue_fields: Mapping[str, str] = field(default_factory=dict)  # form field → role it fills
+    enqueue_constants: Mapping[str, int] = field(default_factory=dict)  # role → value every insert sets
+    enqueue_stamped: tuple[str, ...] = ()  # roles every insert sets to the database's now (native: created)
+    enqueue_defaults: Mapping[str, int] = field(default_factory=dict)  # form field → the value the form starts with
+    dead_retry: Mapping[str, int | None] = field(default_factory=dict)  # role → value that makes a dead job pending
+    dead_move_back: tuple[str, ...] = ()  # or: roles copied back from the completed table into the queue
+    detail: tuple[str, ...] = ()  # roles the drill-down shows beside the times
+    settings: Mapping[str, int] = field(default_factory=lambda: dict(SETTINGS))
+    table_required: bool = False  # the seed names no table: --table must
+    claim: Claim | None = None  # the seed's own dequeue, for `queuetop load`; None: native, or none described
+    declares: frozenset[str] = frozenset()  # the ACTIONS its sections declare (native: all)
+
+    def __post_init__(self) -> None:
+        where = f"layout {self.name}"
+        if self.schema is not None:
+            check_identifier(self.schema, f"{where}: schema")
+        check_identifier(self.queue_table, f"{where}: queue table")
+        for label, value in (("pending view", self.pending_view), ("completed table", self.completed_table),
+                             *(("sequence", part) for part in self.sequence or ())):
+            if value is not None:
+                check_identifier(value, f"{where}: {label}")
+        for role, column in self.columns.items():
+            if role not in QUEUE_ROLES + COMPLETED_ROLES:  # a column of its own (a status): a name conditions use
+                check_identifier(role, f"{where}: the name of a column")
+                if role.lower() in KEYWORDS or role.startswith("qt_"):
+                    raise UsageError(f"{where}: {role!r} cannot name a column", "choose another name")
+            check_identifier(column, f"{where}: column for {role}")
+        for role, sql_type in self.types.items():
+            if not _TYPE.match(sql_type):
+                raise UsageError(f"{where}: unknown type {sql_type!r} for {role}",
+                                 "types: bigint int smallint tinyint bit guid datetime datetime2 text xml "
+                                 "varchar(N) nvarchar(N)")
+        if not self.databases or any(name not in DATABASES for name in self.databases):
+            raise UsageError(f"{where}: databases must name some of {', '.join(DATABASES)}")
+        if self.clock not in CLOCKS:
+            raise UsageError(f"{where}: clock must be one of {', '.join(CLOCKS)}, not {self.clock!r}")
+        if self.completed_table is None and any(r.startswith("c_") for r in self.columns):
+            raise UsageError(f"{where}: completed-table columns are given but no completed table")
+        object.__setattr__(self, "columns", MappingProxyType(dict(self.columns)))
+        object.__setattr__(self, "types", MappingProxyType(dict(self.types)))
+        object.__setattr__(self, "states", MappingProxyType(dict(self.states)))
+        object.__setattr__(self, "settings", MappingProxyType({**SETTINGS, **self.settings}))
+        object.__setattr__(self, "enqueue_fields", MappingProxyType(dict(self.enqueue_fields)))
+        object.__setattr__(self, "enqueue_constants", MappingProxyType(dict(self.enqueue_constants)))
+        object.__setattr__(self, "dead_retry", MappingProxyType(dict(self.dead_retry)))
+        for role in (*self.enqueue_fields.values(), *self.enqueue_constants, *self.dead_retry):
+            if role not in self.columns:
+                raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which the layout does not define")
+
+    def has(self, *roles: str) -> bool:
+        return all(role in self.columns for role in roles)
+
+    def refusal(self, action: str) -> str | None:
+        """Why this layout may not `action` (one of ACTIONS), in one line naming the section it lacks; None when it
+        declares it."""
+        if action in self.declares:
+            return None
+        section, what = ACTIONS[action]
+        return f"layout {self.name} declares no {section} section, so queuetop does not know how to {what}"
+
+    def require(self, action: str) -> None:
+        """Raise the refusal of an action this layout does not declare, before any SQL is sent."""
+        reason = self.refusal(action)
+        if reason is not None:
+            raise UsageError(reason, f"add {ACTIONS[action][0]} to the layout file (`queuetop layouts --show "
+                             "job_queue` shows one), or use a preset that has it")
+
+    @property
+    def batch_claims(self) -> bool:
+        """Whether its jobs are claimed in batches and finished by a move with an outcome (`[claim] forms =
+        ["batch"]`, `[complete] move`: native's): the leased queue `queue.Queue` works, in bulk."""
+        return self.claim is not None and "batch" in self.claim.forms
+
+    @property
+    def release_buries(self) -> bool:
+        """Whether a release sends the claims it finds out of attempts to the completed table as dead (a failure
+        that is retried: `[claim] failure = "retry"`), so its result has a dead count worth saying."""
+        return self.release is not None and self.claim is not None and self.claim.failure == "retry"
+
+
+    @property
+    def read_clock(self) -> str:
+        """The clock its times are read in: "local", or "utc" (zoned times are read in UTC: `Database.use_clock`)."""
+        return "local" if self.clock == "local" else "utc"
+
+    @property
+    def has_job_type(self) -> bool:
+        return "type" in self.columns
+
+    def type_of(self, role: str) -> str | None:
+        return self.types.get(role)
+
+    @property
+    def provides(self) -> Mapping[str, bool]:
+        """For every figure, whether this shape can know it."""
+        pending = self.states.get("pending")
+        completions = self.completions is not None or self.deletes_finished or self.done is not None
+        return {
+            "depth": pending is not None,
+            "oldest_age_s": pending is not None and self.has("created" if pending.table == "queue" else "c_created"),
+            **{name: name in self.states for name in ("scheduled", "claimed", "timed_out", "dead", "lost")},
+            "arrivals": self.arrivals is not None,
+            "completions": completions,
+            "wait": self.completions is not None and self.completions.wait is not None,
+            "processing": self.completions is not None and self.completions.processing is not None,
+        }
+
+    def table_names(self) -> list[str]:
+        """The tables as a user would name them: schema.table."""
+        prefix = f"{self.schema}." if self.schema else ""
+        return [prefix + t for t in (self.queue_table, self.pending_view, self.completed_table) if t]

@@ -1,0 +1,98 @@
+"""graphile-worker (0.17), the real library from npm on the test PostgreSQL server: its own migrations, jobs added
+through its API, its own worker. graphile-worker deletes a job's row when it succeeds and keeps no completion time:
+queuetop reads its `jobs` view, and counts a burst that arrives and ends between two polls whole (arrivals by id,
+completions as what arrived less what the rows grew by). A worker killed with SIGKILL holds its jobs until their
+lock is 4 hours old; with the setting shortened, they show as timed out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from queuetop.db import Database, parse_target
+from queuetop.layouts.detect import detect
+from queuetop.watch.collector import ShapeCollector
+from queuetop.watch.snapshot import Snapshot
+from tests.conftest import PG_TARGET
+from tests.libraries import LibraryApp, wait_for
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def graphile() -> Iterator[LibraryApp]:
+    app = LibraryApp("graphile_worker")
+    try:
+        app.run("schema")
+        yield app
+    finally:
+        with Database.open(parse_target(PG_TARGET)) as db:
+            db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
+
+
+def table_truth(db: Database, schema: str) -> dict[str, tuple[int, int, int, int]]:
+    """Per task, from graphile-worker's `jobs` view as its getJobs and failJobs read it: (unlocked with attempts
+    left and due, the same but run_at ahead, locked, attempts used up)."""
+    rows = db.fetchall(
+        "SELECT task_identifier,"
+        " count(*) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at <= now()),"
+        " count(*) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at > now()),"
+        " count(*) FILTER (WHERE locked_at IS NOT NULL),"
+        f" count(*) FILTER (WHERE locked_at IS NULL AND attempts >= max_attempts) FROM {schema}.jobs"
+        " GROUP BY task_identifier")
+    return {name: tuple(int(n) for n in counts) for name, *counts in rows}  # type: ignore[misc]
+
+
+def shown(snapshot: Snapshot) -> dict[str, tuple[int | None, ...]]:
+    assert snapshot.error is None, snapshot.error
+    return {t.job_type: (t.depth, t.scheduled, (t.claimed or 0) + (t.timed_out or 0), t.dead) for t in snapshot.types}
+
+
+def collector_for(db: Database, app: LibraryApp, settings: dict | None = None) -> ShapeCollector:
+    (found,) = [c for c in detect(db) if c.table.schema == app.schema]
+    assert found.preset == "graphile_worker" and found.table.is_view
+    return ShapeCollector(db, found.layout, settings=settings)
+
+
+def taken_the_mix(db: Database, schema: str) -> bool:
+    """fast done (deleted), hold locked, doomed failed for good, flaky failed once and waiting for its retry."""
+    rows = dict(db.fetchall(
+        "SELECT task_identifier || ':' || (locked_at IS NOT NULL)::text || ':' || attempts, count(*)"
+        f" FROM {schema}.jobs WHERE run_at <= now() + interval '10 minutes' GROUP BY 1"))  # fmt: skip
+    return rows == {"hold:true:1": 2, "doomed:false:1": 1, "flaky:false:1": 1, "orphan:false:0": 1}
+
+
+def test_queuetop_finds_graphile_worker_and_shows_what_its_view_says_after_a_worker_is_killed(
+        graphile: LibraryApp) -> None:  # fmt: skip
+    graphile.run("defer", "fast=5", "hold=2", "flaky=1", "doomed=1", "later=3", "orphan=1")
+    with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        with graphile.worker():  # killed with SIGKILL as the block ends, holding the hold jobs
+            wait_for(lambda: taken_the_mix(db, graphile.schema), "graphile-worker's worker to take the mix")
+        figures = shown(collector_for(db, graphile).poll())
+        truth = table_truth(db, graphile.schema)
+        shortened = collector_for(db, graphile, {"lock_timeout": 1})
+
+        def held() -> tuple[int | None, int | None]:
+            (hold,) = [t for t in shortened.poll().types if t.job_type == "hold"]
+            return hold.claimed, hold.timed_out
+
+        wait_for(lambda: held() == (0, 2), "the dead worker's locks to be older than the shortened lock timeout")
+    assert figures == truth
+    assert figures == {"fast": (0, 3, 0, 0), "hold": (0, 0, 2, 0), "flaky": (0, 1, 0, 0), "doomed": (0, 0, 0, 1),
+                       "orphan": (1, 0, 0, 0)}  # fmt: skip
+
+
+def test_a_burst_that_arrives_and_is_deleted_between_two_polls_is_counted_whole(graphile: LibraryApp) -> None:
+    with graphile.worker(), Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        collector = collector_for(db, graphile)
+        collector.poll()
+        graphile.run("defer", "fast=300")
+        wait_for(lambda: db.fetchone(f"SELECT count(*) FROM {graphile.schema}.jobs")[0] == 0,
+                 "the worker to finish the burst")  # fmt: skip
+        collector.poll()
+        snapshot = collector.poll()  # jobs gone unseen are counted a poll late: late inserts commit meanwhile
+    totals = snapshot.totals
+    assert (totals.arrivals_total, totals.completions_total, totals.depth) == (300, 300, 0)
+    seen = {t.job_type: (t.arrivals_total, t.completions_total) for t in snapshot.types}
+    assert seen in ({}, {"fast": seen.get("fast")}) and all(a == c <= 300 for a, c in seen.values())  # rows seen
