@@ -18,7 +18,7 @@ from sqlfluff.core import FluffConfig, Linter
 from queuetop.act.queue import Queue
 from queuetop.core.history import percentiles
 from queuetop.db.dialects import MSSQLDialect
-from queuetop.layouts import PRESET_NAMES, STATES, load_layout, with_tables
+from queuetop.layouts import STATES, load_layout, preset_names, with_tables
 from queuetop.layouts.sql import Statements
 from queuetop.watch import collector as collector_module
 from queuetop.watch.collector import collector_for, depth_tracked
@@ -222,7 +222,7 @@ def test_an_identity_jump_of_a_billion_costs_nothing(backend, jump):
 
 # -- the statements, as SQL Server would get them --------------------------------------------------------------
 def bounded_statements():
-    layouts = [(name, load_layout(name)) for name in PRESET_NAMES]  # native among them: one engine
+    layouts = [(name, load_layout(name)) for name in preset_names("mssql")]  # native among them: one engine
     out = []
     for name, layout in layouts:
         if layout.table_required:

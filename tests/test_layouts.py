@@ -33,9 +33,10 @@ def test_every_preset_loads_names_its_seed_and_says_what_it_cannot_know():
         seeds[name] = layout.seed
         assert layout.description and layout.provides["depth"]
     assert seeds == {"native": None, "queuesample": "000", "requests": "001", "work_queue": "002", "processed": "003",
-                     "job_queue": "004", "procrastinate": None, "graphile_worker": None}  # fmt: skip
+                     "job_queue": "004", "procrastinate": None, "graphile_worker": None,
+                     "pgboss": None}  # fmt: skip
     assert {name: load_layout(name).library for name in PRESET_NAMES if load_layout(name).library} == {
-        "procrastinate": "procrastinate", "graphile_worker": "graphile-worker"}
+        "procrastinate": "procrastinate", "graphile_worker": "graphile-worker", "pgboss": "pg-boss"}
     assert not load_layout("work_queue").provides["oldest_age_s"]  # no times at all
     assert load_layout("work_queue").provides["completions"]  # from the depth's change between polls
     assert load_layout("requests").provides["lost"] and not load_layout("requests").provides["dead"]
@@ -268,3 +269,25 @@ def test_a_library_preset_names_its_library_and_is_refused_where_the_library_can
     sqlite3.connect(tmp_path / "q.db").close()
     result = queuetop("stats", "--db", str(tmp_path / "q.db"), "--layout", "procrastinate")
     assert_clean_failure(result, "layout procrastinate is for postgresql, not sqlite")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+def test_now_shifted_by_each_rows_own_seconds_is_rendered_per_database(dialect):
+    layout = layout_from_toml("mine", STATUS_LAYOUT.replace('state = "status"', 'state = "status"\nttl = "ttl_s int"')
+                              + 'timed_out = "state = \'doing\' and available < now - ttl"\n')  # fmt: skip
+    sql = Statements(dialect, layout).state_counts(["timed_out"])[0]
+    ttl = dialect.quote("ttl_s")
+    expected = {"postgresql": f"- {ttl} * INTERVAL '1 second')", "mssql": f"DATEADD(second, -{ttl}, ",
+                "sqlite": f"printf('%+f seconds', -{ttl})"}[dialect.name]  # fmt: skip
+    assert expected in sql
+
+
+def test_an_interval_column_is_postgresqls_alone():
+    pgboss = load_layout("pgboss")
+    assert pgboss.types["expire_in"] == "interval"
+    sql = Statements(PostgresDialect(), pgboss).state_counts(["claimed", "timed_out"])[0]
+    assert '(statement_timestamp() - "expire_in")' in sql
+    with pytest.raises(UsageError, match="SQL Server has no interval type"):
+        Statements(MSSQLDialect(), pgboss).state_counts(["timed_out"])
+    with pytest.raises(UsageError, match="now can only be shifted by"):
+        parse_predicate("claimed_at < now - 5", "state timed_out")

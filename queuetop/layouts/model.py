@@ -65,9 +65,9 @@ CLOCKS = ("utc", "local", "zoned")
 DATABASES = ("mssql", "postgresql", "sqlite")  # the dialects' names
 ENQUEUE_KEYS = ("stamped", "defaults")  # [enqueue] keys that name no role: stamped roles, the form's defaults
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-_TYPE = re.compile(r"^(bigint|int|smallint|tinyint|bit|guid|datetime2?|text|xml|n?varchar\((\d{1,4}|max)\))$")
+_TYPE = re.compile(r"^(bigint|int|smallint|tinyint|bit|guid|datetime2?|text|xml|interval|n?varchar\((\d{1,4}|max)\))$")
 PRESET_NAMES = ("native", "queuesample", "requests", "work_queue", "processed", "job_queue", "procrastinate",
-                "graphile_worker")
+                "graphile_worker", "pgboss")
 
 
 def check_identifier(name: str, what: str) -> str:
@@ -230,7 +230,7 @@ class Layout:
         for role, sql_type in self.types.items():
             if not _TYPE.match(sql_type):
                 raise UsageError(f"{where}: unknown type {sql_type!r} for {role}",
-                                 "types: bigint int smallint tinyint bit guid datetime datetime2 text xml "
+                                 "types: bigint int smallint tinyint bit guid datetime datetime2 text xml interval "
                                  "varchar(N) nvarchar(N)")
         if not self.databases or any(name not in DATABASES for name in self.databases):
             raise UsageError(f"{where}: databases must name some of {', '.join(DATABASES)}")

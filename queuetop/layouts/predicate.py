@@ -2,14 +2,15 @@
 
 A layout says `pending = "token is null and attempts = 0 and available <= now"`. Such a text is parsed here
 into a tree whose every leaf is checked: a role the layout defines, `now` (the database's own clock of the
-layout's kind, optionally `now - $setting`), a whole number, a short 'text' (letters, digits, space . _ -),
-a `$setting` (bound as a parameter), `true`/`false`. Nothing else reaches SQL: roles become quoted column names,
-operators come from a fixed list. So a layout file can describe any shape and still never carry
-SQL of its own.
+layout's kind, optionally shifted: `now - $setting` by a setting's seconds, `now - role` by each row's own
+seconds or interval, as pg-boss's `expire_in`), a whole number, a short 'text' (letters, digits, space . _ -),
+a `$setting` (bound as a parameter), `true`/`false`, a list of texts or numbers after `in` (a status column's
+values: `status in ('todo', 'doing')`). Nothing else reaches SQL: roles become quoted column names, operators
+come from a fixed list. So a layout file can describe any shape and still never carry SQL of its own.
 
 Grammar: `expr := term (or term)*`, `term := factor (and factor)*`,
 `factor := not factor | ( expr ) | true | false | operand (is [not] null | [not] in ( value, ... ) | op operand)`,
-`operand := role | now [(+|-) $setting] | number | 'text' | $setting`, `op := = <> != < <= > >=`.
+`operand := role | now [(+|-) ($setting | role)] | number | 'text' | $setting`, `op := = <> != < <= > >=`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Role:
 class Now:
     offset: str | None = None  # a setting holding seconds
     sign: int = 1
+    by: str | None = None  # or a role: a column holding each row's own seconds or interval (pg-boss's expire_in)
 
 
 @dataclass(frozen=True)
@@ -202,10 +204,12 @@ class _Parser:
         if lowered == "now":
             if self.peek() in ("+", "-"):
                 sign = 1 if self.take() == "+" else -1
-                setting = self.take()
-                if not setting.startswith("$"):
-                    raise self.fail("now can only be shifted by a $setting of seconds")
-                return Now(setting[1:], sign)
+                shift = self.take()
+                if shift.startswith("$"):
+                    return Now(shift[1:], sign)
+                if re.match(r"^[A-Za-z_]", shift) and shift.lower() not in KEYWORDS:
+                    return Now(sign=sign, by=shift)  # each row's own: started_on <= now - expire_in
+                raise self.fail("now can only be shifted by a $setting of seconds or a role holding each row's own")
             return Now()
         if token.startswith("$"):
             return Setting(token[1:])
@@ -238,7 +242,8 @@ def _operands(node: Node) -> Iterator[Operand]:
 
 def roles_of(node: Node) -> set[str]:
     """Every role a condition mentions."""
-    return {o.name for o in _operands(node) if isinstance(o, Role)}
+    return {o.name for o in _operands(node) if isinstance(o, Role)} | {
+        o.by for o in _operands(node) if isinstance(o, Now) and o.by}
 
 
 def settings_of(node: Node) -> set[str]:

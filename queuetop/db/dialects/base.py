@@ -62,6 +62,11 @@ class Dialect:
         session's zone (PostgreSQL's timestamptz); None where nothing needs to."""
         return None
 
+    def now_by_column_sql(self, clock: str, column: str, sign: int, interval: bool) -> str:
+        """The database's current time shifted by each row's own `column` (quoted already): seconds, or an
+        `interval` where the database has that type."""
+        raise NotImplementedError
+
     def shifted_now_sql(self, clock: str) -> str:
         """The database's current time shifted by a `?` parameter made by `shift_param`."""
         raise NotImplementedError

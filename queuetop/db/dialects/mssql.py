@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from queuetop.core.errors import ErrorKind
+from queuetop.core.errors import ErrorKind, UsageError
 from queuetop.db.dialects.base import Dialect
 
 MAX_PARAMETERS = 2100
@@ -80,6 +80,11 @@ class MSSQLDialect(Dialect):
         if clock == "zoned":  # datetimeoffset against datetimeoffset
             return "SYSDATETIMEOFFSET()"
         return "GETDATE()" if clock == "local" else "SYSUTCDATETIME()"
+
+    def now_by_column_sql(self, clock: str, column: str, sign: int, interval: bool) -> str:
+        if interval:
+            raise UsageError("SQL Server has no interval type", "give the column as seconds (int)")
+        return f"DATEADD(second, {'' if sign > 0 else '-'}{column}, {self.now_sql(clock)})"
 
     def shifted_now_sql(self, clock: str) -> str:
         return f"DATEADD(millisecond, ?, {self.now_sql(clock)})"

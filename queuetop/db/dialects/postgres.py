@@ -54,6 +54,10 @@ class PostgresDialect(Dialect):
     def zoned_session_sql(self) -> str | None:
         return "SET TIME ZONE 'UTC'"
 
+    def now_by_column_sql(self, clock: str, column: str, sign: int, interval: bool) -> str:
+        shift = column if interval else f"{column} * INTERVAL '1 second'"
+        return f"({self.now_sql(clock)} {'+' if sign > 0 else '-'} {shift})"
+
     def second_sql(self, expr: str) -> str:
         return f"date_trunc('second', {expr})"
 

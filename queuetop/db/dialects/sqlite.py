@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from queuetop.core.errors import ErrorKind
+from queuetop.core.errors import ErrorKind, UsageError
 from queuetop.db.dialects.base import Dialect
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
@@ -46,6 +46,12 @@ class SQLiteDialect(Dialect):
     def now_sql(self, clock: str) -> str:
         return "strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')" if clock == "local" else \
             "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+
+    def now_by_column_sql(self, clock: str, column: str, sign: int, interval: bool) -> str:
+        if interval:
+            raise UsageError("SQLite has no interval type", "give the column as seconds (int)")
+        local = ", 'localtime'" if clock == "local" else ""
+        return f"strftime('%Y-%m-%d %H:%M:%f', 'now'{local}, printf('%+f seconds', {'' if sign > 0 else '-'}{column}))"
 
     def second_sql(self, expr: str) -> str:
         return f"substr({expr}, 1, 19)"  # 'YYYY-MM-DD HH:MM:SS' of the stored text: no date arithmetic per row

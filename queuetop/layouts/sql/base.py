@@ -108,6 +108,9 @@ class StatementsBase:
         if isinstance(operand, Role):
             return self.col(operand.name)
         if isinstance(operand, Now):
+            if operand.by is not None:  # each row's own shift: a column of seconds, or of intervals
+                interval = self.layout.type_of(operand.by) == "interval"
+                return self.dialect.now_by_column_sql(self.layout.clock, self.col(operand.by), operand.sign, interval)
             if operand.offset is None and fixed_now:
                 binds.append(lambda s: s["__now"])
                 return "?"

@@ -1,0 +1,87 @@
+"""pg-boss (10.4), the real library from npm on the test PostgreSQL server: its own schema (boss.start), jobs sent
+through its API, its own workers. Its jobs keep their times, so queuetop shows everything: what it shows per queue
+equals the table read directly and pg-boss's own getQueueSize; a claim past its own expire_in is timed out; a
+burst that arrives and ends between two polls is counted whole, with its wait and processing times."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from queuetop.db import Database, parse_target
+from queuetop.layouts.detect import detect
+from queuetop.watch.collector import ShapeCollector
+from queuetop.watch.snapshot import Snapshot
+from tests.conftest import PG_TARGET
+from tests.libraries import LibraryApp, wait_for
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def pgboss() -> Iterator[LibraryApp]:
+    app = LibraryApp("pgboss")
+    try:
+        app.run("schema")
+        yield app
+    finally:
+        with Database.open(parse_target(PG_TARGET)) as db:
+            db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
+
+
+def table_truth(db: Database, schema: str) -> dict[str, tuple[int, int, int, int, int]]:
+    """Per queue, from pgboss.job as pg-boss's fetchNextJob and failJobsByTimeout read it: (before 'active' and
+    due, before 'active' and ahead, active within its expire_in, active past it, failed)."""
+    rows = db.fetchall(
+        "SELECT name, count(*) FILTER (WHERE state < 'active' AND start_after <= now()),"
+        " count(*) FILTER (WHERE state < 'active' AND start_after > now()),"
+        " count(*) FILTER (WHERE state = 'active' AND started_on + expire_in >= now()),"
+        " count(*) FILTER (WHERE state = 'active' AND started_on + expire_in < now()),"
+        f" count(*) FILTER (WHERE state = 'failed') FROM {schema}.job GROUP BY name")
+    return {name: tuple(int(n) for n in counts) for name, *counts in rows}  # type: ignore[misc]
+
+
+def shown(snapshot: Snapshot) -> dict[str, tuple[int | None, ...]]:
+    assert snapshot.error is None, snapshot.error
+    return {t.job_type: (t.depth, t.scheduled, t.claimed, t.timed_out, t.dead) for t in snapshot.types}
+
+
+def collector_for(db: Database, app: LibraryApp) -> ShapeCollector:
+    (found,) = [c for c in detect(db) if c.table.schema == app.schema]
+    assert found.preset == "pgboss"
+    return ShapeCollector(db, found.layout)
+
+
+def taken_the_mix(db: Database, schema: str) -> bool:
+    rows = dict(db.fetchall(f"SELECT name || ':' || state, count(*) FROM {schema}.job GROUP BY 1"))
+    return rows == {"fast:completed": 3, "fast:created": 2, "hold:active": 1, "stuck:active": 1, "flaky:retry": 1,
+                    "doomed:failed": 1, "orphan:created": 1}  # fmt: skip
+
+
+def test_queuetop_finds_pgboss_and_shows_what_its_table_and_its_own_count_say(pgboss: LibraryApp) -> None:
+    pgboss.run("defer", "fast=3", "hold=1", "stuck=1", "flaky=1", "doomed=1", "later=2", "orphan=1")
+    with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        with pgboss.worker():  # killed with SIGKILL as the block ends, holding hold and stuck
+            wait_for(lambda: taken_the_mix(db, pgboss.schema), "pg-boss's workers to take the mix")
+        wait_for(lambda: table_truth(db, pgboss.schema)["stuck"][3] == 1, "the stuck job's 5 s expiry to pass")
+        figures = shown(collector_for(db, pgboss).poll())
+        truth = table_truth(db, pgboss.schema)
+        library = pgboss.json("counts")
+    assert figures == truth
+    assert figures == {"fast": (0, 2, 0, 0, 0), "hold": (0, 0, 1, 0, 0), "stuck": (0, 0, 0, 1, 0),
+                       "flaky": (0, 1, 0, 0, 0), "doomed": (0, 0, 0, 0, 1), "orphan": (1, 0, 0, 0, 0)}  # fmt: skip
+    for queue, (depth, scheduled, *_) in figures.items():
+        assert depth + scheduled == library[queue], queue  # getQueueSize: the jobs before 'active'
+
+
+def test_a_burst_is_counted_whole_with_its_wait_and_processing(pgboss: LibraryApp) -> None:
+    with pgboss.worker(), Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        collector = collector_for(db, pgboss)
+        collector.poll()
+        pgboss.run("defer", "fast=300")
+        wait_for(lambda: pgboss.json("counts")["fast"] == 0 and not db.fetchone(
+            f"SELECT count(*) FROM {pgboss.schema}.job WHERE state = 'active'")[0], "the workers to finish the burst")
+        fast = {t.job_type: t for t in collector.poll().types}["fast"]
+    assert (fast.arrivals_total, fast.completions_total, fast.depth) == (300, 300, 0)
+    assert fast.wait_p50_s is not None and fast.processing_p50_s is not None and fast.latency_sample
