@@ -40,6 +40,7 @@ from queuetop.watch.recount import DEPTH_EXACT_UP_TO
 
 SAMPLE_S = 2.0  # between the two size reads that give growth
 RETENTION_DAYS = 7  # in the suggested retention DELETE
+RETENTION_SCHEDULERS = {"postgresql": "pg_cron", "mssql": "SQL Server Agent"}  # where a retention job is looked for
 DEAD_SHARE = 0.2  # dead tuples / ghost records above this share of the live rows (and DEAD_MIN) are worth a vacuum
 DEAD_MIN = 10_000
 FREE_SHARE = 0.25  # SQLite: free pages above this share of the file (and FREE_MIN pages)
@@ -321,11 +322,9 @@ class Doctor:
 
     def _missing_native_indexes(self) -> dict[str, str]:
         """Native indexes the schema lacks, with the statement `queuetop init` would run for each."""
-        out = {}
-        for obj in Statements(self.db.dialect, self.layout).schema_objects():
-            if obj.kind == "index" and not self.db.fetchone(obj.exists_sql, obj.exists_params):
-                out[obj.name] = obj.create_sql.removeprefix("/* queuetop */ ") + ";"
-        return out
+        return {obj.name: obj.create_sql.removeprefix("/* queuetop */ ") + ";"
+                for obj in Statements(self.db.dialect, self.layout).schema_objects()
+                if obj.kind == "index" and not self.db.fetchone(obj.exists_sql, obj.exists_params)}
 
     def _no_index_missing(self, probe: Probe, missing: dict[str, str]) -> str:
         if not self.layout.made_by_init or any(name in missing for name in probe.expected):
@@ -343,10 +342,9 @@ class Doctor:
         return "\n".join(self.advice_sql(a) for a in advice) or None
 
     def advice_sql(self, advice: Advice) -> str:
-        layout = self.layout
+        layout, where = self.layout, None
         table = layout.queue_table if advice.table == "queue" else layout.completed_table
         assert table is not None
-        where = None
         if advice.where:
             binds: list = []
             where = Statements(self.db.dialect, layout).condition(parse_predicate(advice.where, "advice"), binds)
@@ -474,10 +472,9 @@ class Doctor:
 
     def history_table(self) -> tuple[str, str | None, str | None]:
         """(table, time column role, extra condition) where finished rows pile up."""
-        layout = self.layout
+        layout, spec = self.layout, self.layout.completions
         if layout.completed_table and layout.has("c_completed"):
             return layout.completed_table or "", "c_completed", None
-        spec = layout.completions
         if spec is not None and spec.table == "queue":
             return layout.queue_table, spec.at, spec.where.text if spec.where else None
         return layout.queue_table, None, None
@@ -486,12 +483,14 @@ class Doctor:
         layout, diag = self.layout, self.diagnostics
         table, role, _ = self.history_table()
         check = f"retention: {table}"
+        if layout.library:  # its rows are the library's to delete: never a DELETE from queuetop
+            return Finding(check, Status.OK, f"{layout.library} keeps and removes its own rows", "its own "
+                           "maintenance or cleanup deletes finished jobs; queuetop prints no DELETE for its tables")
         jobs = diag.retention_jobs(self.db, layout.schema, table)
         if jobs:
             return Finding(check, Status.OK, f"{len(jobs)} scheduled job(s) mention {table}",
                            "check that one deletes finished rows", details=tuple(jobs))
-        where = "" if jobs is None else " in " + {"postgresql": "pg_cron", "mssql": "SQL Server Agent"}.get(
-            self.db.dialect.name, "the database")
+        where = "" if jobs is None else f" in {RETENTION_SCHEDULERS.get(self.db.dialect.name, 'the database')}"
         looked = f"no job mentioning {table} found{where}" if jobs is not None else \
             "no scheduler queuetop can read here (it reads pg_cron and SQL Server Agent)"
         fix = self.retention_fix()
@@ -505,7 +504,7 @@ class Doctor:
         """The batch DELETE of finished rows older than RETENTION_DAYS, for the table where they pile up."""
         layout = self.layout
         table, role, extra = self.history_table()
-        if role is None:
+        if role is None or layout.library:
             return None
         condition = None
         if extra:

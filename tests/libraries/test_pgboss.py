@@ -5,6 +5,9 @@ burst that arrives and ends between two polls is counted whole, with its wait an
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -85,3 +88,11 @@ def test_a_burst_is_counted_whole_with_its_wait_and_processing(pgboss: LibraryAp
         fast = {t.job_type: t for t in collector.poll().types}["fast"]
     assert (fast.arrivals_total, fast.completions_total, fast.depth) == (300, 300, 0)
     assert fast.wait_p50_s is not None and fast.processing_p50_s is not None and fast.latency_sample
+
+
+def test_the_doctor_prints_no_delete_for_a_librarys_table(pgboss: LibraryApp) -> None:
+    env = {**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": ""}
+    done = subprocess.run([sys.executable, "-m", "queuetop", "doctor", "--db", PG_TARGET, "--table",
+                           f"{pgboss.schema}.job"], capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert "ok    retention: job: pg-boss keeps and removes its own rows" in done.stdout, done.stdout + done.stderr
+    assert "DELETE" not in done.stdout
