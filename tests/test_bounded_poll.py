@@ -134,9 +134,12 @@ def test_the_depth_is_exact_again_when_a_load_comes_to_rest(backend, monkeypatch
         worker.join()
         table = db.fetchone(layout_sql(db, backend.layout, "SELECT COUNT(*) FROM {queue} WHERE {claimed_at} IS NULL"))
         resting = []
-        for _ in range(20):  # the first poll may still see the last moves; then, at rest, a full count starts off
-            resting.append(collector.poll().type_named("bulk"))  # the poll (as soon as the last one's 1 % share
-            collector.settle()  # of the time allows), and the poll after it takes it
+        # The first poll may still see the last moves; then, at rest, a full count starts off the poll (as soon as
+        # the last one's 1 % share of the time allows: on a loaded machine a 80 ms count waits 8 s), and the poll
+        # after it takes it.
+        for _ in range(80):
+            resting.append(collector.poll().type_named("bulk"))
+            collector.settle()
             if not resting[-1].depth_is_estimate:
                 break
             time.sleep(0.25)

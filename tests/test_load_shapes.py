@@ -115,7 +115,8 @@ def test_seed_001_moves_each_request_once_and_takes_crashed_ones_back_after_lost
     counters = run.counters()
     assert counters.crashed > 0 and counters.failed > 0 and counters.swept_released > 0
     # Every request went through RequestsCompleted with a CompletedDate, once; the queue is empty.
-    assert report.completed == 240 == count(seeded, '"CompletedDate" IS NOT NULL', "RequestsCompleted")
+    assert report.completed == 240 == count(seeded, '"CompletedDate" IS NOT NULL', "RequestsCompleted"), (
+        report.render(), counters)  # seen once in 3 loaded CI runs as 239: what was left, and where
     assert count(seeded, "1 = 1", "RequestsCompleted") == 240 and count(seeded, "1 = 1") == 0
     # Crashed and failed requests were taken again: more claims than requests, still none twice at once.
     assert report.claims_ledgered == 240 + counters.swept_released
