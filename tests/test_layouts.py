@@ -291,3 +291,14 @@ def test_an_interval_column_is_postgresqls_alone():
         Statements(MSSQLDialect(), pgboss).state_counts(["timed_out"])
     with pytest.raises(UsageError, match="now can only be shifted by"):
         parse_predicate("claimed_at < now - 5", "state timed_out")
+
+
+def test_what_a_shape_cannot_know_says_why_and_a_reason_for_a_known_figure_is_refused():
+    assert dict(load_layout("work_queue").cannot_know) == {
+        "oldest_age_s": "no creation time of a waiting job (role created)", "scheduled": "no scheduled state",
+        "claimed": "no claimed state", "timed_out": "no timed out state", "dead": "no dead state",
+        "lost": "no lost state", "wait": "no pair of times from arrival to start ([completions] wait)",
+        "processing": "no pair of times from start to end ([completions] processing)"}  # fmt: skip
+    assert load_layout("graphile_worker").cannot_know["wait"] == "a job that succeeds is deleted with its times"
+    with pytest.raises(UsageError, match="\\[cannot_know\\] names 'depth', which it can know"):
+        layout_from_toml("mine", STATUS_LAYOUT + '[cannot_know]\ndepth = "why not"\n')

@@ -184,6 +184,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         library=data.get("library", {}).get("name"),
         library_versions=data.get("library", {}).get("versions", ""),
         databases=tuple(data.get("library", {}).get("databases", DATABASES)),
+        unknown_because={str(k): str(v) for k, v in data.get("cannot_know", {}).items()},
         states=states,
         arrivals=data.get("arrivals"),
         completions=completions,

@@ -180,6 +180,9 @@ class Layout:
     library: str | None = None
     library_versions: str = ""
     databases: tuple[str, ...] = DATABASES  # where its tables can be: a library's own databases
+    # Why it cannot know a figure, in its own words (`[cannot_know]`: procrastinate's times are in another table);
+    # `cannot_know` adds the general reason for every other figure it lacks.
+    unknown_because: Mapping[str, str] = field(default_factory=dict)
     states: Mapping[str, State] = field(default_factory=dict)
     arrivals: str | None = None  # "identity" (ids above the last seen) | "created" (times past a watermark)
     completions: Completions | None = None
@@ -245,9 +248,27 @@ class Layout:
         object.__setattr__(self, "enqueue_fields", MappingProxyType(dict(self.enqueue_fields)))
         object.__setattr__(self, "enqueue_constants", MappingProxyType(dict(self.enqueue_constants)))
         object.__setattr__(self, "dead_retry", MappingProxyType(dict(self.dead_retry)))
+        object.__setattr__(self, "unknown_because", MappingProxyType(dict(self.unknown_because)))
+        known = [figure for figure in self.unknown_because if self.provides.get(figure, True)]
+        if known:
+            raise UsageError(f"{where}: [cannot_know] names {known[0]!r}, which it can know",
+                             f"figures it cannot know: {', '.join(f for f, ok in self.provides.items() if not ok)}")
         for role in (*self.enqueue_fields.values(), *self.enqueue_constants, *self.dead_retry):
             if role not in self.columns:
                 raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which the layout does not define")
+
+    @property
+    def cannot_know(self) -> Mapping[str, str]:
+        """Every figure this shape cannot know, with why: `--json`'s "cannot_know", so a null is never a mystery."""
+        general = {
+            "depth": "no pending state", "oldest_age_s": "no creation time of a waiting job (role created)",
+            "arrivals": "no identity or creation time to count arrivals by",
+            "completions": "no completion time, done state or count of rows that left",
+            "wait": "no pair of times from arrival to start ([completions] wait)",
+            "processing": "no pair of times from start to end ([completions] processing)",
+        }  # fmt: skip
+        return MappingProxyType({figure: self.unknown_because.get(figure) or general.get(
+            figure, f"no {figure.replace('_', ' ')} state") for figure, known in self.provides.items() if not known})
 
     def has(self, *roles: str) -> bool:
         return all(role in self.columns for role in roles)

@@ -271,7 +271,7 @@ class ShapeCollector:
         return Snapshot(
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,
             poll_ms=(time.perf_counter() - started) * 1000, window_s=self.window_s, types=types, totals=totals,
-            layout=layout.name, figures=dict(self._provides), note=self.note,
+            layout=layout.name, figures=dict(self._provides), cannot_know=layout.cannot_know, note=self.note,
             clock=layout.read_clock,
             reads=self.db.dialect.reads,
         )  # fmt: skip

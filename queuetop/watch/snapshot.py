@@ -62,6 +62,7 @@ class Snapshot:
     error: str | None = None
     layout: str = "native"
     figures: Mapping[str, bool] = field(default_factory=lambda: MappingProxyType({}))  # what the shape can know
+    cannot_know: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # and why not, per figure
     clock: str = "utc"  # the clock of taken_at and of the shape's times: "utc" or the server's "local" time
     note: str | None = None  # e.g. how the layout was chosen
     reads: str = "committed"  # "dirty": counts read NOLOCK (SQL Server without RCSI) may include uncommitted rows
@@ -84,6 +85,7 @@ class Snapshot:
             "layout": self.layout,
             "clock": self.clock,
             "figures": dict(self.figures),
+            "cannot_know": dict(self.cannot_know),
             "reads": self.reads,
             "types": [asdict(row) for row in self.types],
             "totals": asdict(self.totals),

@@ -103,6 +103,9 @@ def test_the_oldest_age_and_stalled_claims_are_unknown_not_zero(procrastinate: L
     (orphan,) = snapshot.types
     assert (orphan.depth, orphan.oldest_age_s, orphan.timed_out) == (1, None, None)
     assert not snapshot.figures["oldest_age_s"] and not snapshot.figures["timed_out"]
+    why = snapshot.to_json()["cannot_know"]  # every null says why, in procrastinate's terms
+    assert set(why) == {"oldest_age_s", "timed_out", "lost", "wait", "processing"}
+    assert "procrastinate_events" in why["oldest_age_s"] and "procrastinate_workers" in why["timed_out"]
 
 
 def test_a_session_in_another_time_zone_shows_the_same_figures_at_the_same_utc_time(
