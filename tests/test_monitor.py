@@ -238,3 +238,18 @@ def test_close_twice_is_harmless(sqlite_backend: Backend) -> None:
     monitor.close()
     monitor.close()
     assert os.path.exists(sqlite_backend.target.value)
+
+
+def test_a_layouts_table_that_goes_away_is_named_with_no_init_advice(tmp_path: Path) -> None:
+    from queuetop.layouts import load_layout, with_tables
+
+    target = parse_target(str(tmp_path / "seed.db"))
+    with Database.open(target, create=True) as db:
+        db.execute("CREATE TABLE jobs (ID INTEGER PRIMARY KEY, COMMAND TEXT, PROCESSED INTEGER)")
+    monitor = Monitor(target, with_tables(load_layout("processed"), "jobs"))
+    assert monitor.poll().connected
+    with Database.open(target) as db:
+        db.execute("DROP TABLE jobs")
+    gone = monitor.poll()
+    assert gone.state == NO_SCHEMA and gone.error == "table jobs not found (layout processed)"  # not `queuetop init`
+    monitor.close()

@@ -40,6 +40,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     target = parse_target(args.db)
     auto_init = _is_embedded_default(args, target) and _layout_name(args) in (None, "native")
+    if not auto_init and not args.with_load:
+        several = _several_systems(args, target)
+        if several:
+            from queuetop.tui import run_multi_dashboard
+
+            return run_multi_dashboard(several, job_types=args.types, log_path=LOG_PATH, bell=args.bell)
     layout, note = _watch_layout(args, target, auto_init)
     if args.types and not layout.has_job_type:
         raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
@@ -91,6 +97,34 @@ def watched_targets(args: argparse.Namespace) -> list[WatchedTarget]:
 
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:  # a slow target must not hold up the others' start
         return list(pool.map(watched, runs))
+
+
+def _several_systems(args: argparse.Namespace, target: Target) -> list[WatchedTarget]:
+    """Where neither --layout nor --table chooses and the database holds several queue systems (procrastinate and
+    pg-boss side by side, say) and no native schema: one section each, as with several targets. [] otherwise."""
+    from queuetop.db import ConnectError, SchemaMissing
+    from queuetop.layouts.detect import detect
+    from queuetop.layouts.schema import schema_present
+    from queuetop.tui import WatchedTarget
+
+    if _layout_name(args) or getattr(args, "table", None):
+        return []
+    try:
+        with Database.open(target, purpose="monitor") as db:
+            found = [] if schema_present(db, NATIVE) else detect(db)
+    except (ConnectError, SchemaMissing):
+        return []
+    if len(found) < 2:
+        return []
+    slos = args.effective.slos if hasattr(args, "effective") else None
+    sections = []
+    for candidate in found:
+        history_path, retention = _history(args, target, candidate.layout)
+        sections.append(WatchedTarget(
+            f"{candidate.layout.library or candidate.preset} {candidate.table.display}", target, candidate.layout,
+            interval=args.interval, read_only=bool(args.read_only), settings=settings_from(args),
+            note=candidate.sentence, slos=slos, history_path=history_path, retention=retention))  # fmt: skip
+    return sections
 
 
 def _watch_layout(args: argparse.Namespace, target: Target, auto_init: bool) -> tuple[Layout, str | None]:

@@ -328,7 +328,7 @@ class Layout:
             "processing": self.completions is not None and self.completions.processing is not None,
         }
 
-    def table_names(self) -> list[str]:
-        """The tables as a user would name them: schema.table."""
-        prefix = f"{self.schema}." if self.schema else ""
+    def table_names(self, schema: bool = True) -> list[str]:
+        """The tables as a user would name them: schema.table (or the table alone)."""
+        prefix = f"{self.schema}." if self.schema and schema else ""
         return [prefix + t for t in (self.queue_table, self.pending_view, self.completed_table) if t]

@@ -130,8 +130,10 @@ class Monitor:
                 self._check_file_still_there()
                 assert self._collector is not None
                 snapshot = self._collector.poll()
-            except SchemaMissing as exc:
-                return self._failed(NO_SCHEMA, str(exc), now)
+            except SchemaMissing as exc:  # `queuetop init` makes only the native schema: another layout's is named
+                missing = str(exc) if self.layout.made_by_init else \
+                    f"table {' or '.join(self.layout.table_names(schema=False))} not found (layout {self.layout.name})"
+                return self._failed(NO_SCHEMA, missing, now)
             except TransientError as exc:
                 return self._interrupted(exc)
             except NotAnswering as exc:

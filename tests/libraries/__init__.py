@@ -7,6 +7,7 @@ workers. The tests then compare what queuetop shows with the library's tables an
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -23,8 +24,9 @@ HERE = Path(__file__).resolve().parent
 class LibraryApp:
     """One library's application, in a schema of its own on the test PostgreSQL server."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, env: dict[str, str] | None = None) -> None:
         self.name = name
+        self.env = {**os.environ, **(env or {})}  # QUEUETOP_LIB_PG / _URL: another database than the test one
         if (HERE / name / "package.json").exists():
             self.command = ["node", str(HERE / name / "app.js")]
             installed = HERE / name / "node_modules"
@@ -37,7 +39,7 @@ class LibraryApp:
 
     def run(self, *args: str, timeout: float = 60) -> str:
         done = subprocess.run([*self.command, self.schema, *args], capture_output=True, text=True,
-                              timeout=timeout)  # fmt: skip
+                              timeout=timeout, env=self.env)  # fmt: skip
         if done.returncode != 0:
             raise AssertionError(f"{self.name} app {' '.join(args)} failed: {done.stderr[-2000:]}")
         return done.stdout
@@ -49,7 +51,7 @@ class LibraryApp:
     def worker(self, *args: str) -> Iterator[subprocess.Popen]:
         """The library's own worker, running until the block ends (or a test kills it with SIGKILL)."""
         process = subprocess.Popen([*self.command, self.schema, "worker", *args], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)  # fmt: skip
+                                   stderr=subprocess.DEVNULL, env=self.env)  # fmt: skip
         try:
             yield process
         finally:
