@@ -17,6 +17,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from queuetop.db import Database, parse_target
+from queuetop.layouts.detect import detect
+from queuetop.watch.collector import ShapeCollector
+from tests.conftest import PG_TARGET
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 
@@ -70,3 +75,27 @@ def wait_for(condition: Callable[[], Any], what: str, timeout_s: float = 30.0) -
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.1)
+
+
+@contextmanager
+def made_by(name: str, *, schema_first: bool = False) -> Iterator[LibraryApp]:
+    """The library's app, its tables made by the library itself in a schema of their own (`schema_first`: the
+    schema made before, where the library expects one, as procrastinate does), dropped afterwards."""
+    app = LibraryApp(name)
+    try:
+        if schema_first:
+            with Database.open(parse_target(PG_TARGET)) as db:
+                db.execute(f"CREATE SCHEMA {app.schema}")
+        app.run("schema")
+        yield app
+    finally:
+        with Database.open(parse_target(PG_TARGET)) as db:
+            db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
+
+
+def detected(db: Database, app: LibraryApp, preset: str, settings: dict | None = None) -> ShapeCollector:
+    """The collector of the layout detection picks for the app's schema (other tests' schemas hold theirs too),
+    checked to be the library's preset."""
+    (found,) = [c for c in detect(db) if c.table.schema == app.schema]
+    assert found.preset == preset, found.preset
+    return ShapeCollector(db, found.layout, settings=settings)

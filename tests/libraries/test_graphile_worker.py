@@ -15,20 +15,15 @@ from queuetop.layouts.detect import detect
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, wait_for
+from tests.libraries import LibraryApp, detected, made_by, wait_for
 
 pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
 def graphile() -> Iterator[LibraryApp]:
-    app = LibraryApp("graphile_worker")
-    try:
-        app.run("schema")
+    with made_by("graphile_worker") as app:
         yield app
-    finally:
-        with Database.open(parse_target(PG_TARGET)) as db:
-            db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
 
 
 def table_truth(db: Database, schema: str) -> dict[str, tuple[int, int, int, int]]:
@@ -50,9 +45,7 @@ def shown(snapshot: Snapshot) -> dict[str, tuple[int | None, ...]]:
 
 
 def collector_for(db: Database, app: LibraryApp, settings: dict | None = None) -> ShapeCollector:
-    (found,) = [c for c in detect(db) if c.table.schema == app.schema]
-    assert found.preset == "graphile_worker" and found.table.is_view
-    return ShapeCollector(db, found.layout, settings=settings)
+    return detected(db, app, "graphile_worker", settings)  # on its view
 
 
 def taken_the_mix(db: Database, schema: str) -> bool:
@@ -69,6 +62,7 @@ def test_queuetop_finds_graphile_worker_and_shows_what_its_view_says_after_a_wor
     with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
         with graphile.worker():  # killed with SIGKILL as the block ends, holding the hold jobs
             wait_for(lambda: taken_the_mix(db, graphile.schema), "graphile-worker's worker to take the mix")
+        assert [c.table.is_view for c in detect(db) if c.table.schema == graphile.schema] == [True]  # its view
         figures = shown(collector_for(db, graphile).poll())
         truth = table_truth(db, graphile.schema)
         shortened = collector_for(db, graphile, {"lock_timeout": 1})

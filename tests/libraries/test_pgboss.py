@@ -13,24 +13,18 @@ from collections.abc import Iterator
 import pytest
 
 from queuetop.db import Database, parse_target
-from queuetop.layouts.detect import detect
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, wait_for
+from tests.libraries import LibraryApp, detected, made_by, wait_for
 
 pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
 def pgboss() -> Iterator[LibraryApp]:
-    app = LibraryApp("pgboss")
-    try:
-        app.run("schema")
+    with made_by("pgboss") as app:
         yield app
-    finally:
-        with Database.open(parse_target(PG_TARGET)) as db:
-            db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
 
 
 def table_truth(db: Database, schema: str) -> dict[str, tuple[int, int, int, int, int]]:
@@ -51,9 +45,7 @@ def shown(snapshot: Snapshot) -> dict[str, tuple[int | None, ...]]:
 
 
 def collector_for(db: Database, app: LibraryApp) -> ShapeCollector:
-    (found,) = [c for c in detect(db) if c.table.schema == app.schema]
-    assert found.preset == "pgboss"
-    return ShapeCollector(db, found.layout)
+    return detected(db, app, "pgboss")
 
 
 def taken_the_mix(db: Database, schema: str) -> bool:

@@ -18,7 +18,7 @@ from queuetop.layouts.detect import detect
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, wait_for
+from tests.libraries import LibraryApp, detected, made_by, wait_for
 from tests.seedshapes import PG_TZ, PG_TZ_TARGET
 
 pytestmark = pytest.mark.postgres
@@ -28,15 +28,8 @@ MIX = ("fast=5", "hold=2", "flaky=2", "doomed=1", "later=3", "orphan=2")
 
 @pytest.fixture
 def procrastinate() -> Iterator[LibraryApp]:
-    app = LibraryApp("procrastinate")
-    with Database.open(parse_target(PG_TARGET)) as db:
-        db.execute(f"CREATE SCHEMA {app.schema}")
-    try:
-        app.run("schema")
+    with made_by("procrastinate", schema_first=True) as app:
         yield app
-    finally:
-        with Database.open(parse_target(PG_TARGET)) as db:
-            db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
 
 
 def table_truth(db: Database, schema: str) -> dict[str, tuple[int, int, int, int]]:
@@ -62,10 +55,7 @@ def settled(app: LibraryApp) -> bool:
 
 
 def collector_for(db: Database, app: LibraryApp) -> ShapeCollector:
-    """The layout detection picks for this schema's table (other tests' schemas hold theirs too)."""
-    (found,) = [c for c in detect(db) if c.table.schema == app.schema]
-    assert found.preset == "procrastinate"
-    return ShapeCollector(db, found.layout)
+    return detected(db, app, "procrastinate")
 
 
 def test_queuetop_finds_procrastinate_and_shows_what_its_tables_and_its_own_count_say(
