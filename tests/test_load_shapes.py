@@ -23,7 +23,9 @@ from queuetop.load.ledger import Ledger
 from tests.test_shapes import GUID_A, GUID_B, Seeded, make_seeded
 
 RUN_LIMIT_S = 60
-LOST_AFTER_S = 0.5  # seed 001: a request removed this long ago and not completed is lost (and released)
+# seed 001: a request removed this long ago and not completed is lost (and released). Not 0.5 s: on a loaded 2-core
+# machine a consumer can stall that long mid-request, and the run then ended one request short (3 of 5 full runs)
+LOST_AFTER_S = 1.5
 SHAPES = ("queuesample", "requests", "work_queue", "processed", "job_queue")
 
 

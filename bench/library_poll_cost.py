@@ -1,0 +1,139 @@
+"""Poll cost vs size on the job libraries' own tables: what does one warm poll of each library preset cost at
+10^4 and 10^6 jobs, beside the library's own count of the same figures?
+
+For each library (`--library`, default all three), the library makes its own tables (its app in
+tests/libraries/NAME, as the tests run it: procrastinate's schema, graphile-worker's migrations, pg-boss's
+start), with its own indexes only; the script then fills them in bulk, shaped as the library leaves them (a
+bench fixture written in SQL: 10^6 jobs through the library's API would take an hour), and measures queuetop's
+warm poll (`ShapeCollector.poll`, `--polls` times, after the first) and the library's own count (the statement
+its dashboard or API runs for the same figures). Mix at N jobs, 20 job types: procrastinate and pg-boss keep
+finished jobs, so 90 % finished over the last hour and 10 % waiting; graphile-worker deletes finished jobs, so
+all N wait (a backlog). No activity between polls: this is the read alone.
+
+    .venv/bin/python bench/library_poll_cost.py                        # every library, 1e4 and 1e6
+    .venv/bin/python bench/library_poll_cost.py --library pgboss --sizes 1e4,1e5
+
+Needs `bash scripts/setup.sh --test` (the libraries) and the test PostgreSQL server. Data: schemas
+`bench_lib_<library>_<size>`, made afresh each run and dropped after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import time
+
+from common import PG_TARGET_TEXT, load_average, ms, p50_p95, print_table, ratio
+
+from queuetop.db import Database, parse_target
+from queuetop.layouts import load_layout, with_tables
+from queuetop.watch.collector import ShapeCollector
+from tests.libraries import LibraryApp
+
+SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6}
+TYPES = 20
+LIBRARIES = ("procrastinate", "graphile_worker", "pgboss")
+PRESET = {"procrastinate": "procrastinate", "graphile_worker": "graphile_worker", "pgboss": "pgboss"}
+TABLE = {"procrastinate": "procrastinate_jobs", "graphile_worker": "jobs", "pgboss": "job"}
+PGBOSS_QUEUES = ("fast", "hold", "stuck", "flaky", "doomed", "orphan")  # the ones its app creates
+
+FILL = {
+    # procrastinate: its insert trigger writes a 'deferred' event per job, as a defer would.
+    "procrastinate": """
+        INSERT INTO {s}.procrastinate_jobs (queue_name, task_name, priority, status, attempts, args)
+        SELECT 'default', 'task_' || (i % {types}), 0,
+               (CASE WHEN i > {n} * 0.9 THEN 'todo' ELSE 'succeeded' END)::{s}.procrastinate_job_status,
+               CASE WHEN i > {n} * 0.9 THEN 0 ELSE 1 END, '{{}}'::jsonb
+        FROM generate_series(1, {n}) AS i""",
+    "graphile_worker": """
+        INSERT INTO {s}._private_tasks (identifier) SELECT 'task_' || t FROM generate_series(0, {types} - 1) AS t;
+        INSERT INTO {s}._private_jobs (task_id, payload, priority, run_at, attempts, max_attempts, created_at)
+        SELECT (SELECT id FROM {s}._private_tasks WHERE identifier = 'task_' || (i % {types})), '{{}}'::json, 0,
+               now() - (({n} - i) * interval '3600 seconds' / {n}), 0, 25,
+               now() - (({n} - i) * interval '3600 seconds' / {n})
+        FROM generate_series(1, {n}) AS i""",
+    "pgboss": """
+        INSERT INTO {s}.job (name, state, start_after, created_on, started_on, completed_on)
+        SELECT (ARRAY{queues})[1 + i % {nq}],
+               (CASE WHEN i > {n} * 0.9 THEN 'created' ELSE 'completed' END)::{s}.job_state,
+               now() - (({n} - i) * interval '3600 seconds' / {n}), now() - (({n} - i) * interval '3600 seconds' / {n}),
+               CASE WHEN i > {n} * 0.9 THEN NULL ELSE now() - (({n} - i) * interval '3600 seconds' / {n}) END,
+               CASE WHEN i > {n} * 0.9 THEN NULL ELSE now() - (({n} - i) * interval '3600 seconds' / {n}) END
+        FROM generate_series(1, {n}) AS i""",
+}
+OWN_COUNT = {  # what the library runs for the same figures
+    "procrastinate": "SELECT count(*), status FROM {s}.procrastinate_jobs GROUP BY status",  # count_jobs_status
+    "graphile_worker": "SELECT task_identifier, count(*) FROM {s}.jobs GROUP BY 1",  # the view people query
+    "pgboss": "SELECT name, state, count(*) FROM {s}.job GROUP BY rollup(name), rollup(state)",  # countStates
+}
+
+
+def build(library: str, size: int) -> tuple[LibraryApp, float]:
+    app = LibraryApp(library)
+    app.schema = f"bench_lib_{library}_{size}"
+    with Database.open(parse_target(PG_TARGET_TEXT), purpose="bulk") as db:
+        db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
+        if library == "procrastinate":
+            db.execute(f"CREATE SCHEMA {app.schema}")
+    app.run("schema", timeout=300)
+    started = time.perf_counter()
+    queues = "[" + ", ".join(f"'{q}'" for q in PGBOSS_QUEUES) + "]"
+    with Database.open(parse_target(PG_TARGET_TEXT), purpose="bulk") as db:
+        db.execute(f"SET search_path TO {app.schema}")  # the library's triggers name its tables unqualified
+        for statement in FILL[library].format(s=app.schema, n=size, types=TYPES, queues=queues,
+                                              nq=len(PGBOSS_QUEUES)).split(";"):  # fmt: skip
+            if statement.strip():
+                db.execute(statement)
+        db.execute(f"ANALYZE {app.schema}.{'_private_jobs' if library == 'graphile_worker' else TABLE[library]}")
+    return app, time.perf_counter() - started
+
+
+def measure(app: LibraryApp, library: str, polls: int) -> tuple[list[float], list[float]]:
+    layout = with_tables(load_layout(PRESET[library]), f"{app.schema}.{TABLE[library]}")
+    own = OWN_COUNT[library].format(s=app.schema)
+    with Database.open(parse_target(PG_TARGET_TEXT), purpose="monitor") as db:
+        collector = ShapeCollector(db, layout)
+        collector.poll()
+        ours, theirs = [], []
+        for _ in range(polls):
+            started = time.perf_counter()
+            snapshot = collector.poll()
+            ours.append((time.perf_counter() - started) * 1000)
+            assert snapshot.error is None, snapshot.error
+            started = time.perf_counter()
+            db.fetchall(own)
+            theirs.append((time.perf_counter() - started) * 1000)
+    return ours, theirs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--library", action="append", choices=LIBRARIES)
+    parser.add_argument("--sizes", default="1e4,1e6")
+    parser.add_argument("--polls", type=int, default=15)
+    args = parser.parse_args()
+    rows = []
+    for library in args.library or LIBRARIES:
+        first: float | None = None
+        for size_name in args.sizes.split(","):
+            app, built_s = build(library, SIZES[size_name])
+            try:
+                ours, theirs = measure(app, library, args.polls)
+            finally:
+                with Database.open(parse_target(PG_TARGET_TEXT), purpose="bulk") as db:
+                    db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
+            p50, p95 = p50_p95(ours)
+            own = statistics.median(theirs)
+            first = first if first is not None else p50
+            rows.append([library, size_name, f"{built_s:.0f} s", ms(p50), ms(p95), ratio(p50, first), ms(own),
+                         ratio(p50, own)])  # fmt: skip
+    print_table(["library", "jobs", "build", "poll p50", "poll p95", "vs smallest", "its own count p50",
+                 "poll / own"], rows, title=f"library presets, warm poll ({load_average()})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except subprocess.CalledProcessError as exc:
+        raise SystemExit(f"library_poll_cost: {exc}") from None
