@@ -122,26 +122,31 @@ def play(backend):
     second = monitor.poll()
     q.db.close()
     monitor.db.close()
-    return first, second
+    return first, second, q.base
 
 
 def test_first_poll_counts_depth_age_claims_timeouts_and_dead(scenario):
-    snap = scenario[0]
+    snap, base = scenario[0], scenario[2]
+    # The poll's own moment, on the timeline: t=10 give or take the time the rows took to write (a third of a
+    # second on a loaded machine), so each age is measured from it, to the millisecond.
+    polled_at = (snap.taken_at - base).total_seconds()
+    assert polled_at == pytest.approx(10.0, abs=2.0)
     rows = {row.job_type: row for row in snap.types}
     assert sorted(rows) == ["email", "old", "report", "resize"]
-    expected = {  # depth, oldest age, claimed (held and not timed out), timed out, dead
-        "email": (7, 9.0, 1, 0, 0),
-        "report": (1, 9.0, 0, 1, 2),  # its one claim is past its timeout: timed out, not claimed
+    expected = {  # depth, enqueued at (the oldest), claimed (held and not timed out), timed out, dead
+        "email": (7, 1, 1, 0, 0),
+        "report": (1, 1, 0, 1, 2),  # its one claim is past its timeout: timed out, not claimed
         "resize": (0, None, 0, 0, 0),
-        "old": (1, 110.0, 0, 0, 0),
+        "old": (1, -100, 0, 0, 0),
     }
-    for job_type, (depth, age, claimed, timed_out, dead) in expected.items():
+    for job_type, (depth, enqueued_t, claimed, timed_out, dead) in expected.items():
         row = rows[job_type]
         assert (row.depth, row.claimed, row.timed_out, row.dead) == (depth, claimed, timed_out, dead), job_type
-        assert row.oldest_age_s == (None if age is None else pytest.approx(age, abs=0.3)), job_type
+        age = None if enqueued_t is None else pytest.approx(polled_at - enqueued_t, abs=0.01)
+        assert row.oldest_age_s == age, job_type
     totals = snap.totals
     assert (totals.depth, totals.claimed, totals.timed_out, totals.dead) == (9, 1, 1, 2)
-    assert totals.oldest_age_s == pytest.approx(110.0, abs=0.3)
+    assert totals.oldest_age_s == pytest.approx(polled_at + 100, abs=0.01)
 
 
 def test_first_poll_rates_look_back_one_window(scenario):
