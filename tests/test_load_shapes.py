@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import pytest
 
 from queuetop.db import UsageError
+from queuetop.layouts import load_layout
 from queuetop.load.command import load_types, report_of
 from queuetop.load.config import ConsumerPool, LoadConfig, WorkTime
 from queuetop.load.driver import LoadRun
@@ -23,9 +25,7 @@ from queuetop.load.ledger import Ledger
 from tests.test_shapes import GUID_A, GUID_B, Seeded, make_seeded
 
 RUN_LIMIT_S = 60
-# seed 001: a request removed this long ago and not completed is lost (and released). Not 0.5 s: on a loaded 2-core
-# machine a consumer can stall that long mid-request, and the run then ended one request short (3 of 5 full runs)
-LOST_AFTER_S = 1.5
+LOST_AFTER_S = 0.5  # seed 001: a request removed this long ago and not completed is lost (and released)
 SHAPES = ("queuesample", "requests", "work_queue", "processed", "job_queue")
 
 
@@ -118,7 +118,7 @@ def test_seed_001_moves_each_request_once_and_takes_crashed_ones_back_after_lost
     assert counters.crashed > 0 and counters.failed > 0 and counters.swept_released > 0
     # Every request went through RequestsCompleted with a CompletedDate, once; the queue is empty.
     assert report.completed == 240 == count(seeded, '"CompletedDate" IS NOT NULL', "RequestsCompleted"), (
-        report.render(), counters)  # seen once in 3 loaded CI runs as 239: what was left, and where
+        report.render(), counters)  # 239, before a request completed twice counted once (see the test below)
     assert count(seeded, "1 = 1", "RequestsCompleted") == 240 and count(seeded, "1 = 1") == 0
     # Crashed and failed requests were taken again: more claims than requests, still none twice at once.
     assert report.claims_ledgered == 240 + counters.swept_released
@@ -252,3 +252,31 @@ def test_each_seed_says_how_an_abandoned_claim_comes_back():
     came_back = {name: load_layout(name).claim.taken_back for name in SHAPES}
     assert came_back == {"queuesample": "never", "requests": "release", "work_queue": "never",
                          "processed": "never", "job_queue": "timeout"}
+
+
+def test_seed_001_lets_a_worker_that_lost_its_request_complete_the_new_holders_and_a_run_counts_it_once(seeded_for):
+    """Seed 001's completion (`UPDATE RequestsCompleted SET CompletedDate ... WHERE ID = ?`) has no compare-and-set:
+    a worker whose request was swept back and taken again still completes it, on the new holder's row. A run must
+    count that request's success once, or it ends one request early (seen as 239 of 240 on a loaded machine)."""
+    from queuetop.act.shape_queue import ShapeQueue
+    from queuetop.act.shape_worker import ShapeWorker
+
+    seeded = seeded_for("requests")
+    with seeded.open() as db:
+        ShapeQueue(db, seeded.layout, {"lost_after": 0.2}).enqueue_many(None, 1)
+        worker = ShapeWorker(db, seeded.layout, settings={"lost_after": 0.2})
+        (lost,) = worker.claim("a")
+        time.sleep(0.4)
+        assert ShapeQueue(db, seeded.layout, {"lost_after": 0.2}).release().released == 1
+        (again,) = worker.claim("b")
+        assert again.id == lost.id
+        worker.complete(lost)  # no LeaseLost: the seed cannot tell the two claims apart
+        worker.complete(again)
+    config = LoadConfig(types=load_types(None, seeded.layout), producers=1, pools=(ConsumerPool(1),), rate=None,
+                        jobs=1)  # fmt: skip
+    run = LoadRun(seeded.target, config, seeded.layout)
+    assert [run._first_success(lost), run._first_success(again)] == [True, False]  # the second: completed_again
+    job_queue = load_layout("job_queue")
+    guarded = LoadRun(seeded.target, LoadConfig(types=load_types(None, job_queue), producers=1,
+                                                pools=(ConsumerPool(1),), rate=None, jobs=1), job_queue)  # fmt: skip
+    assert [guarded._first_success(lost), guarded._first_success(again)] == [True, True]  # LeaseLost guards it

@@ -88,6 +88,11 @@ class LoadRun:
         self._enqueued_by_type: Counter[str] = Counter()
         self.interrupted = False
         self._tally = Tally()
+        # Where a completion has no compare-and-set and a lost claim is taken back (seed 001), a worker that lost
+        # its job can still complete the new holder's row: a job's success counts once, or the run would end early.
+        claim = layout.claim
+        unguarded = claim is not None and claim.taken_back == "release" and not claim.finish_guard
+        self._completed_ids: set[Any] | None = set() if unguarded else None
         self._budget = Budget(config.jobs)
         self._abandoned: list[tuple[int, str]] = []
         self._records_lock = threading.Lock()  # the abandoned claims and the per-type counts
@@ -466,12 +471,22 @@ class LoadRun:
             else:
                 claim.let_go(time.monotonic(), "finished")
                 self._retrying(lambda: queue.complete(job))
-                self._tally.add("succeeded" if ours else "foreign")
+                self._tally.add("foreign" if not ours else "succeeded" if self._first_success(job) else
+                                "completed_again")  # fmt: skip
         except LeaseLost:  # the claim timed out and a release took it back while we worked
             claim.outcome = "lease lost"
             self._tally.add("leases_lost")
             if ours and self._last_attempt(job):
                 self._tally.add("doomed")  # that release buried it as dead
+
+    def _first_success(self, job: Job | Any) -> bool:
+        """Whether this completion is the job's first (always, where a completion must still hold its claim)."""
+        if self._completed_ids is None:
+            return True
+        with self._records_lock:
+            first = job.id not in self._completed_ids
+            self._completed_ids.add(job.id)
+        return first
 
     def _last_attempt(self, job: Job | Any) -> bool:
         """Whether this was the job's last attempt: only where the shape counts attempts up to a limit."""

@@ -37,6 +37,9 @@ class LoadCounters:
     claims: int = 0  # claim statements that took at least one job
     empty_claims: int = 0  # claim statements that found nothing to take
     stranded: int = 0  # crashed claims a shape whose taking is final can never take back
+    # completions of a job already completed: a worker that had lost its claim (swept back and taken again) finished
+    # it anyway, on the new holder's row — seed 001's completion has no compare-and-set
+    completed_again: int = 0
 
     @property
     def settled(self) -> int:
