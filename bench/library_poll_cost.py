@@ -33,9 +33,7 @@ from tests.libraries import LibraryApp
 
 SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6}
 TYPES = 20
-LIBRARIES = ("procrastinate", "graphile_worker", "pgboss")
-PRESET = {"procrastinate": "procrastinate", "graphile_worker": "graphile_worker", "pgboss": "pgboss"}
-TABLE = {"procrastinate": "procrastinate_jobs", "graphile_worker": "jobs", "pgboss": "job"}
+LIBRARIES = ("procrastinate", "graphile_worker", "pgboss")  # each the name of its app and of its preset
 PGBOSS_QUEUES = ("fast", "hold", "stuck", "flaky", "doomed", "orphan")  # the ones its app creates
 
 FILL = {
@@ -85,12 +83,13 @@ def build(library: str, size: int) -> tuple[LibraryApp, float]:
                                               nq=len(PGBOSS_QUEUES)).split(";"):  # fmt: skip
             if statement.strip():
                 db.execute(statement)
-        db.execute(f"ANALYZE {app.schema}.{'_private_jobs' if library == 'graphile_worker' else TABLE[library]}")
+        table = "_private_jobs" if library == "graphile_worker" else load_layout(library).queue_table  # not a view
+        db.execute(f"ANALYZE {app.schema}.{table}")
     return app, time.perf_counter() - started
 
 
 def measure(app: LibraryApp, library: str, polls: int) -> tuple[list[float], list[float]]:
-    layout = with_tables(load_layout(PRESET[library]), f"{app.schema}.{TABLE[library]}")
+    layout = with_tables(load_layout(library), f"{app.schema}.{load_layout(library).queue_table}")
     own = OWN_COUNT[library].format(s=app.schema)
     with Database.open(parse_target(PG_TARGET_TEXT), purpose="monitor") as db:
         collector = ShapeCollector(db, layout)

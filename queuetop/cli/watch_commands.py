@@ -5,6 +5,7 @@ history."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from queuetop.db.target import Target
 from queuetop.layouts import NATIVE, Layout
 
 if TYPE_CHECKING:
+    from queuetop.layouts.detect import Candidate
     from queuetop.load.driver import LoadRun
     from queuetop.store.model import Retention
     from queuetop.tui import WatchedTarget
@@ -34,19 +36,23 @@ def _check_interval(args: argparse.Namespace) -> None:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    from queuetop.layouts.detect import SeveralQueues
+
     if len(args.per_target) > 1:
         return _watch_many(args)
     _check_interval(args)
     settings = settings_from(args)
     target = parse_target(args.db)
     auto_init = _is_embedded_default(args, target) and _layout_name(args) in (None, "native")
-    if not auto_init and not args.with_load:
-        several = _several_systems(args, target)
-        if several:
-            from queuetop.tui import run_multi_dashboard
+    try:
+        layout, note = _watch_layout(args, target, auto_init)
+    except SeveralQueues as several:  # queue systems side by side in one database (procrastinate beside pg-boss)
+        if args.with_load:
+            raise  # a load drives one of them: the error says how to choose it
+        from queuetop.tui import run_multi_dashboard
 
-            return run_multi_dashboard(several, job_types=args.types, log_path=LOG_PATH, bell=args.bell)
-    layout, note = _watch_layout(args, target, auto_init)
+        sections = _sections(args, target, several.candidates)
+        return run_multi_dashboard(sections, job_types=args.types, log_path=LOG_PATH, bell=args.bell)
     if args.types and not layout.has_job_type:
         raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
     background = None
@@ -99,23 +105,11 @@ def watched_targets(args: argparse.Namespace) -> list[WatchedTarget]:
         return list(pool.map(watched, runs))
 
 
-def _several_systems(args: argparse.Namespace, target: Target) -> list[WatchedTarget]:
-    """Where neither --layout nor --table chooses and the database holds several queue systems (procrastinate and
-    pg-boss side by side, say) and no native schema: one section each, as with several targets. [] otherwise."""
-    from queuetop.db import ConnectError, SchemaMissing
-    from queuetop.layouts.detect import detect
-    from queuetop.layouts.schema import schema_present
+def _sections(args: argparse.Namespace, target: Target, found: Sequence[Candidate]) -> list[WatchedTarget]:
+    """A dashboard section for each queue system found in one database (`SeveralQueues`), as for several targets:
+    each with its own layout, history file and the sentence that says what was found."""
     from queuetop.tui import WatchedTarget
 
-    if _layout_name(args) or getattr(args, "table", None):
-        return []
-    try:
-        with Database.open(target, purpose="monitor") as db:
-            found = [] if schema_present(db, NATIVE) else detect(db)
-    except (ConnectError, SchemaMissing):
-        return []
-    if len(found) < 2:
-        return []
     slos = args.effective.slos if hasattr(args, "effective") else None
     sections = []
     for candidate in found:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from queuetop.core.errors import QueuetopError, SchemaMissing, UsageError
 from queuetop.db import Database
-from queuetop.layouts import PRESET_NAMES, Layout, load_layout, preset_names, with_tables
+from queuetop.layouts import PRESET_NAMES, Layout, load_layout, with_tables
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,16 @@ class Candidate:
         """The command-line options that choose this candidate."""
         completed = f" --completed-table {self.completed.name}" if self.completed else ""
         return f"--layout {self.preset} --table {self.table.display}{completed}"
+
+
+class SeveralQueues(UsageError):
+    """More than one queue table fits a preset and nothing chooses one: the candidates travel with the error, so the
+    dashboard can show them all (a section each) where the other commands say how to choose."""
+
+    def __init__(self, candidates: list[Candidate]) -> None:
+        listed = "; ".join(f"{c.table.display} ({c.options})" for c in candidates[:8])
+        super().__init__(f"{len(candidates)} queue tables found: {listed}", "choose one with --layout and --table")
+        self.candidates = tuple(candidates)
 
 
 class Catalog:
@@ -102,7 +112,8 @@ def default_schemas(db: Database) -> tuple[str | None, ...]:
 def detect(db: Database, catalog: Catalog | None = None) -> list[Candidate]:
     """Every table a preset fits, the most specific preset per table, in a stable order."""
     catalog = catalog or Catalog(db)
-    presets = sorted((load_layout(name) for name in preset_names(db.dialect.name)), key=lambda p: -len(p.columns))
+    here = [p for p in map(load_layout, PRESET_NAMES) if db.dialect.name in p.databases]  # each preset read once
+    presets = sorted(here, key=lambda p: -len(p.columns))
     found: list[Candidate] = []
     claimed: set[tuple[str | None, str]] = set()
     for preset in presets:
@@ -145,8 +156,7 @@ def choose(db: Database, catalog: Catalog | None = None) -> tuple[Layout, str]:
     if len(natives) == 1:  # the schema `queuetop init` made wins over tables it merely resembles
         candidates = natives
     if len(candidates) > 1:
-        listed = "; ".join(f"{c.table.display} ({c.options})" for c in candidates[:8])
-        raise UsageError(f"{len(candidates)} queue tables found: {listed}", "choose one with --layout and --table")
+        raise SeveralQueues(candidates)
     (found,) = candidates
     return found.layout, found.sentence
 

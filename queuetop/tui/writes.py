@@ -49,6 +49,14 @@ class Writes:
             return False
         return True
 
+    def _may_write(self, refusal: str | None, verb: str) -> bool:
+        """Whether a write may go ahead: not where the layout refuses it (the sentence why is shown), nor where the
+        dashboard may not change the queue now (`_may_change_queue`)."""
+        if refusal is not None:
+            self.notify(refusal, severity="warning", markup=False)
+            return False
+        return self._may_change_queue(verb)
+
     # The keys of writes, and the action of ACTIONS each is: offered only where the layout declares it.
     WRITE_KEYS: ClassVar[dict[str, str]] = {"enqueue": "enqueue", "dead_jobs": "dead delete",
                                             "make_available": "make available"}  # fmt: skip
@@ -75,11 +83,8 @@ class Writes:
         self.notify(self.refusal(action) or f"{action} is not offered here.", severity="warning", markup=False)
 
     def action_enqueue(self) -> None:
-        reason = self.refusal("enqueue")
-        if reason is not None:  # the command palette, or a binding shown before the layout was known
-            self.notify(reason, severity="warning", markup=False)
-            return
-        if not self._may_change_queue("enqueue"):
+        # (refused: the command palette, or a binding shown before the layout was known)
+        if not self._may_write(self.refusal("enqueue"), "enqueue"):
             return
         known = [row.job_type for row in self.session.latest.types] if self.session.latest else []
         self.push_screen(EnqueueModal(self._selected_type(), known, self._layout()), self._enqueue)
@@ -101,11 +106,10 @@ class Writes:
 
     def action_release(self) -> None:
         layout = self._layout()
-        if layout.release is None:
-            self.notify(f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}; it declares "
-                        "no [release] section", severity="warning", markup=False)  # fmt: skip
-            return
-        if not self._may_change_queue("release"):
+        refusal = None if layout.release is not None else (
+            f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}; it declares no [release] "
+            "section")  # fmt: skip
+        if not self._may_write(refusal, "release"):
             return
         job_type = self._selected_type() if layout.has_job_type else None
         what = None if layout.release is None or layout.release_buries else layout.release.what
@@ -134,10 +138,7 @@ class Writes:
     def action_dead_jobs(self) -> None:
         """From the drill-down: the type's dead jobs, counted, then retried or deleted."""
         layout = self._layout()
-        if (reason := self.refusal("dead delete")) is not None:
-            self.notify(reason, severity="warning", markup=False)
-            return
-        if not self._may_change_queue("retrying or deleting dead jobs"):
+        if not self._may_write(self.refusal("dead delete"), "retrying or deleting dead jobs"):
             return
         job_type = self._detail_type(layout)
         actions = self.session.actions
@@ -163,11 +164,7 @@ class Writes:
 
     def release_worker(self, worker: WorkerStats) -> None:
         """From the workers panel: one worker's timed-out claims, counted, then released on confirmation."""
-        reason = can_release_worker(self._layout())
-        if reason is not None:
-            self.notify(reason, severity="warning", markup=False)
-            return
-        if not self._may_change_queue("release"):
+        if not self._may_write(can_release_worker(self._layout()), "release"):
             return
         actions, name = self.session.actions, worker.worker
 
@@ -199,11 +196,7 @@ class Writes:
     def action_make_available(self) -> None:
         """From the drill-down: the type's jobs scheduled for later, counted, then made available now."""
         layout = self._layout()
-        reason = no_scheduled_state(layout)
-        if reason is not None:
-            self.notify(reason, severity="warning", markup=False)
-            return
-        if not self._may_change_queue("making scheduled jobs available"):
+        if not self._may_write(no_scheduled_state(layout), "making scheduled jobs available"):
             return
         job_type = self._detail_type(layout)
         actions = self.session.actions

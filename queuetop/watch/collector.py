@@ -102,6 +102,7 @@ class ShapeCollector:
         self.note = note
         self.statements = statements_on(db, layout)
         self._provides = dict(layout.provides)  # built once: a poll asks it for every type it shows
+        self._cannot_know = layout.cannot_know  # and why not, once
         self._guid_types = layout.type_of("type") == "guid"
         if self._guid_types:
             self.only_types = frozenset(t.upper() for t in self.only_types)
@@ -271,7 +272,7 @@ class ShapeCollector:
         return Snapshot(
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,
             poll_ms=(time.perf_counter() - started) * 1000, window_s=self.window_s, types=types, totals=totals,
-            layout=layout.name, figures=dict(self._provides), cannot_know=layout.cannot_know, note=self.note,
+            layout=layout.name, figures=dict(self._provides), cannot_know=self._cannot_know, note=self.note,
             clock=layout.read_clock,
             reads=self.db.dialect.reads,
         )  # fmt: skip
