@@ -1,14 +1,14 @@
 """Poll cost vs size on the job libraries' own tables: what does one warm poll of each library preset cost at
 10^4 and 10^6 jobs, beside the library's own count of the same figures?
 
-For each library (`--library`, default all three), the library makes its own tables (its app in
-tests/libraries/NAME, as the tests run it: procrastinate's schema, graphile-worker's migrations, pg-boss's
-start), with its own indexes only; the script then fills them in bulk, shaped as the library leaves them (a
-bench fixture written in SQL: 10^6 jobs through the library's API would take an hour), and measures queuetop's
-warm poll (`ShapeCollector.poll`, `--polls` times, after the first) and the library's own count (the statement
-its dashboard or API runs for the same figures). Mix at N jobs, 20 job types: procrastinate and pg-boss keep
-finished jobs, so 90 % finished over the last hour and 10 % waiting; graphile-worker deletes finished jobs, so
-all N wait (a backlog). No activity between polls: this is the read alone.
+For each library (`--library`, default all), the library makes its own tables (its app in tests/libraries/NAME,
+as the tests run it: procrastinate's schema, graphile-worker's migrations, pg-boss's start, pgqueuer's install),
+with its own indexes only; the script then fills them in bulk, shaped as the library leaves them (a bench fixture
+written in SQL: 10^6 jobs through the library's API would take an hour), and measures queuetop's warm poll
+(`ShapeCollector.poll`, `--polls` times, after the first) and the library's own count (the statement its dashboard
+or API runs for the same figures). Mix at N jobs, 20 job types: procrastinate and pg-boss keep finished jobs, so
+90 % finished over the last hour and 10 % waiting; graphile-worker and pgqueuer delete finished jobs, so all N
+wait (a backlog). No activity between polls: this is the read alone.
 
     .venv/bin/python bench/library_poll_cost.py                        # every library, 1e4 and 1e6
     .venv/bin/python bench/library_poll_cost.py --library pgboss --sizes 1e4,1e5
@@ -33,7 +33,7 @@ from tests.libraries import LibraryApp
 
 SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6}
 TYPES = 20
-LIBRARIES = ("procrastinate", "graphile_worker", "pgboss")  # each the name of its app and of its preset
+LIBRARIES = ("procrastinate", "graphile_worker", "pgboss", "pgqueuer")  # each the name of its app and of its preset
 PGBOSS_QUEUES = ("fast", "hold", "stuck", "flaky", "doomed", "orphan")  # the ones its app creates
 
 FILL = {
@@ -59,11 +59,19 @@ FILL = {
                CASE WHEN i > {n} * 0.9 THEN NULL ELSE now() - (({n} - i) * interval '3600 seconds' / {n}) END,
                CASE WHEN i > {n} * 0.9 THEN NULL ELSE now() - (({n} - i) * interval '3600 seconds' / {n}) END
         FROM generate_series(1, {n}) AS i""",
+    "pgqueuer": """
+        INSERT INTO {s}.pgqueuer (priority, entrypoint, status, created, updated, heartbeat, execute_after)
+        SELECT 0, 'task_' || (i % {types}), 'queued', now() - (({n} - i) * interval '3600 seconds' / {n}),
+               now() - (({n} - i) * interval '3600 seconds' / {n}), now() - (({n} - i) * interval '3600 seconds' / {n}),
+               now() - (({n} - i) * interval '3600 seconds' / {n})
+        FROM generate_series(1, {n}) AS i""",
 }
 OWN_COUNT = {  # what the library runs for the same figures
     "procrastinate": "SELECT count(*), status FROM {s}.procrastinate_jobs GROUP BY status",  # count_jobs_status
     "graphile_worker": "SELECT task_identifier, count(*) FROM {s}.jobs GROUP BY 1",  # the view people query
     "pgboss": "SELECT name, state, count(*) FROM {s}.job GROUP BY rollup(name), rollup(state)",  # countStates
+    "pgqueuer": "SELECT count(*), priority, entrypoint, status FROM {s}.pgqueuer"
+                " GROUP BY entrypoint, priority, status",  # Queries.queue_size
 }
 
 

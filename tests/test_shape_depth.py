@@ -115,7 +115,8 @@ def undo_completions(s: Seeded) -> None:
 
 def test_every_seed_has_its_depth_tracked():
     # native too, read by the engine (test_engine_parity); its own collector tracks its depth its own way
-    # and the libraries whose rows stay with a way to count arrivals and completions (graphile-worker's vanish)
+    # and the libraries whose rows stay with a way to count arrivals and completions (graphile-worker's and
+    # pgqueuer's vanish)
     tracked = {name for name in PRESET_NAMES if depth_tracked(load_layout(name))}
     assert tracked == {*TRACKED, "native", "procrastinate", "pgboss"}
 

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from queuetop.core.errors import UsageError
-from queuetop.layouts.files import layout_from_toml, load_layout, preset_names, preset_text
+from queuetop.layouts.files import PRESET_NAMES, layout_from_toml, load_layout, preset_names, preset_text
 from queuetop.layouts.model import (
     ACTIONS,
     CLAIM_FORMS,
@@ -30,7 +30,6 @@ from queuetop.layouts.model import (
     DATABASES,
     FAILURES,
     FIGURES,
-    PRESET_NAMES,
     QUEUE_ROLES,
     SETTINGS,
     STATES,

@@ -19,7 +19,6 @@ from queuetop.layouts.model import (
     DATABASES,
     ENQUEUE_KEYS,
     FAILURES,
-    PRESET_NAMES,
     QUEUE_ROLES,
     SETTINGS,
     STATES,
@@ -31,6 +30,13 @@ from queuetop.layouts.model import (
 )
 from queuetop.layouts.predicate import parse_predicate, roles_of, settings_of
 
+# The schema queuetop makes, then the seeds' hand-made queues in the seeds' order; every other file in presets/ is a
+# job library's, found by its name (a new library is a TOML file and its tests, no line of Python).
+_HAND_MADE = ("native", "queuesample", "requests", "work_queue", "processed", "job_queue")
+_PRESETS = resources.files(__package__).joinpath("presets")
+PRESET_NAMES = _HAND_MADE + tuple(sorted(
+    entry.name.removesuffix(".toml") for entry in _PRESETS.iterdir()
+    if entry.name.endswith(".toml") and entry.name.removesuffix(".toml") not in _HAND_MADE))
 
 def preset_names(database: str | None = None) -> tuple[str, ...]:
     """The presets, or those whose tables can be in `database` (a dialect's name)."""
@@ -54,7 +60,7 @@ def load_layout(name_or_path: str = "native") -> Layout:
 
 
 def preset_text(name: str) -> str:
-    return resources.files(__package__).joinpath("presets", f"{name}.toml").read_text("utf-8")
+    return _PRESETS.joinpath(f"{name}.toml").read_text("utf-8")
 
 
 def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

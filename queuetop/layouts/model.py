@@ -66,8 +66,6 @@ DATABASES = ("mssql", "postgresql", "sqlite")  # the dialects' names
 ENQUEUE_KEYS = ("stamped", "defaults")  # [enqueue] keys that name no role: stamped roles, the form's defaults
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _TYPE = re.compile(r"^(bigint|int|smallint|tinyint|bit|guid|datetime2?|text|xml|interval|n?varchar\((\d{1,4}|max)\))$")
-PRESET_NAMES = ("native", "queuesample", "requests", "work_queue", "processed", "job_queue", "procrastinate",
-                "graphile_worker", "pgboss")
 
 
 def check_identifier(name: str, what: str) -> str:

@@ -1,0 +1,114 @@
+"""pgqueuer (1.6), the real library on the test PostgreSQL server: its own schema (`Queries.install`), jobs
+enqueued through its API, its own worker. pgqueuer deletes a job's row when it ends (a line in pgqueuer_log stays):
+queuetop counts a burst that arrives and ends between two polls whole (arrivals by the id sequence, completions as
+what arrived less what the rows grew by). A picked job whose worker died is known by its heartbeat, which stops:
+older than the worker's heartbeat_timeout, pgqueuer's own dequeue takes it again, and queuetop shows it timed out."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from queuetop.db import Database, parse_target
+from queuetop.watch.collector import ShapeCollector
+from queuetop.watch.snapshot import Snapshot
+from tests.conftest import PG_TARGET
+from tests.libraries import LibraryApp, detected, made_by, wait_for
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def pgqueuer() -> Iterator[LibraryApp]:
+    with made_by("pgqueuer") as app:
+        yield app
+
+
+def table_truth(db: Database, schema: str, heartbeat_timeout_s: int = 30) -> dict[str, tuple[int, ...]]:
+    """Per entrypoint, from the pgqueuer table as pgqueuer's dequeue reads it: (queued and due, queued ahead,
+    picked with a live heartbeat, picked with a stale one, failed and held)."""
+    rows = db.fetchall(
+        "SELECT entrypoint, count(*) FILTER (WHERE status = 'queued' AND execute_after <= now()),"
+        " count(*) FILTER (WHERE status = 'queued' AND execute_after > now()),"
+        " count(*) FILTER (WHERE status = 'picked' AND heartbeat >= now() - make_interval(secs => ?)),"
+        " count(*) FILTER (WHERE status = 'picked' AND heartbeat < now() - make_interval(secs => ?)),"
+        f" count(*) FILTER (WHERE status = 'failed') FROM {schema}.pgqueuer GROUP BY entrypoint",
+        (heartbeat_timeout_s, heartbeat_timeout_s))  # fmt: skip
+    return {name: tuple(int(n) for n in counts) for name, *counts in rows}
+
+
+def shown(snapshot: Snapshot) -> dict[str, tuple[int | None, ...]]:
+    assert snapshot.error is None, snapshot.error
+    return {t.job_type: (t.depth, t.scheduled, t.claimed, t.timed_out, t.dead) for t in snapshot.types}
+
+
+def library_count(app: LibraryApp) -> dict[str, Counter]:
+    """pgqueuer's own count (Queries.queue_size): per entrypoint, jobs per status."""
+    counts: dict[str, Counter] = {}
+    for row in app.json("counts"):
+        counts.setdefault(row["entrypoint"], Counter())[row["status"]] += row["count"]
+    return counts
+
+
+def settled(app: LibraryApp) -> bool:
+    """The worker has taken every job it will: fast done, hold picked, doomed held as failed, flaky queued again."""
+    counts = library_count(app)
+    return ("fast" in counts and counts["fast"]["queued"] == 3 and counts["hold"]["picked"] == 2
+            and counts["doomed"]["failed"] == 1 and counts["flaky"]["queued"] == 1 and not counts["flaky"]["picked"])
+
+
+def collector_for(db: Database, app: LibraryApp, settings: dict | None = None) -> ShapeCollector:
+    return detected(db, app, "pgqueuer", settings)
+
+
+def test_queuetop_finds_pgqueuer_and_shows_what_its_table_and_its_own_count_say(pgqueuer: LibraryApp) -> None:
+    pgqueuer.run("defer", "fast=5", "hold=2", "flaky=1", "doomed=1", "later=3", "orphan=1")
+    with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        with pgqueuer.worker():
+            wait_for(lambda: settled(pgqueuer), "pgqueuer's worker to take the mix")
+            figures = shown(collector_for(db, pgqueuer).poll())  # the worker alive: its heartbeats are fresh
+            truth = table_truth(db, pgqueuer.schema)
+            library = library_count(pgqueuer)
+        shortened = collector_for(db, pgqueuer, {"heartbeat_timeout": 1})  # killed: the heartbeats stop
+
+        def hold() -> tuple[int | None, ...]:
+            return shown(shortened.poll())["hold"]
+
+        wait_for(lambda: hold() == (0, 0, 0, 2, 0), "the dead worker's heartbeats to be older than a second")
+        after_the_kill = table_truth(db, pgqueuer.schema, heartbeat_timeout_s=1)["hold"]
+    assert figures == truth
+    assert figures == {"fast": (0, 3, 0, 0, 0), "hold": (0, 0, 2, 0, 0), "flaky": (0, 1, 0, 0, 0),
+                       "doomed": (0, 0, 0, 0, 1), "orphan": (1, 0, 0, 0, 0)}  # fmt: skip
+    for entrypoint, (depth, scheduled, claimed, timed_out, dead) in figures.items():
+        assert (depth + scheduled, claimed + timed_out, dead) == (
+            library[entrypoint]["queued"], library[entrypoint]["picked"], library[entrypoint]["failed"]), entrypoint
+    assert after_the_kill == (0, 0, 0, 2, 0)
+
+
+def test_a_burst_that_arrives_and_is_deleted_between_two_polls_is_counted_whole(pgqueuer: LibraryApp) -> None:
+    with pgqueuer.worker(), Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        collector = collector_for(db, pgqueuer)
+        collector.poll()
+        pgqueuer.run("defer", "fast=300")
+        wait_for(lambda: db.fetchone(f"SELECT count(*) FROM {pgqueuer.schema}.pgqueuer")[0] == 0,
+                 "the worker to finish the burst")  # fmt: skip
+        logged = db.fetchone(f"SELECT count(*) FROM {pgqueuer.schema}.pgqueuer_log WHERE status = 'successful'")[0]
+        collector.poll()
+        snapshot = collector.poll()  # jobs gone unseen are counted a poll late: late inserts commit meanwhile
+    assert logged == 300  # pgqueuer's own record: every one of them ran
+    totals = snapshot.totals
+    assert (totals.arrivals_total, totals.completions_total, totals.depth) == (300, 300, 0)
+
+
+def test_the_oldest_waiting_job_is_aged_from_its_creation(pgqueuer: LibraryApp) -> None:
+    pgqueuer.run("defer", "orphan=2")
+    with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        (age,) = db.fetchone(f"SELECT extract(epoch FROM now() - min(created)) FROM {pgqueuer.schema}.pgqueuer")
+        snapshot = collector_for(db, pgqueuer).poll()
+    (orphan,) = snapshot.types
+    assert orphan.depth == 2 and orphan.oldest_age_s is not None
+    assert abs(orphan.oldest_age_s - float(age)) < 1.0
+    why = snapshot.to_json()["cannot_know"]
+    assert set(why) == {"lost", "wait", "processing"} and "pgqueuer_log" in why["wait"]
