@@ -2,13 +2,13 @@
 10^4 and 10^6 jobs, beside the library's own count of the same figures?
 
 For each library (`--library`, default all), the library makes its own tables (its app in tests/libraries/NAME,
-as the tests run it: procrastinate's schema, graphile-worker's migrations, pg-boss's start, pgqueuer's install),
-with its own indexes only; the script then fills them in bulk, shaped as the library leaves them (a bench fixture
-written in SQL: 10^6 jobs through the library's API would take an hour), and measures queuetop's warm poll
-(`ShapeCollector.poll`, `--polls` times, after the first) and the library's own count (the statement its dashboard
-or API runs for the same figures). Mix at N jobs, 20 job types: procrastinate and pg-boss keep finished jobs, so
-90 % finished over the last hour and 10 % waiting; graphile-worker and pgqueuer delete finished jobs, so all N
-wait (a backlog). No activity between polls: this is the read alone.
+as the tests run it: procrastinate's schema, graphile-worker's migrations, pg-boss's start, pgqueuer's install,
+Django's migrate), with its own indexes only; the script then fills them in bulk, shaped as the library leaves
+them (a bench fixture written in SQL: 10^6 jobs through the library's API would take an hour), and measures
+queuetop's warm poll (`ShapeCollector.poll`, `--polls` times, after the first) and the library's own count (the
+statement its dashboard or API runs for the same figures). Mix at N jobs, 20 job types: procrastinate, pg-boss
+and django-tasks-db keep finished jobs, so 90 % finished over the last hour and 10 % waiting; graphile-worker and
+pgqueuer delete finished jobs, so all N wait (a backlog). No activity between polls: this is the read alone.
 
     .venv/bin/python bench/library_poll_cost.py                        # every library, 1e4 and 1e6
     .venv/bin/python bench/library_poll_cost.py --library pgboss --sizes 1e4,1e5
@@ -33,7 +33,8 @@ from tests.libraries import LibraryApp
 
 SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6}
 TYPES = 20
-LIBRARIES = ("procrastinate", "graphile_worker", "pgboss", "pgqueuer")  # each the name of its app and of its preset
+# each the name of its app and of its preset
+LIBRARIES = ("procrastinate", "graphile_worker", "pgboss", "pgqueuer", "django_tasks")
 PGBOSS_QUEUES = ("fast", "hold", "stuck", "flaky", "doomed", "orphan")  # the ones its app creates
 
 FILL = {
@@ -65,6 +66,17 @@ FILL = {
                now() - (({n} - i) * interval '3600 seconds' / {n}), now() - (({n} - i) * interval '3600 seconds' / {n}),
                now() - (({n} - i) * interval '3600 seconds' / {n})
         FROM generate_series(1, {n}) AS i""",
+    "django_tasks": """
+        INSERT INTO {s}.django_tasks_database_dbtaskresult (id, status, enqueued_at, started_at, finished_at,
+            args_kwargs, priority, task_path, worker_ids, queue_name, backend_name, run_after, exception_class_path,
+            traceback)
+        SELECT gen_random_uuid(), CASE WHEN i > {n} * 0.9 THEN 'READY' ELSE 'SUCCESSFUL' END,
+               now() - (({n} - i) * interval '3600 seconds' / {n}),
+               CASE WHEN i > {n} * 0.9 THEN NULL ELSE now() - (({n} - i) * interval '3600 seconds' / {n}) END,
+               CASE WHEN i > {n} * 0.9 THEN NULL ELSE now() - (({n} - i) * interval '3600 seconds' / {n}) END,
+               '{{"args": [], "kwargs": {{}}}}'::jsonb, 0, 'tasks.task_' || (i % {types}), '[]'::jsonb, 'default',
+               'default', '9999-01-01 00:00:00+00', '', ''
+        FROM generate_series(1, {n}) AS i""",
 }
 OWN_COUNT = {  # what the library runs for the same figures
     "procrastinate": "SELECT count(*), status FROM {s}.procrastinate_jobs GROUP BY status",  # count_jobs_status
@@ -72,6 +84,8 @@ OWN_COUNT = {  # what the library runs for the same figures
     "pgboss": "SELECT name, state, count(*) FROM {s}.job GROUP BY rollup(name), rollup(state)",  # countStates
     "pgqueuer": "SELECT count(*), priority, entrypoint, status FROM {s}.pgqueuer"
                 " GROUP BY entrypoint, priority, status",  # Queries.queue_size
+    "django_tasks": "SELECT count(*) FROM {s}.django_tasks_database_dbtaskresult WHERE status = 'READY'"
+                    " AND (run_after = '9999-01-01 00:00:00+00' OR run_after <= now())",  # ready().count()
 }
 
 
@@ -80,7 +94,7 @@ def build(library: str, size: int) -> tuple[LibraryApp, float]:
     app.schema = f"bench_lib_{library}_{size}"
     with Database.open(parse_target(PG_TARGET_TEXT), purpose="bulk") as db:
         db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
-        if library == "procrastinate":
+        if library in ("procrastinate", "django_tasks"):  # each makes its tables in a schema that exists
             db.execute(f"CREATE SCHEMA {app.schema}")
     app.run("schema", timeout=300)
     started = time.perf_counter()

@@ -118,7 +118,7 @@ def test_every_seed_has_its_depth_tracked():
     # and the libraries whose rows stay with a way to count arrivals and completions (graphile-worker's and
     # pgqueuer's vanish)
     tracked = {name for name in PRESET_NAMES if depth_tracked(load_layout(name))}
-    assert tracked == {*TRACKED, "native", "procrastinate", "pgboss"}
+    assert tracked == {*TRACKED, "native", "procrastinate", "pgboss", "django_tasks"}
 
 
 def test_a_deep_backlog_is_tracked_not_counted_and_a_full_count_corrects_it(seeded, small_cap):
