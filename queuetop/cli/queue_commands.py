@@ -308,8 +308,9 @@ def layout_toml(preset: str, layout: Layout) -> str:
         if changed:
             lines += ["", f"[{section}]"]
             for role, column in changed.items():
-                sql_type = layout.types.get(role)
-                lines.append(f'{role.removeprefix(prefix)} = "{column}{" " + sql_type if sql_type else ""}"')
+                sql_type, path = layout.types.get(role), layout.json_paths.get(role)
+                spec = f"json({column}, {'.'.join(path)})" if path else column + (f" {sql_type}" if sql_type else "")
+                lines.append(f'{role.removeprefix(prefix)} = "{spec}"')
     return "\n".join(lines)
 
 

@@ -4,6 +4,7 @@ mistake is one line naming the file, the section and what to write instead."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from importlib import resources
@@ -90,23 +91,38 @@ def layout_from_toml(name: str, text: str, source: str | None = None) -> Layout:
                          ) from None
 
 
-def _column(spec: str, role: str, where: str) -> tuple[str, str | None]:
-    parts = str(spec).split(None, 1)
+_JSON = re.compile(r"^json\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\)$")
+
+
+def _column(spec: str, role: str, where: str) -> tuple[str, str | None, tuple[str, ...]]:
+    """(column, SQL type, JSON path): `id bigint`, `task_name`, or `json(message, actor_name)` — the text at a
+    path of keys inside a column holding JSON (dramatiq's actor, Celery's `headers.task`)."""
+    text = str(spec).strip()
+    if text.lower().startswith("json("):
+        match = _JSON.match(text)
+        if not match:
+            raise UsageError(f"{where}: cannot read {text!r} for role {role}",
+                             "write json(COLUMN, KEY) or json(COLUMN, KEY.KEY): plain names only")
+        return match.group(1), None, tuple(match.group(2).split("."))
+    parts = text.split(None, 1)
     if not parts:
         raise UsageError(f"{where}: no column named for role {role}")
-    return parts[0], (parts[1].strip().lower() if len(parts) > 1 else None)
+    return parts[0], (parts[1].strip().lower() if len(parts) > 1 else None), ()
 
 
 def _build(name: str, data: dict[str, Any], where: str) -> Layout:
     tables = data.get("tables", {})
     columns: dict[str, str] = {}
     types: dict[str, str] = {}
+    json_paths: dict[str, tuple[str, ...]] = {}
     for section, prefix in (("queue_columns", ""), ("completed_columns", "c_")):
         for role, spec in data.get(section, {}).items():
-            column, sql_type = _column(spec, prefix + role, where)
+            column, sql_type, path = _column(spec, prefix + role, where)
             columns[prefix + role] = column
             if sql_type:
                 types[prefix + role] = sql_type
+            if path:
+                json_paths[prefix + role] = path
     settings = {**SETTINGS, **data.get("settings", {})}
 
     def state(text: str, label: str) -> State:
@@ -183,6 +199,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         completed_table=tables.get("completed"),
         columns=columns,
         types=types,
+        json_paths=json_paths,
         description=data.get("description", ""),
         seed=data.get("seed"),
         clock=data.get("clock", "utc"),

@@ -169,6 +169,9 @@ class Layout:
     completed_table: str | None
     columns: Mapping[str, str] = field(default_factory=dict)
     types: Mapping[str, str] = field(default_factory=dict)
+    # Roles read from inside a column that holds JSON: role → the path of keys to a text (dramatiq's job type is
+    # `message->>'actor_name'`). Read only: no write may set such a role.
+    json_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     description: str = ""
     seed: str | None = None
     clock: str = "utc"
@@ -228,6 +231,9 @@ class Layout:
                 if role.lower() in KEYWORDS or role.startswith("qt_"):
                     raise UsageError(f"{where}: {role!r} cannot name a column", "choose another name")
             check_identifier(column, f"{where}: column for {role}")
+        for role, path in self.json_paths.items():
+            for key in path:
+                check_identifier(key, f"{where}: a key of {role}'s JSON path")
         for role, sql_type in self.types.items():
             if not _TYPE.match(sql_type):
                 raise UsageError(f"{where}: unknown type {sql_type!r} for {role}",
@@ -241,6 +247,7 @@ class Layout:
             raise UsageError(f"{where}: completed-table columns are given but no completed table")
         object.__setattr__(self, "columns", MappingProxyType(dict(self.columns)))
         object.__setattr__(self, "types", MappingProxyType(dict(self.types)))
+        object.__setattr__(self, "json_paths", MappingProxyType(dict(self.json_paths)))
         object.__setattr__(self, "states", MappingProxyType(dict(self.states)))
         object.__setattr__(self, "settings", MappingProxyType({**SETTINGS, **self.settings}))
         object.__setattr__(self, "enqueue_fields", MappingProxyType(dict(self.enqueue_fields)))
@@ -254,6 +261,9 @@ class Layout:
         for role in (*self.enqueue_fields.values(), *self.enqueue_constants, *self.dead_retry):
             if role not in self.columns:
                 raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which the layout does not define")
+            if role in self.json_paths:
+                raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which is read from inside JSON",
+                                 "a role read from JSON is for watching: name a column of its own")
 
     @property
     def cannot_know(self) -> Mapping[str, str]:

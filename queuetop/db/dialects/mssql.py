@@ -46,6 +46,9 @@ class MSSQLDialect(Dialect):
     def quote(self, identifier: str) -> str:
         return "[" + identifier.replace("]", "]]") + "]"
 
+    def json_text_sql(self, column: str, path: tuple[str, ...]) -> str:
+        return f"JSON_VALUE({column}, '$.{'.'.join(path)}')"  # SQL Server 2016+: NULL where absent (lax)
+
     # What a table with a filtered index asks of every session that creates the index or writes the table
     # (error 1934 otherwise). The ODBC driver sets most of these, sqlcmd does not set QUOTED_IDENTIFIER: say so.
     FILTERED_INDEX_SETTINGS = "; ".join([*(f"SET {option} ON" for option in (

@@ -70,6 +70,10 @@ class PostgresDialect(Dialect):
     def first_rows_sql(self, select: str) -> str:
         return select + " LIMIT CAST(? AS integer)"
 
+    def json_text_sql(self, column: str, path: tuple[str, ...]) -> str:
+        # a json, jsonb or text column alike (kombu keeps its payload as text): read as jsonb
+        return f"(CAST({column} AS jsonb) #>> '{{{','.join(path)}}}')"
+
     def bit_literal(self, value: int) -> str:
         return "true" if value else "false"
 

@@ -47,7 +47,10 @@ class StatementsBase:
         return self.dialect.qualify(layout.schema, name)
 
     def col(self, role: str) -> str:
-        return self.dialect.quote(self.layout.columns[role])
+        """The role's column, quoted; or, for a role read from JSON, the text at its path in that column."""
+        column = self.dialect.quote(self.layout.columns[role])
+        path = self.layout.json_paths.get(role)
+        return self.dialect.json_text_sql(column, path) if path else column
 
     def now(self) -> str:
         return self.dialect.now_sql(self.layout.clock)
@@ -63,7 +66,7 @@ class StatementsBase:
         """Quoted identifiers for every role of the layout, its tables and its hints, for filling templates
         written with role names (`{queue}`, `{claimed_at}`, `{nolock}`): identifiers only, never values."""
         layout, dialect = self.layout, self.dialect
-        names = {role: dialect.quote(column) for role, column in layout.columns.items()}
+        names = {role: self.col(role) for role in layout.columns}
         names["queue"] = dialect.qualify(layout.schema, layout.queue_table)
         if layout.pending_view:
             names["pending_view"] = dialect.qualify(layout.schema, layout.pending_view)
