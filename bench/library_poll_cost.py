@@ -3,12 +3,13 @@
 
 For each library (`--library`, default all), the library makes its own tables (its app in tests/libraries/NAME,
 as the tests run it: procrastinate's schema, graphile-worker's migrations, pg-boss's start, pgqueuer's install,
-Django's migrate), with its own indexes only; the script then fills them in bulk, shaped as the library leaves
-them (a bench fixture written in SQL: 10^6 jobs through the library's API would take an hour), and measures
-queuetop's warm poll (`ShapeCollector.poll`, `--polls` times, after the first) and the library's own count (the
-statement its dashboard or API runs for the same figures). Mix at N jobs, 20 job types: procrastinate, pg-boss
-and django-tasks-db keep finished jobs, so 90 % finished over the last hour and 10 % waiting; graphile-worker and
-pgqueuer delete finished jobs, so all N wait (a backlog). No activity between polls: this is the read alone.
+Django's migrate, dramatiq-pg's init, kombu's first connection), with its own indexes only; the script then fills
+them in bulk, shaped as the library leaves them (a bench fixture written in SQL: 10^6 jobs through the library's
+API would take an hour), and measures queuetop's warm poll (`ShapeCollector.poll`, `--polls` times, after the
+first) and the library's own count (the statement its dashboard or API runs for the same figures). Mix at N jobs,
+20 job types: procrastinate, pg-boss, django-tasks-db, dramatiq-pg and Celery keep finished (or taken) jobs, so
+90 % of them and 10 % waiting; graphile-worker and pgqueuer delete finished jobs, so all N wait (a backlog).
+No activity between polls: this is the read alone.
 
     .venv/bin/python bench/library_poll_cost.py                        # every library, 1e4 and 1e6
     .venv/bin/python bench/library_poll_cost.py --library pgboss --sizes 1e4,1e5
@@ -34,7 +35,8 @@ from tests.libraries import LibraryApp
 SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6}
 TYPES = 20
 # each the name of its app and of its preset
-LIBRARIES = ("procrastinate", "graphile_worker", "pgboss", "pgqueuer", "django_tasks")
+LIBRARIES = ("procrastinate", "graphile_worker", "pgboss", "pgqueuer", "django_tasks", "dramatiq_pg",
+             "celery_sqlalchemy")
 PGBOSS_QUEUES = ("fast", "hold", "stuck", "flaky", "doomed", "orphan")  # the ones its app creates
 
 FILL = {
@@ -77,6 +79,20 @@ FILL = {
                '{{"args": [], "kwargs": {{}}}}'::jsonb, 0, 'tasks.task_' || (i % {types}), '[]'::jsonb, 'default',
                'default', '9999-01-01 00:00:00+00', '', ''
         FROM generate_series(1, {n}) AS i""",
+    "dramatiq_pg": """
+        INSERT INTO {s}.queue (message_id, queue_name, state, mtime, message)
+        SELECT gen_random_uuid(), 'default', (CASE WHEN i > {n} * 0.9 THEN 'queued' ELSE 'done' END)::{s}.state,
+               now() - (({n} - i) * interval '3600 seconds' / {n}),
+               jsonb_build_object('queue_name', 'default', 'actor_name', 'task_' || (i % {types}), 'args', '[]'::jsonb,
+                                  'kwargs', '{{}}'::jsonb, 'options', '{{}}'::jsonb, 'message_timestamp', 0)
+        FROM generate_series(1, {n}) AS i""",
+    "celery_sqlalchemy": """
+        INSERT INTO {s}.kombu_message (id, visible, payload, version, queue_id)
+        SELECT nextval('{s}.message_id_sequence'), i > {n} * 0.9,
+               json_build_object('body', 'e30=', 'headers', json_build_object('task', 'tasks.task_' || (i % {types})),
+                                 'properties', '{{}}'::json)::text,
+               1, (SELECT id FROM {s}.kombu_queue WHERE name = 'celery')
+        FROM generate_series(1, {n}) AS i""",
 }
 OWN_COUNT = {  # what the library runs for the same figures
     "procrastinate": "SELECT count(*), status FROM {s}.procrastinate_jobs GROUP BY status",  # count_jobs_status
@@ -86,6 +102,9 @@ OWN_COUNT = {  # what the library runs for the same figures
                 " GROUP BY entrypoint, priority, status",  # Queries.queue_size
     "django_tasks": "SELECT count(*) FROM {s}.django_tasks_database_dbtaskresult WHERE status = 'READY'"
                     " AND (run_after = '9999-01-01 00:00:00+00' OR run_after <= now())",  # ready().count()
+    "dramatiq_pg": "SELECT state, count(1) FROM {s}.queue GROUP BY state",  # dramatiq-pg stats
+    "celery_sqlalchemy": "SELECT count(*) FROM {s}.kombu_message WHERE visible = true"
+                         " AND queue_id = (SELECT id FROM {s}.kombu_queue WHERE name = 'celery')",  # kombu _size
 }
 
 
@@ -94,7 +113,7 @@ def build(library: str, size: int) -> tuple[LibraryApp, float]:
     app.schema = f"bench_lib_{library}_{size}"
     with Database.open(parse_target(PG_TARGET_TEXT), purpose="bulk") as db:
         db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
-        if library in ("procrastinate", "django_tasks"):  # each makes its tables in a schema that exists
+        if library in ("procrastinate", "django_tasks", "celery_sqlalchemy"):  # each makes its tables in a schema
             db.execute(f"CREATE SCHEMA {app.schema}")
     app.run("schema", timeout=300)
     started = time.perf_counter()

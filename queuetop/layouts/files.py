@@ -39,6 +39,7 @@ PRESET_NAMES = _HAND_MADE + tuple(sorted(
     entry.name.removesuffix(".toml") for entry in _PRESETS.iterdir()
     if entry.name.endswith(".toml") and entry.name.removesuffix(".toml") not in _HAND_MADE))
 
+
 def preset_names(database: str | None = None) -> tuple[str, ...]:
     """The presets, or those whose tables can be in `database` (a dialect's name)."""
     return tuple(name for name in PRESET_NAMES if database is None or database in load_layout(name).databases)

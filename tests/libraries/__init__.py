@@ -99,3 +99,33 @@ def detected(db: Database, app: LibraryApp, preset: str, settings: dict | None =
     (found,) = [c for c in detect(db) if c.table.schema == app.schema]
     assert found.preset == preset, found.preset
     return ShapeCollector(db, found.layout, settings=settings)
+
+
+class Placed:
+    """A library's app and where its tables are: a SQLite file, or a schema of the test PostgreSQL database."""
+
+    def __init__(self, app: LibraryApp, target: str, schema: str | None) -> None:
+        self.app, self.target, self.schema = app, target, schema
+
+    def table(self, name: str) -> str:
+        return f"{self.schema}.{name}" if self.schema else name
+
+    def collector(self, db: Database, preset: str) -> ShapeCollector:
+        """The collector of the layout detection picks for this place, checked to be the library's preset."""
+        (found,) = [c for c in detect(db) if c.table.schema == self.schema]  # other tests' schemas hold theirs too
+        assert found.preset == preset, found.preset
+        return ShapeCollector(db, found.layout)
+
+
+@contextmanager
+def placed(name: str, database: str, tmp_path: Path) -> Iterator[Placed]:
+    """The library's app with its tables made by the library, on `database`: "sqlite" (a file in `tmp_path`, named
+    to the app by QUEUETOP_LIB_SQLITE) or "postgres" (a schema of its own, made first, dropped afterwards)."""
+    if database == "sqlite":
+        path = tmp_path / f"{name}.db"
+        app = LibraryApp(name, env={"QUEUETOP_LIB_SQLITE": str(path)})
+        app.run("schema")
+        yield Placed(app, str(path), None)
+    else:
+        with made_by(name, schema_first=True) as app:
+            yield Placed(app, PG_TARGET, app.schema)

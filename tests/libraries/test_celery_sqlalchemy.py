@@ -14,44 +14,23 @@ from pathlib import Path
 import pytest
 
 from queuetop.db import Database, parse_target
-from queuetop.layouts.detect import detect
-from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
-from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, made_by, wait_for
+from tests.libraries import Placed, placed, wait_for
 
 QUEUE_OF = {"tasks.fast": "celery", "tasks.hold": "celery", "tasks.doomed": "celery", "tasks.orphan": "nobody"}
 
 
-class Broker:
-    """The application and where kombu keeps its tables: a SQLite file, or a schema of the test PostgreSQL."""
-
-    def __init__(self, app: LibraryApp, target: str, schema: str | None) -> None:
-        self.app, self.target, self.schema = app, target, schema
-        self.table = f"{schema}.kombu_message" if schema else "kombu_message"
-
-    def collector(self, db: Database) -> ShapeCollector:
-        (found,) = [c for c in detect(db) if c.table.schema == self.schema]  # other tests' schemas hold theirs too
-        assert found.preset == "celery_sqlalchemy", found.preset
-        return ShapeCollector(db, found.layout)
-
-    def visible(self, db: Database) -> Counter:
-        """Per task, the visible messages, read from the table and decoded here (json.loads of each payload)."""
-        rows = db.fetchall(f"SELECT payload, visible FROM {self.table}")
-        return Counter(json.loads(payload)["headers"]["task"] for payload, visible in rows
-                       if str(visible) in ("1", "True"))  # psqlODBC hands a boolean over as '1' / '0'
+def visible(db: Database, broker: Placed) -> Counter:
+    """Per task, the visible messages, read from the table and decoded here (json.loads of each payload)."""
+    rows = db.fetchall(f"SELECT payload, visible FROM {broker.table('kombu_message')}")
+    return Counter(json.loads(payload)["headers"]["task"] for payload, visible in rows
+                   if str(visible) in ("1", "True"))  # psqlODBC hands a boolean over as '1' / '0'
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def broker(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Broker]:
-    if request.param == "sqlite":
-        path = tmp_path / "broker.db"
-        app = LibraryApp("celery_sqlalchemy", env={"QUEUETOP_LIB_SQLITE": str(path)})
-        app.run("schema")
-        yield Broker(app, str(path), None)
-    else:
-        with made_by("celery_sqlalchemy", schema_first=True) as app:
-            yield Broker(app, PG_TARGET, app.schema)
+def broker(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Placed]:
+    with placed("celery_sqlalchemy", request.param, tmp_path) as place:
+        yield place
 
 
 def depths(snapshot: Snapshot) -> dict[str, int]:
@@ -59,15 +38,15 @@ def depths(snapshot: Snapshot) -> dict[str, int]:
     return {t.job_type: t.depth for t in snapshot.types if t.depth}
 
 
-def test_queuetop_reads_the_task_name_from_each_message_and_counts_what_kombu_counts(broker: Broker) -> None:
+def test_queuetop_reads_the_task_name_from_each_message_and_counts_what_kombu_counts(broker: Placed) -> None:
     broker.app.run("defer", "fast=3", "hold=1", "doomed=1", "later=2", "orphan=1")
     with Database.open(parse_target(broker.target), purpose="monitor") as db:
-        collector = broker.collector(db)
-        before, table_before = depths(collector.poll()), broker.visible(db)
+        collector = broker.collector(db, "celery_sqlalchemy")
+        before, table_before = depths(collector.poll()), visible(db, broker)
         kombu_before = broker.app.json("counts")
         with broker.app.worker():
             wait_for(lambda: broker.app.json("counts")["celery"] == 0, "Celery's worker to take every message")
-            after, table_after = depths(collector.poll()), broker.visible(db)
+            after, table_after = depths(collector.poll()), visible(db, broker)
             kombu_after = broker.app.json("counts")
     assert before == table_before == {"tasks.fast": 5, "tasks.hold": 1, "tasks.doomed": 1, "tasks.orphan": 1}
     assert after == table_after == {"tasks.orphan": 1}
@@ -78,9 +57,9 @@ def test_queuetop_reads_the_task_name_from_each_message_and_counts_what_kombu_co
         assert {q: per_queue[q] for q in kombu} == kombu
 
 
-def test_arrivals_count_by_id_and_what_it_cannot_know_says_why(broker: Broker) -> None:
+def test_arrivals_count_by_id_and_what_it_cannot_know_says_why(broker: Placed) -> None:
     with Database.open(parse_target(broker.target), purpose="monitor") as db:
-        collector = broker.collector(db)
+        collector = broker.collector(db, "celery_sqlalchemy")
         collector.poll()
         broker.app.run("defer", "orphan=12")
         snapshot = collector.poll()

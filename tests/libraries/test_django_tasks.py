@@ -15,44 +15,23 @@ from pathlib import Path
 import pytest
 
 from queuetop.db import Database, parse_target
-from queuetop.layouts.detect import detect
-from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
-from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, made_by, wait_for
+from tests.libraries import Placed, placed, wait_for
 
 TABLE = "django_tasks_database_dbtaskresult"
-
-
-class Django:
-    """The application and where its table is: a SQLite file, or a schema of the test PostgreSQL database."""
-
-    def __init__(self, app: LibraryApp, target: str, schema: str | None) -> None:
-        self.app, self.target, self.schema = app, target, schema
-        self.table = f"{schema}.{TABLE}" if schema else TABLE
-
-    def collector(self, db: Database) -> ShapeCollector:
-        (found,) = [c for c in detect(db) if c.table.schema == self.schema]  # other tests' schemas hold theirs too
-        assert found.preset == "django_tasks", found.preset
-        return ShapeCollector(db, found.layout)
+PRESET = "django_tasks"
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def django(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Django]:
-    if request.param == "sqlite":
-        path = tmp_path / "app.db"
-        app = LibraryApp("django_tasks", env={"QUEUETOP_LIB_SQLITE": str(path)})
-        app.run("schema")
-        yield Django(app, str(path), None)
-    else:
-        with made_by("django_tasks", schema_first=True) as app:
-            yield Django(app, PG_TARGET, app.schema)
+def django(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Placed]:
+    with placed("django_tasks", request.param, tmp_path) as place:
+        yield place
 
 
-def by_status(db: Database, django: Django) -> dict[str, Counter]:
+def by_status(db: Database, django: Placed) -> dict[str, Counter]:
     """Per task, its rows per status, read from the table."""
     counts: dict[str, Counter] = {}
-    for task, status, n in db.fetchall(f"SELECT task_path, status, count(*) FROM {django.table} GROUP BY 1, 2"):
+    for task, status, n in db.fetchall(f"SELECT task_path, status, count(*) FROM {django.table(TABLE)} GROUP BY 1, 2"):
         counts.setdefault(task, Counter())[status] += int(n)
     return counts
 
@@ -62,13 +41,13 @@ def shown(snapshot: Snapshot) -> dict[str, tuple[int | None, ...]]:
     return {t.job_type: (t.depth, t.scheduled, t.claimed, t.dead) for t in snapshot.types}
 
 
-def test_queuetop_finds_django_tasks_and_shows_what_its_table_and_its_querysets_say(django: Django) -> None:
+def test_queuetop_finds_django_tasks_and_shows_what_its_table_and_its_querysets_say(django: Placed) -> None:
     django.app.run("defer", "doomed=1", "fast=5", "hold=1", "later=3", "orphan=1")  # one worker: hold blocks it last
     with Database.open(parse_target(django.target), purpose="monitor") as db:
         journal = db.fetchone("PRAGMA journal_mode")[0] if db.dialect.name == "sqlite" else None
         with django.app.worker():
             wait_for(lambda: django.app.json("counts")["running"] == {"tasks.hold": 1}, "the worker to reach hold")
-            figures = shown(django.collector(db).poll())
+            figures = shown(django.collector(db, PRESET).poll())
             rows = by_status(db, django)
             library = django.app.json("counts")
         if journal is not None:
@@ -83,14 +62,14 @@ def test_queuetop_finds_django_tasks_and_shows_what_its_table_and_its_querysets_
     assert library["successful"] == {"tasks.fast": 5}
 
 
-def test_a_burst_is_counted_whole_with_its_wait_and_processing(django: Django) -> None:
+def test_a_burst_is_counted_whole_with_its_wait_and_processing(django: Placed) -> None:
     with django.app.worker(), Database.open(parse_target(django.target), purpose="monitor") as db:
-        collector = django.collector(db)
+        collector = django.collector(db, PRESET)
         collector.poll()
         django.app.run("defer", "fast=40")
         wait_for(lambda: django.app.json("counts")["successful"].get("tasks.fast") == 40, "the worker to finish")
         (fast,) = collector.poll().types
-        times = db.fetchall(f"SELECT enqueued_at, started_at, finished_at FROM {django.table}")
+        times = db.fetchall(f"SELECT enqueued_at, started_at, finished_at FROM {django.table(TABLE)}")
     assert (fast.arrivals_total, fast.completions_total, fast.depth) == (40, 40, 0)
     decoded = [[db.dialect.decode_time(t) if isinstance(t, str) else t for t in row] for row in times]
     waits = [(started - enqueued).total_seconds() for enqueued, started, _ in decoded]
