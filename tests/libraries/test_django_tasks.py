@@ -46,7 +46,7 @@ def test_queuetop_finds_django_tasks_and_shows_what_its_table_and_its_querysets_
     with Database.open(parse_target(django.target), purpose="monitor") as db:
         journal = db.fetchone("PRAGMA journal_mode")[0] if db.dialect.name == "sqlite" else None
         with django.app.worker():
-            wait_for(lambda: django.app.json("counts")["running"] == {"tasks.hold": 1}, "the worker to reach hold")
+            wait_for(lambda: by_status(db, django).get("tasks.hold", Counter())["RUNNING"] == 1, "the worker at hold")
             figures = shown(django.collector(db, PRESET).poll())
             rows = by_status(db, django)
             library = django.app.json("counts")
@@ -67,7 +67,7 @@ def test_a_burst_is_counted_whole_with_its_wait_and_processing(django: Placed) -
         collector = django.collector(db, PRESET)
         collector.poll()
         django.app.run("defer", "fast=40")
-        wait_for(lambda: django.app.json("counts")["successful"].get("tasks.fast") == 40, "the worker to finish")
+        wait_for(lambda: by_status(db, django).get("tasks.fast", Counter())["SUCCESSFUL"] == 40, "the worker to finish")
         (fast,) = collector.poll().types
         times = db.fetchall(f"SELECT enqueued_at, started_at, finished_at FROM {django.table(TABLE)}")
     assert (fast.arrivals_total, fast.completions_total, fast.depth) == (40, 40, 0)
