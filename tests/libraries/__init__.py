@@ -20,6 +20,7 @@ from typing import Any
 from queuetop.db import Database, parse_target
 from queuetop.layouts.detect import detect
 from queuetop.watch.collector import ShapeCollector
+from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,3 +130,15 @@ def placed(name: str, database: str, tmp_path: Path) -> Iterator[Placed]:
     else:
         with made_by(name, schema_first=True) as app:
             yield Placed(app, PG_TARGET, app.schema)
+
+
+def burst_between_polls(app: LibraryApp, db: Database, collector: ShapeCollector, table: str,
+                        jobs: int = 300) -> Snapshot:  # fmt: skip
+    """For a library that deletes a job's row as it ends: `jobs` fast jobs sent after a first poll and all gone
+    from `table` (the library's own worker running) before the next; the snapshot of the poll after that, since
+    jobs gone unseen are counted a poll late (late inserts commit meanwhile)."""
+    collector.poll()
+    app.run("defer", f"fast={jobs}")
+    wait_for(lambda: db.fetchone(f"SELECT count(*) FROM {table}")[0] == 0, "the worker to finish the burst")
+    collector.poll()
+    return collector.poll()

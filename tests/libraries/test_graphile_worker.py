@@ -15,7 +15,7 @@ from queuetop.layouts.detect import detect
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, detected, made_by, wait_for
+from tests.libraries import LibraryApp, burst_between_polls, detected, made_by, wait_for
 
 pytestmark = pytest.mark.postgres
 
@@ -79,13 +79,7 @@ def test_queuetop_finds_graphile_worker_and_shows_what_its_view_says_after_a_wor
 
 def test_a_burst_that_arrives_and_is_deleted_between_two_polls_is_counted_whole(graphile: LibraryApp) -> None:
     with graphile.worker(), Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
-        collector = collector_for(db, graphile)
-        collector.poll()
-        graphile.run("defer", "fast=300")
-        wait_for(lambda: db.fetchone(f"SELECT count(*) FROM {graphile.schema}.jobs")[0] == 0,
-                 "the worker to finish the burst")  # fmt: skip
-        collector.poll()
-        snapshot = collector.poll()  # jobs gone unseen are counted a poll late: late inserts commit meanwhile
+        snapshot = burst_between_polls(graphile, db, collector_for(db, graphile), f"{graphile.schema}.jobs")
     totals = snapshot.totals
     assert (totals.arrivals_total, totals.completions_total, totals.depth) == (300, 300, 0)
     seen = {t.job_type: (t.arrivals_total, t.completions_total) for t in snapshot.types}

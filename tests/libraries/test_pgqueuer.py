@@ -15,7 +15,7 @@ from queuetop.db import Database, parse_target
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, detected, made_by, wait_for
+from tests.libraries import LibraryApp, burst_between_polls, detected, made_by, wait_for
 
 pytestmark = pytest.mark.postgres
 
@@ -89,14 +89,8 @@ def test_queuetop_finds_pgqueuer_and_shows_what_its_table_and_its_own_count_say(
 
 def test_a_burst_that_arrives_and_is_deleted_between_two_polls_is_counted_whole(pgqueuer: LibraryApp) -> None:
     with pgqueuer.worker(), Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
-        collector = collector_for(db, pgqueuer)
-        collector.poll()
-        pgqueuer.run("defer", "fast=300")
-        wait_for(lambda: db.fetchone(f"SELECT count(*) FROM {pgqueuer.schema}.pgqueuer")[0] == 0,
-                 "the worker to finish the burst")  # fmt: skip
+        snapshot = burst_between_polls(pgqueuer, db, collector_for(db, pgqueuer), f"{pgqueuer.schema}.pgqueuer")
         logged = db.fetchone(f"SELECT count(*) FROM {pgqueuer.schema}.pgqueuer_log WHERE status = 'successful'")[0]
-        collector.poll()
-        snapshot = collector.poll()  # jobs gone unseen are counted a poll late: late inserts commit meanwhile
     assert logged == 300  # pgqueuer's own record: every one of them ran
     totals = snapshot.totals
     assert (totals.arrivals_total, totals.completions_total, totals.depth) == (300, 300, 0)

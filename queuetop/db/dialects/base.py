@@ -33,7 +33,7 @@ class Dialect:
 
     def json_text_sql(self, column: str, path: tuple[str, ...]) -> str:
         """The text at a path of keys (each a checked identifier) inside a column holding JSON; NULL where absent."""
-        return f"json_extract({column}, '$.{'.'.join(path)}')"  # SQLite's JSON1
+        raise NotImplementedError
 
     def qualify(self, schema: str | None, name: str) -> str:
         schema = self.schema_for(schema)

@@ -47,6 +47,9 @@ class SQLiteDialect(Dialect):
         return "strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')" if clock == "local" else \
             "strftime('%Y-%m-%d %H:%M:%f', 'now')"
 
+    def json_text_sql(self, column: str, path: tuple[str, ...]) -> str:
+        return f"json_extract({column}, '$.{'.'.join(path)}')"  # JSON1, built into SQLite since 3.38
+
     def now_by_column_sql(self, clock: str, column: str, sign: int, interval: bool) -> str:
         if interval:
             raise UsageError("SQLite has no interval type", "give the column as seconds (int)")

@@ -63,8 +63,9 @@ class StatementsBase:
         return self.dialect.row_hint
 
     def names(self) -> dict[str, str]:
-        """Quoted identifiers for every role of the layout, its tables and its hints, for filling templates
-        written with role names (`{queue}`, `{claimed_at}`, `{nolock}`): identifiers only, never values."""
+        """Every role of the layout as `col` renders it (a quoted column, or the text at a role's JSON path), its
+        tables and its hints, for filling templates written with role names (`{queue}`, `{claimed_at}`,
+        `{nolock}`): identifiers and checked paths only, never values."""
         layout, dialect = self.layout, self.dialect
         names = {role: self.col(role) for role in layout.columns}
         names["queue"] = dialect.qualify(layout.schema, layout.queue_table)
