@@ -229,6 +229,26 @@ def test_job_queue_dead_jobs_count_retry_and_delete(job_queue: Seeded):
         assert len(pop(db, s.tables, "w", batch=5)) == 3
 
 
+def test_job_queue_a_last_attempt_handed_back_is_dead_at_once_not_in_no_state(job_queue: Seeded):
+    """A claim cleared on its last attempt (a load run's hand-back at stop) leaves Attempts = 3 and no mark: the
+    seed never takes it again, so it is dead now, not only once its 15-minute Timeout_Date has passed (it was in
+    no state meanwhile, and a load run reported it LOST)."""
+    from queuetop.act.shape_worker import ShapeWorker
+
+    s = job_queue
+    with s.open() as db:
+        push(db, s.tables, payload="last")
+        for _ in range(2):
+            pop(db, s.tables, "w", lease_s=0.1)
+            time.sleep(0.25)
+        worker = ShapeWorker(db, s.layout)
+        (job,) = worker.claim("w")
+        assert job.attempts == 3
+        worker.give_back(job)
+    data = s.stats()["types"][0]
+    assert (data["dead"], data["depth"], data["claimed"], data["timed_out"]) == (1, 0, 0, 0)
+
+
 def test_job_queue_enqueue_writes_the_seeds_row_and_refuses_what_it_has_no_column_for(job_queue: Seeded):
     s = job_queue
     out = s.cli("enqueue", "-n", "3", "--info", "resize 42", "--priority", "7")
