@@ -73,13 +73,13 @@ def _fresh_layout() -> Layout:
     return dataclasses.replace(NATIVE, schema=f"qt_{uuid.uuid4().hex[:12]}")
 
 
-def make_backend(name: str, tmp_path) -> Backend:
+def make_backend(name: str, tmp_path, pg_text: str = PG_TARGET) -> Backend:
     if name == "sqlite":
         target = parse_target(str(tmp_path / "queue.db"))
         with Database.open(target, create=True) as db:
             init_schema(db, NATIVE)
         return Backend(name, target, NATIVE)
-    target = parse_target(PG_TARGET if name == "postgres" else MSSQL_TARGET)
+    target = parse_target(pg_text if name == "postgres" else MSSQL_TARGET)
     layout = _fresh_layout()
     with Database.open(target) as db:
         init_schema(db, layout)

@@ -4,6 +4,7 @@ the database's clock), and direct reads of the queue tables (to check what reall
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -103,7 +104,13 @@ def terminate_backend(target, client_port: int) -> None:
         admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE client_port = ?", (client_port,))
 
 
-def pg_client_ports(pid: int, server_port: int = 5432) -> set[int]:
+def server_port(target) -> int:
+    """The PostgreSQL port a target's connection string names (5432 when it names none)."""
+    found = re.search(r"(?:^|;)\s*PORT\s*=\s*(\d+)", target.value, re.IGNORECASE)
+    return int(found.group(1)) if found else 5432
+
+
+def pg_client_ports(pid: int, port: int = 5432) -> set[int]:
     """The local ports of process `pid`'s TCP connections to the PostgreSQL server (Linux: /proc)."""
     if not os.path.exists(f"/proc/{pid}/net/tcp"):
         return set()  # the process is gone
@@ -118,7 +125,7 @@ def pg_client_ports(pid: int, server_port: int = 5432) -> set[int]:
             for line in lines:
                 fields = line.split()
                 local, remote = fields[1].rsplit(":", 1)[1], fields[2].rsplit(":", 1)[1]
-                if int(remote, 16) == server_port and fields[3] == "01" and f"socket:[{fields[9]}]" in owned:
+                if int(remote, 16) == port and fields[3] == "01" and f"socket:[{fields[9]}]" in owned:
                     ports.add(int(local, 16))
     return ports
 
@@ -127,7 +134,7 @@ def pg_client_ports(pid: int, server_port: int = 5432) -> set[int]:
 def stopped_backends_of(target, pid: int) -> Iterator[list[int]]:
     """Every backend serving process `pid` (this one, or a command under test) stopped with SIGSTOP: a server
     that stops answering; SIGCONT whatever happens. Connections it opens afterwards are served as usual."""
-    ports = pg_client_ports(pid)
+    ports = pg_client_ports(pid, server_port(target))
     assert ports, f"process {pid} has no connection to the server"
     pids = [backend_pid(target, port) for port in ports]
     for backend in pids:
@@ -141,7 +148,7 @@ def stopped_backends_of(target, pid: int) -> Iterator[list[int]]:
 
 def terminate_backends_of(target, pid: int) -> int:
     """pg_terminate_backend on every backend serving process `pid`; how many."""
-    ports = pg_client_ports(pid)
+    ports = pg_client_ports(pid, server_port(target))
     with Database.open(target, purpose="monitor") as admin:
         for port in ports:
             admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE client_port = ?", (port,))

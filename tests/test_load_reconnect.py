@@ -10,8 +10,11 @@ import subprocess
 import sys
 import time
 
-from .conftest import Backend
-from .helpers import pg_client_ports, stopped_backends_of, terminate_backends_of
+import pytest
+
+from .conftest import Backend, drop_backend, make_backend
+from .helpers import pg_client_ports, server_port, stopped_backends_of, terminate_backends_of
+from .private_pg import PrivateServer
 
 DEADLINE_ENV_VAR = "QUEUETOP_READ_DEADLINE_S"
 
@@ -24,9 +27,24 @@ def start_load(backend: Backend, duration_s: int, *extra: str, env: dict[str, st
                             env={**os.environ, "QUEUETOP_DB": "", **(env or {})})  # fmt: skip
 
 
-def wait_connected(process: subprocess.Popen, at_least: int) -> None:
+@pytest.fixture(scope="module")
+def private_server():
+    server = PrivateServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def frozen_backend(private_server: PrivateServer, tmp_path):
+    """A backend on a server of its own: its stopped backends stall that server only (see private_pg.py)."""
+    made = make_backend("postgres", tmp_path, private_server.target_text)
+    yield made
+    drop_backend(made)
+
+
+def wait_connected(process: subprocess.Popen, at_least: int, backend: Backend) -> None:
     deadline = time.monotonic() + 20
-    while len(pg_client_ports(process.pid)) < at_least:
+    while len(pg_client_ports(process.pid, server_port(backend.target))) < at_least:
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, "the load never connected"
         time.sleep(0.05)
@@ -35,7 +53,7 @@ def wait_connected(process: subprocess.Popen, at_least: int) -> None:
 def test_load_reconnects_through_terminated_backends_and_reports_nothing_lost(pg_backend: Backend) -> None:
     process = start_load(pg_backend, 6)
     try:
-        wait_connected(process, 5)  # 2 producers and 3 consumers
+        wait_connected(process, 5, pg_backend)  # 2 producers and 3 consumers
         terminated = 0
         for _ in range(4):
             time.sleep(1.0)
@@ -60,12 +78,12 @@ def test_load_reconnects_through_terminated_backends_and_reports_nothing_lost(pg
     assert "refused" not in err and "Traceback" not in err
 
 
-def test_load_on_a_server_that_stops_answering_ends_on_time_with_its_report(pg_backend: Backend) -> None:
-    process = start_load(pg_backend, 4, env={DEADLINE_ENV_VAR: "2"})
+def test_load_on_a_server_that_stops_answering_ends_on_time_with_its_report(frozen_backend: Backend) -> None:
+    process = start_load(frozen_backend, 4, env={DEADLINE_ENV_VAR: "2"})
     try:
-        wait_connected(process, 5)
+        wait_connected(process, 5, frozen_backend)
         started = time.monotonic()
-        with stopped_backends_of(pg_backend.target, process.pid):  # stopped until the load is over
+        with stopped_backends_of(frozen_backend.target, process.pid):  # stopped until the load is over
             out, err = process.communicate(timeout=30)
         took = time.monotonic() - started
     finally:
