@@ -148,10 +148,12 @@ def test_no_statement_is_sent_for_an_undeclared_write(dialect, tmp_path: Path) -
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_every_preset_declares_what_it_does_and_dead_count_follows_stats(preset: str) -> None:
     layout = load_layout(preset)
-    # every seed's preset says how the seed inserts; a job library's declares nothing: read only
-    assert (layout.refusal("enqueue") is None) == (layout.library is None)
+    # every seed's preset says how the seed inserts; a job library's declares nothing but, where the library
+    # documents one, an enqueue through its own function: never an INSERT into a library's table
+    assert (layout.refusal("enqueue") is None) == (layout.library is None or layout.enqueue_call is not None)
     if layout.library:
-        assert layout.declares == frozenset()
+        assert layout.declares == (frozenset({"enqueue"}) if layout.enqueue_call else frozenset())
+        assert not layout.enqueue_fields and not layout.enqueue_constants
     assert (layout.refusal("release") is None) == (layout.release is not None)  # native declares it too
     assert (layout.refusal("load") is None) == (layout.claim is not None)
     # where stats can report dead jobs, `dead count` counts them: it needs the dead state only

@@ -75,7 +75,7 @@ def parse_enqueue_form(job_type: str, count: str, payload: str, priority: str, l
 def _parse_shape_form(job_type: str, count: str, payload: str, priority: str, layout: Layout
                       ) -> tuple[EnqueueRequest | None, dict[str, str]]:  # fmt: skip
     errors: dict[str, str] = {}
-    fields = layout.enqueue_fields
+    fields = layout.enqueue_takes
     checked_type: str | None = None
     if "type" in fields:
         try:
@@ -225,7 +225,7 @@ class Actions:
         self._workers_reader = _Connection(target, "monitor", open_database)  # the workers panel reads on its own
 
     def enqueue(self, request: EnqueueRequest) -> EnqueueResult:
-        fields = self.layout.enqueue_fields  # a form may carry what this shape has no column for: not stored
+        fields = self.layout.enqueue_takes  # a form may carry what this shape has no column for: not stored
         job_type = request.job_type if "type" in fields else None
         with self._writer.use() as db:
             ids = ShapeQueue(db, self.layout, self.settings).enqueue_many(

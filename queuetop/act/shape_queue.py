@@ -2,7 +2,8 @@
 
 Every layout is served here from its data (a leased queue's enqueue and release, native's, in bulk through
 `queue.Queue`, which works such queues):
-which form fields its insert takes (`[enqueue]`), what `release` does (`[release]`: clear a claim by
+which form fields its insert takes (`[enqueue]`; or which arguments of the library's own function, where the
+library says to add jobs that way: `[enqueue] function`), what `release` does (`[release]`: clear a claim by
 compare-and-set on its token, or move lost rows from the completed table back into the queue), and how a dead
 job is retried (`[dead_retry]`). A shape that cannot do something says why, in one sentence, before anything
 is written; a failed action leaves the queue as it was (each change is one transaction).
@@ -10,6 +11,7 @@ is written; a failed action leaves the queue as it was (each change is one trans
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -26,6 +28,7 @@ from queuetop.act.queue import (
 from queuetop.core.errors import QueuetopError, UsageError
 from queuetop.db import Database
 from queuetop.layouts import Layout
+from queuetop.layouts.model import CALL_FIELDS
 from queuetop.layouts.predicate import roles_of
 from queuetop.layouts.sql import Statements
 
@@ -34,6 +37,7 @@ RELEASE_BATCH = 500  # rows looked at per round of a release
 # name, 003's COMMAND), and a job queuetop made should be recognisable as one in the table.
 TEST_PAYLOAD = "queuetop test job"
 TEST_PAYLOAD_XML = '<test by="queuetop"/>'
+TEST_PAYLOAD_JSON = '{"test": "queuetop test job"}'
 
 
 def check_guid(value: str) -> str:
@@ -101,6 +105,8 @@ class ShapeQueue:
         layout, fields = self.layout, self.layout.enqueue_fields
         layout.require("enqueue")  # before anything else: no row is ever made up for a table
         job_type = self.check_job_type(job_type)
+        if layout.enqueue_call is not None:
+            return self._enqueue_by_call(job_type, count, info, priority, delay_s)
         if layout.batch_claims:  # one statement a chunk
             return Queue(self.db, layout).enqueue_many(
                 job_type or "", count, info=info, priority=DEFAULT_PRIORITY if priority is None else priority,
@@ -132,6 +138,35 @@ class ShapeQueue:
         params = [encode(layout.type_of(role), value) for role, value in zip(roles, values, strict=False)]
         if delay_s:
             params.append(self.db.dialect.shift_param(delay_s))
+        return insert_in_chunks(self.db, count, lambda size: [self.db.fetchone(sql, params)[0] for _ in range(size)])
+
+    def _enqueue_by_call(self, job_type: str | None, count: int, info: str | None, priority: int | None,
+                         delay_s: float) -> list[Any]:  # fmt: skip
+        """Add `count` jobs through the library's own function (`[enqueue] function`), in short transactions."""
+        call, name = self.layout.enqueue_call, self.layout.library or self.layout.name
+        assert call is not None
+        check_count(count)
+        given = {"type": job_type, "info": info, "priority": priority, "available": delay_s or None}
+        for field_name, flag in (("info", "--info"), ("priority", "--priority"), ("available", "--delay")):
+            if given[field_name] is not None and field_name not in call.args:
+                raise UsageError(f"{name}'s {call.function}() takes no {field_name}", f"drop {flag}")
+        if priority is not None:
+            check_priority(priority)
+        if delay_s < 0:
+            raise UsageError(f"--delay must be zero or more seconds, not {delay_s}")
+        if info is None and "info" in call.args:
+            info = TEST_PAYLOAD_JSON if call.args["info"][1] in ("json", "jsonb") else TEST_PAYLOAD
+        if info is not None and call.args["info"][1] in ("json", "jsonb"):
+            try:
+                json.loads(info)
+            except ValueError:
+                raise UsageError(f"--info must be JSON: {name}'s {call.function}() takes it as "
+                                 f"{call.args['info'][0]} {call.args['info'][1]}", "e.g. --info '{\"n\": 1}'") from None
+        given["info"] = info
+        fields = [field_name for field_name in CALL_FIELDS if field_name in call.args and given[field_name] is not None]
+        sql = self.statements.enqueue_call(fields, delayed=bool(delay_s))
+        params = [self.db.dialect.shift_param(delay_s) if field_name == "available" else given[field_name]
+                  for field_name in fields]  # fmt: skip
         return insert_in_chunks(self.db, count, lambda size: [self.db.fetchone(sql, params)[0] for _ in range(size)])
 
     # -- release -----------------------------------------------------------------------------------------

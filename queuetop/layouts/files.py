@@ -25,6 +25,7 @@ from queuetop.layouts.model import (
     STATES,
     Claim,
     Completions,
+    EnqueueCall,
     Layout,
     Release,
     State,
@@ -189,6 +190,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         raise UsageError(f"{where}: no pending state", "say which rows wait, e.g. pending = \"claimed_at is null\"")
     if "make_available" in data and not ("scheduled" in states and "available" in columns):
         raise UsageError(f"{where}: [make_available] needs a scheduled state and the role available")
+    call = _enqueue_call(data, where) if "function" in data.get("enqueue", {}) else None
     sections = {"enqueue": "enqueue" in data, "release": release is not None, "dead retry": "dead_retry" in data,
                 "dead delete": "dead_retry" in data or bool(data.get("dead_actions", False)),
                 "make available": "make_available" in data, "load": claim is not None}  # fmt: skip
@@ -219,11 +221,12 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         release=release,
         dead_actions=bool(data.get("dead_actions", False)) or "dead_retry" in data,
         enqueue_fields={source: role for role, source in data.get("enqueue", {}).items()
-                        if isinstance(source, str) and role not in ENQUEUE_KEYS},
+                        if isinstance(source, str) and role not in ENQUEUE_KEYS and not call},
         enqueue_constants={role: int(v) for role, v in data.get("enqueue", {}).items()
                            if not isinstance(v, str) and role not in ENQUEUE_KEYS},
         enqueue_defaults={name: int(v) for name, v in data.get("enqueue", {}).get("defaults", {}).items()},
         enqueue_stamped=tuple(data.get("enqueue", {}).get("stamped", ())),
+        enqueue_call=call,
         dead_retry={role: (None if v == "null" else int(v)) for role, v in data.get("dead_retry", {}).items()
                     if role != "move_back"},
         dead_move_back=tuple(data.get("dead_retry", {}).get("move_back", ())),
@@ -235,6 +238,23 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
     )
     _check_own_columns(layout, where)
     return layout
+
+
+def _enqueue_call(data: Mapping[str, Any], where: str) -> EnqueueCall:
+    """`[enqueue]` naming the library's function: `function`, `returns` (the id's column in the row it returns),
+    and per enqueue field `"ARGUMENT TYPE"` (text when the type is left out). PostgreSQL only."""
+    spec = data["enqueue"]
+    if data.get("library", {}).get("databases") != ["postgresql"]:
+        raise UsageError(f"{where}: [enqueue] function is for a PostgreSQL library",
+                         'it needs [library] databases = ["postgresql"]')
+    args = {}
+    for name, value in spec.items():
+        if name in ("function", "returns"):
+            continue
+        argument, _, sql_type = str(value).partition(" ")
+        args[name] = (argument, sql_type.strip() or "text")
+    return EnqueueCall(function=str(spec["function"]), args=MappingProxyType(args),
+                       returns=str(spec.get("returns", "id")))
 
 
 def _check_own_columns(layout: Layout, where: str) -> None:

@@ -102,6 +102,21 @@ class Completions:
         return "completed" if self.at.startswith("c_") else "queue"
 
 
+CALL_FIELDS = ("type", "info", "priority", "available")  # what `enqueue` gives a library's function
+CALL_TYPES = ("text", "json", "jsonb", "int", "smallint", "bigint", "timestamptz")
+
+
+@dataclass(frozen=True)
+class EnqueueCall:
+    """`[enqueue] function`: a job added by the library's own SQL function, the way its documentation says to
+    add one from SQL (graphile_worker.add_job), never by an INSERT queuetop made up. PostgreSQL, named notation:
+    each of enqueue's fields goes to the argument `args` names, cast to its type; the rest keep their defaults."""
+
+    function: str  # in the layout's schema
+    args: Mapping[str, tuple[str, str]]  # enqueue field (CALL_FIELDS) → (argument, its type)
+    returns: str  # the column of the row the function returns that holds the new job's id
+
+
 @dataclass(frozen=True)
 class Release:
     """What `release` does: clear the claim of rows in `state` (compare-and-set on the token), or move them
@@ -208,6 +223,7 @@ class Layout:
     enqueue_constants: Mapping[str, int] = field(default_factory=dict)  # role → value every insert sets
     enqueue_stamped: tuple[str, ...] = ()  # roles every insert sets to the database's now (native: created)
     enqueue_defaults: Mapping[str, int] = field(default_factory=dict)  # form field → the value the form starts with
+    enqueue_call: EnqueueCall | None = None  # or: jobs are added by the library's own function
     dead_retry: Mapping[str, int | None] = field(default_factory=dict)  # role → value that makes a dead job pending
     dead_move_back: tuple[str, ...] = ()  # or: roles copied back from the completed table into the queue
     detail: tuple[str, ...] = ()  # roles the drill-down shows beside the times
@@ -231,6 +247,15 @@ class Layout:
                 if role.lower() in KEYWORDS or role.startswith("qt_"):
                     raise UsageError(f"{where}: {role!r} cannot name a column", "choose another name")
             check_identifier(column, f"{where}: column for {role}")
+        if self.enqueue_call is not None:
+            call = self.enqueue_call
+            check_identifier(call.function, f"{where}: [enqueue] function")
+            check_identifier(call.returns, f"{where}: [enqueue] returns")
+            for name, (argument, sql_type) in call.args.items():
+                if name not in CALL_FIELDS or sql_type not in CALL_TYPES:
+                    raise UsageError(f"{where}: [enqueue] {name} = {argument} {sql_type}: a field of "
+                                     f"{', '.join(CALL_FIELDS)} given to an argument of type {', '.join(CALL_TYPES)}")
+                check_identifier(argument, f"{where}: [enqueue] argument for {name}")
         for role, path in self.json_paths.items():
             for key in path:
                 check_identifier(key, f"{where}: a key of {role}'s JSON path")
@@ -295,6 +320,17 @@ class Layout:
         if reason is not None:
             raise UsageError(reason, f"add {ACTIONS[action][0]} to the layout file (`queuetop layouts --show "
                              "job_queue` shows one), or use a preset that has it")
+
+    @property
+    def enqueue_takes(self) -> frozenset[str]:
+        """The fields `enqueue` fills (type, info, priority, available): its insert's, or its function's."""
+        return frozenset(self.enqueue_call.args if self.enqueue_call is not None else self.enqueue_fields)
+
+    def enqueue_goes_to(self, field_name: str) -> str:
+        """Where an enqueue field is stored, for a form's label: its column, or the function's argument."""
+        if self.enqueue_call is not None:
+            return f"{self.enqueue_call.function}({self.enqueue_call.args[field_name][0]})"
+        return self.columns.get(self.enqueue_fields[field_name], field_name)
 
     @property
     def batch_claims(self) -> bool:

@@ -93,7 +93,7 @@ class ShapeLoadQueue:
         return int(row[0]) if row and row[0] is not None else 0
 
     def enqueue(self, job_type: str | None, count: int, created_by: str) -> list[Any]:
-        info = self._info if "info" in self.layout.enqueue_fields else None
+        info = self._info if "info" in self.layout.enqueue_takes else None
         return self.shape.enqueue_many(job_type if self.layout.has_job_type else None, count, info=info)
 
     def claim(self, worker: str, job_types: list[str], batch: int, lease_s: float) -> list[Taken]:

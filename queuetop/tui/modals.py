@@ -42,7 +42,7 @@ class EnqueueModal(ModalScreen[EnqueueRequest | None]):
     def __init__(self, job_type: str | None, known_types: Sequence[str] = (), layout: Layout = NATIVE) -> None:
         super().__init__()
         self.shape = layout  # `layout` is Textual's own
-        form = layout.enqueue_fields
+        form = layout.enqueue_takes
         # Only the fields this shape's insert takes: a shape without a job type column asks for none.
         self.fields = tuple(name for name, needs in (("job_type", "type"), ("count", None), ("payload", "info"),
                                                      ("priority", "priority")) if needs is None or needs in form)
@@ -64,8 +64,7 @@ class EnqueueModal(ModalScreen[EnqueueRequest | None]):
             yield Input("1", id="count", placeholder="1 to 1,000,000", compact=True)
             yield Label("", id="count-error", classes="error", markup=False)
             if "payload" in self.fields:
-                column = layout.columns.get(layout.enqueue_fields["info"], "JobInfo")
-                yield Label(f"Payload (stored in {column}; optional)")
+                yield Label(f"Payload (stored in {layout.enqueue_goes_to('info')}; optional)")
                 yield Input("", id="payload", placeholder='{"to": "ops@example.com"}', compact=True)
                 yield Label("", id="payload-error", classes="error", markup=False)
             if "priority" in self.fields:

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -64,6 +65,13 @@ class LibraryApp:
             if process.poll() is None:
                 process.send_signal(signal.SIGKILL)
             process.wait(10)
+
+
+def queuetop_cli(*args: str) -> subprocess.CompletedProcess:
+    """`queuetop ARGS --db` the test PostgreSQL database, as a user runs it (no target from the environment)."""
+    env = {**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": ""}
+    return subprocess.run([sys.executable, "-m", "queuetop", *args, "--db", PG_TARGET], capture_output=True,
+                          text=True, env=env, timeout=60)  # fmt: skip
 
 
 def wait_for(condition: Callable[[], Any], what: str, timeout_s: float = 30.0) -> Any:

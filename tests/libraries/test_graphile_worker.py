@@ -15,7 +15,7 @@ from queuetop.layouts.detect import detect
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, burst_between_polls, detected, made_by, wait_for
+from tests.libraries import LibraryApp, burst_between_polls, detected, made_by, queuetop_cli, wait_for
 
 pytestmark = pytest.mark.postgres
 
@@ -84,3 +84,39 @@ def test_a_burst_that_arrives_and_is_deleted_between_two_polls_is_counted_whole(
     assert (totals.arrivals_total, totals.completions_total, totals.depth) == (300, 300, 0)
     seen = {t.job_type: (t.arrivals_total, t.completions_total) for t in snapshot.types}
     assert seen in ({}, {"fast": seen.get("fast")}) and all(a == c <= 300 for a, c in seen.values())  # rows seen
+
+
+def test_enqueue_goes_through_add_job_and_graphile_workers_own_worker_runs_the_jobs(graphile: LibraryApp) -> None:
+    """The one write the preset declares: `queuetop enqueue` calls graphile_worker.add_job() (the library's way to
+    add a job from SQL); its own worker then takes and finishes them. A payload that is not JSON, and every other
+    action, is refused before any SQL is sent."""
+    graphile.run("defer", "orphan=1")
+    jobs = f"{graphile.schema}.jobs"
+
+    def rows() -> list[tuple]:
+        with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+            return [tuple(r) for r in db.fetchall(
+                f"SELECT j.id, j.task_identifier, p.payload::text, j.priority, "
+                f"(j.run_at > now() + interval '5 minutes')::int FROM {jobs} j "
+                f"JOIN {graphile.schema}._private_jobs p ON p.id = j.id ORDER BY j.id")]  # fmt: skip
+
+    before = rows()
+    added = queuetop_cli("enqueue", "--type", "fast", "-n", "3", "--info", '{"from": "queuetop"}', "--priority", "4",
+                         "--table", jobs)  # fmt: skip
+    assert added.returncode == 0 and "enqueued 3 jobs" in added.stdout, added.stdout + added.stderr
+    later = queuetop_cli("enqueue", "--type", "fast", "--delay", "3600", "--table", jobs)
+    assert later.returncode == 0, later.stderr
+    made = rows()[len(before):]
+    ids = [r[0] for r in made]
+    assert [r[1:] for r in made] == [("fast", '{"from": "queuetop"}', 4, 0)] * 3 + [
+        ("fast", '{"test": "queuetop test job"}', 0, 1)]  # fmt: skip
+    assert ", ".join(str(i) for i in ids[:3]) in added.stdout or f"{ids[0]}..{ids[2]}" in added.stdout, added.stdout
+    for command, phrase in ((("enqueue", "--type", "fast", "--info", "not json"), "--info must be JSON"),
+                            (("release",), "declares no [release] section"),
+                            (("dead", "retry", "--yes"), "declares no [dead_retry] section")):  # fmt: skip
+        refused = queuetop_cli(*command, "--table", jobs)
+        assert refused.returncode == 2 and phrase in refused.stderr and "Traceback" not in refused.stderr, \
+            refused.stderr
+    assert rows() == before + made  # nothing written by the refusals
+    with graphile.worker():
+        wait_for(lambda: [r[0] for r in rows()] == [before[0][0], ids[3]], "graphile-worker to run the three jobs")

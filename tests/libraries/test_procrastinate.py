@@ -5,9 +5,6 @@ is counted whole; every write is refused before any SQL is sent, the table uncha
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -18,7 +15,7 @@ from queuetop.layouts.detect import detect
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, detected, made_by, wait_for
+from tests.libraries import LibraryApp, detected, made_by, queuetop_cli, wait_for
 from tests.seedshapes import PG_TZ, PG_TZ_TARGET
 
 pytestmark = pytest.mark.postgres
@@ -109,12 +106,6 @@ def test_a_session_in_another_time_zone_shows_the_same_figures_at_the_same_utc_t
     assert abs((snapshot.taken_at - datetime.now(UTC).replace(tzinfo=None)).total_seconds()) < 60
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": ""}
-    return subprocess.run([sys.executable, "-m", "queuetop", *args, "--db", PG_TARGET], capture_output=True,
-                          text=True, env=env, timeout=60)  # fmt: skip
-
-
 @pytest.mark.parametrize(("command", "section"), [
     (("enqueue", "--type", "fast", "-n", "1"), "[enqueue]"),
     (("release",), "[release]"),
@@ -127,7 +118,7 @@ def test_every_write_is_refused_naming_the_section_and_the_table_is_unchanged(
     query = f"SELECT id, status, attempts, scheduled_at FROM {procrastinate.schema}.procrastinate_jobs ORDER BY id"
     with Database.open(parse_target(PG_TARGET)) as db:
         before = db.fetchall(query)
-    done = cli(*command, "--table", f"{procrastinate.schema}.procrastinate_jobs")
+    done = queuetop_cli(*command, "--table", f"{procrastinate.schema}.procrastinate_jobs")
     assert done.returncode == 2, done.stderr
     error = done.stderr.splitlines()[-1]
     assert error.startswith("queuetop: error: layout procrastinate") and f"declares no {section} section" in error

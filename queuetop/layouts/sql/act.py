@@ -134,6 +134,26 @@ class ActSQL(StatementsBase):
 
         return self._render(f"insert:{','.join(fields)}:{delayed}", build)[0]
 
+    def enqueue_call(self, fields: Sequence[str], delayed: bool) -> str:
+        """One job added by the library's own function (`[enqueue] function`): each given enqueue field a typed
+        parameter of the argument it names (the available time, when `delayed`, the database's clock plus a
+        parameter), in named notation so the others keep the library's defaults; the new job's id read out of the
+        row it returns."""
+        call = self.layout.enqueue_call
+        assert call is not None
+
+        def build(binds: list) -> str:
+            named = []
+            for name in fields:
+                argument, sql_type = call.args[name]
+                value = self.dialect.shifted_now_sql(self.layout.clock) if name == "available" and delayed else \
+                    f"CAST(? AS {sql_type})"
+                named.append(f"{self.dialect.quote(argument)} => {value}")
+            function = self.dialect.qualify(self.layout.schema, call.function)
+            return f"SELECT ({function}({', '.join(named)})).{self.dialect.quote(call.returns)}"
+
+        return self._render(f"enqueue_call:{','.join(fields)}:{delayed}", build)[0]
+
     def make_available(self, job_type: str | None, settings: dict[str, Any] | None = None) -> Statement:
         """Scheduled jobs (of one type) available now: their available time set to the database's now, only where
         a row is still scheduled when the statement runs (a job claimed meanwhile is left alone)."""
