@@ -187,7 +187,7 @@ async def test_the_enqueue_form_asks_only_what_the_shapes_insert_takes(preset: s
         await pilot.pause()
         assert isinstance(app.screen, EnqueueModal)
         inputs = {box.id: box for box in app.screen.query(Input)}
-        form = layout.enqueue_fields
+        form = layout.enqueue_takes
         expected = {"count"} | {name for name, needs in (("job_type", "type"), ("payload", "info"),
                                                           ("priority", "priority")) if needs in form}  # fmt: skip
         assert set(inputs) == expected
