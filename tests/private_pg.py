@@ -41,6 +41,8 @@ class PrivateServer:
 
     def __init__(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="queuetop-private-pg-"))
+        if os.geteuid() == 0:  # PostgreSQL refuses to run as root: its programs run as postgres, in its folder
+            shutil.chown(self.folder, "postgres")
         self.port = _free_port()
         self._data = self.folder / "data"
         bin_dir = _bin_dir()
@@ -54,8 +56,7 @@ class PrivateServer:
         self.target_text = ";".join([*parts, f"PORT={self.port}", "DATABASE=postgres"])
 
     def _run(self, *command: str) -> None:
-        if os.geteuid() == 0:  # PostgreSQL refuses to run as root
-            shutil.chown(self.folder, "postgres")
+        if os.geteuid() == 0:
             command = ("runuser", "-u", "postgres", "--", *command)
         subprocess.run(command, check=True, capture_output=True, timeout=60)
 

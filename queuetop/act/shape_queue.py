@@ -111,18 +111,7 @@ class ShapeQueue:
             return Queue(self.db, layout).enqueue_many(
                 job_type or "", count, info=info, priority=DEFAULT_PRIORITY if priority is None else priority,
                 delay_s=delay_s, created_by=created_by if "created_by" in fields else None)
-        check_count(count)
-        if priority is not None:
-            if "priority" not in fields:
-                raise UsageError(f"layout {layout.name} has no priority column", "drop --priority")
-            check_priority(priority)
-        if delay_s:
-            if "available" not in fields:
-                raise UsageError(f"layout {layout.name} has no available-at column", "drop --delay")
-            if delay_s < 0:
-                raise UsageError(f"--delay must be zero or more seconds, not {delay_s}")
-        if info is not None and "info" not in fields:
-            raise UsageError(f"layout {layout.name} keeps no payload", "drop --info")
+        self._check_options(count, info, priority, delay_s)
         if info is None and "info" in fields:
             info = payload_for_test_job(layout.type_of(fields["info"]))
         given = {"type": job_type, "info": info, "priority": priority}
@@ -145,15 +134,7 @@ class ShapeQueue:
         """Add `count` jobs through the library's own function (`[enqueue] function`), in short transactions."""
         call, name = self.layout.enqueue_call, self.layout.library or self.layout.name
         assert call is not None
-        check_count(count)
-        given = {"type": job_type, "info": info, "priority": priority, "available": delay_s or None}
-        for field_name, flag in (("info", "--info"), ("priority", "--priority"), ("available", "--delay")):
-            if given[field_name] is not None and field_name not in call.args:
-                raise UsageError(f"{name}'s {call.function}() takes no {field_name}", f"drop {flag}")
-        if priority is not None:
-            check_priority(priority)
-        if delay_s < 0:
-            raise UsageError(f"--delay must be zero or more seconds, not {delay_s}")
+        self._check_options(count, info, priority, delay_s)
         if info is None and "info" in call.args:
             info = TEST_PAYLOAD_JSON if call.args["info"][1] in ("json", "jsonb") else TEST_PAYLOAD
         if info is not None and call.args["info"][1] in ("json", "jsonb"):
@@ -162,12 +143,37 @@ class ShapeQueue:
             except ValueError:
                 raise UsageError(f"--info must be JSON: {name}'s {call.function}() takes it as "
                                  f"{call.args['info'][0]} {call.args['info'][1]}", "e.g. --info '{\"n\": 1}'") from None
-        given["info"] = info
+        given = {"type": job_type, "info": info, "priority": priority, "available": delay_s or None}
         fields = [field_name for field_name in CALL_FIELDS if field_name in call.args and given[field_name] is not None]
         sql = self.statements.enqueue_call(fields, delayed=bool(delay_s))
         params = [self.db.dialect.shift_param(delay_s) if field_name == "available" else given[field_name]
                   for field_name in fields]  # fmt: skip
         return insert_in_chunks(self.db, count, lambda size: [self.db.fetchone(sql, params)[0] for _ in range(size)])
+
+    def _check_options(self, count: int, info: str | None, priority: int | None, delay_s: float) -> None:
+        """enqueue's options against what this layout's enqueue takes (its insert's columns, or its library
+        function's arguments), before anything is sent."""
+        takes = self.layout.enqueue_takes
+        check_count(count)
+        if priority is not None:
+            if "priority" not in takes:
+                raise UsageError(self._takes_no("priority"), "drop --priority")
+            check_priority(priority)
+        if delay_s:
+            if "available" not in takes:
+                raise UsageError(self._takes_no("available"), "drop --delay")
+            if delay_s < 0:
+                raise UsageError(f"--delay must be zero or more seconds, not {delay_s}")
+        if info is not None and "info" not in takes:
+            raise UsageError(self._takes_no("info"), "drop --info")
+
+    def _takes_no(self, field_name: str) -> str:
+        layout, call = self.layout, self.layout.enqueue_call
+        if call is not None:
+            return f"{layout.library or layout.name}'s {call.function}() takes no {field_name}"
+        lacks = {"priority": "has no priority column", "available": "has no available-at column",
+                 "info": "keeps no payload"}  # fmt: skip
+        return f"layout {layout.name} {lacks[field_name]}"
 
     # -- release -----------------------------------------------------------------------------------------
     def release(self, job_type: str | None = None, dry_run: bool = False) -> ReleaseResult:
