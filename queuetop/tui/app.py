@@ -329,8 +329,10 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
 
     def _live_dashboard_screen(self) -> DashboardScreen | None:
         """The dashboard screen, if its widgets are there to draw on: while the app shuts down a timer or a
-        poll result can still arrive after they were removed."""
-        screen = self.dashboard_screen()
+        poll result can still arrive as they are being removed (Textual stops the app's timers only after it has
+        closed its screens, but says it is no longer running first: a screen's container can outlive the widgets
+        in it, so that is what is asked)."""
+        screen = self.dashboard_screen() if self.is_running else None
         return screen if screen is not None and screen.is_mounted and screen.query("#status") else None
 
     def refresh_screen(self) -> None:
