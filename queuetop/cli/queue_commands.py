@@ -238,6 +238,10 @@ def cmd_layouts(args: argparse.Namespace) -> int:
         print(f"{'':<{w}} tables:  {tables}   clock: {layout.clock}")
         queue = [c for r, c in layout.columns.items() if not r.startswith("c_")]
         print(f"{'':<{w}} columns: {', '.join(dict.fromkeys(queue))}")
+        if layout.joined:
+            joined = (f"{name} = {j.table}.{j.column} by {j.key} = {layout.columns[j.by]}"
+                      for name, j in layout.joined.items())
+            print(f"{'':<{w}} joined:  {', '.join(joined)}")
         completed = [c for r, c in layout.columns.items() if r.startswith("c_")]
         if completed:
             print(f"{'':<{w}} completed table: {', '.join(dict.fromkeys(completed))}")

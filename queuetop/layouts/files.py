@@ -26,6 +26,7 @@ from queuetop.layouts.model import (
     Claim,
     Completions,
     EnqueueCall,
+    Joined,
     Layout,
     Release,
     State,
@@ -126,11 +127,12 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
             if path:
                 json_paths[prefix + role] = path
     settings = {**SETTINGS, **data.get("settings", {})}
+    joined = _joined(data.get("joined_columns", {}), where)
 
     def state(text: str, label: str) -> State:
         node = parse_predicate(text, f"{where}: {label}")
         roles = roles_of(node)
-        unknown = sorted(r for r in roles if r not in columns)
+        unknown = sorted(r for r in roles if r not in columns and r not in joined)
         if unknown:
             raise UsageError(f"{where}: {label} mentions {', '.join(unknown)}, which the layout does not define")
         tables_used = {"completed" if r.startswith("c_") else "queue" for r in roles}
@@ -203,6 +205,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         columns=columns,
         types=types,
         json_paths=json_paths,
+        joined=joined,
         description=data.get("description", ""),
         seed=data.get("seed"),
         clock=data.get("clock", "utc"),
@@ -240,6 +243,18 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
     return layout
 
 
+def _joined(spec: Mapping[str, Any], where: str) -> dict[str, Joined]:
+    """`[joined_columns]`: NAME = {table, column, key, by}, a value read from another table by key."""
+    joined = {}
+    for name, fields in spec.items():
+        if not isinstance(fields, Mapping) or set(fields) != {"table", "column", "key", "by"}:
+            raise UsageError(f"{where}: [joined_columns] {name} needs table, column, key and by, and nothing else",
+                             f'{name} = {{table = "workers", column = "last_heartbeat", key = "id", by = '
+                             '"claimed_by"}: the column of the row whose key equals the queue row\'s claimed_by')
+        joined[name] = Joined(**{key: str(value) for key, value in fields.items()})
+    return joined
+
+
 def _enqueue_call(data: Mapping[str, Any], where: str) -> EnqueueCall:
     """`[enqueue]` naming the library's function: `function`, `returns` (the id's column in the row it returns),
     and per enqueue field `"ARGUMENT TYPE"` (text when the type is left out). PostgreSQL only."""
@@ -260,7 +275,7 @@ def _enqueue_call(data: Mapping[str, Any], where: str) -> EnqueueCall:
 def _check_own_columns(layout: Layout, where: str) -> None:
     """A column that plays no role must be one a condition, the completions, the drill-down or the claim use:
     otherwise it is a role's name mistyped (`creatd`), which must not pass as a column of its own."""
-    own = [name for name in layout.columns if name not in QUEUE_ROLES + COMPLETED_ROLES]
+    own = [name for name in (*layout.columns, *layout.joined) if name not in QUEUE_ROLES + COMPLETED_ROLES]
     if not own:
         return
     used = set(layout.detail)

@@ -118,6 +118,19 @@ class EnqueueCall:
 
 
 @dataclass(frozen=True)
+class Joined:
+    """`[joined_columns]`: a value a library keeps in another table of its own, read for each queue row by key
+    (procrastinate's worker heartbeat: `procrastinate_workers.last_heartbeat` of the worker that the job's
+    `worker_id` names). Rendered as a scalar subquery wherever the name is read, so every statement reads it
+    alike: NULL where no row matches, the greatest where several do. In the layout's schema; read only."""
+
+    table: str
+    column: str  # the value, in `table`
+    key: str  # the column of `table` that matches
+    by: str  # the queue role (or column of its own) whose value it matches
+
+
+@dataclass(frozen=True)
 class Release:
     """What `release` does: clear the claim of rows in `state` (compare-and-set on the token), or move them
     from the completed table back into the queue (`requeue`)."""
@@ -187,6 +200,7 @@ class Layout:
     # Roles read from inside a column that holds JSON: role → the path of keys to a text (dramatiq's job type is
     # `message->>'actor_name'`). Read only: no write may set such a role.
     json_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    joined: Mapping[str, Joined] = field(default_factory=dict)  # names read from another table by key
     description: str = ""
     seed: str | None = None
     clock: str = "utc"
@@ -256,6 +270,17 @@ class Layout:
                     raise UsageError(f"{where}: [enqueue] {name} = {argument} {sql_type}: a field of "
                                      f"{', '.join(CALL_FIELDS)} given to an argument of type {', '.join(CALL_TYPES)}")
                 check_identifier(argument, f"{where}: [enqueue] argument for {name}")
+        for name, joined in self.joined.items():
+            check_identifier(name, f"{where}: the name of a joined column")
+            if name in QUEUE_ROLES + COMPLETED_ROLES or name in self.columns or name.lower() in KEYWORDS \
+                    or name.startswith("qt_"):  # fmt: skip
+                raise UsageError(f"{where}: [joined_columns] {name}: the name is taken",
+                                 "a joined column is a name of its own, for the states and the drill-down")
+            for label, value in (("table", joined.table), ("column", joined.column), ("key", joined.key)):
+                check_identifier(value, f"{where}: [joined_columns] {name}'s {label}")
+            if joined.by not in self.columns or joined.by.startswith("c_") or joined.by in self.json_paths:
+                raise UsageError(f"{where}: [joined_columns] {name} is matched by {joined.by!r}, which is not a "
+                                 "column of the queue table", "by names a role of [queue_columns] (claimed_by)")
         for role, path in self.json_paths.items():
             for key in path:
                 check_identifier(key, f"{where}: a key of {role}'s JSON path")
@@ -273,6 +298,7 @@ class Layout:
         object.__setattr__(self, "columns", MappingProxyType(dict(self.columns)))
         object.__setattr__(self, "types", MappingProxyType(dict(self.types)))
         object.__setattr__(self, "json_paths", MappingProxyType(dict(self.json_paths)))
+        object.__setattr__(self, "joined", MappingProxyType(dict(self.joined)))
         object.__setattr__(self, "states", MappingProxyType(dict(self.states)))
         object.__setattr__(self, "settings", MappingProxyType({**SETTINGS, **self.settings}))
         object.__setattr__(self, "enqueue_fields", MappingProxyType(dict(self.enqueue_fields)))
@@ -284,6 +310,9 @@ class Layout:
             raise UsageError(f"{where}: [cannot_know] names {known[0]!r}, which it can know",
                              f"figures it cannot know: {', '.join(f for f, ok in self.provides.items() if not ok)}")
         for role in (*self.enqueue_fields.values(), *self.enqueue_constants, *self.dead_retry):
+            if role in self.joined:
+                raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which is read from another table",
+                                 "a joined column is for watching: name a column of the queue table")
             if role not in self.columns:
                 raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which the layout does not define")
             if role in self.json_paths:
@@ -304,7 +333,7 @@ class Layout:
             figure, f"no {figure.replace('_', ' ')} state") for figure, known in self.provides.items() if not known})
 
     def has(self, *roles: str) -> bool:
-        return all(role in self.columns for role in roles)
+        return all(role in self.columns or role in self.joined for role in roles)
 
     def refusal(self, action: str) -> str | None:
         """Why this layout may not `action` (one of ACTIONS), in one line naming the section it lacks; None when it

@@ -5,8 +5,12 @@ is counted whole; every write is refused before any SQL is sent, the table uncha
 
 from __future__ import annotations
 
+import json
+import signal
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -83,16 +87,52 @@ def test_a_burst_that_arrives_and_finishes_between_two_polls_is_counted_whole(pr
     assert (fast.arrivals_total, fast.completions_total, fast.depth) == (300, 300, 0)
 
 
-def test_the_oldest_age_and_stalled_claims_are_unknown_not_zero(procrastinate: LibraryApp) -> None:
+def test_the_oldest_age_is_unknown_not_zero(procrastinate: LibraryApp) -> None:
     procrastinate.run("defer", "orphan=1")
     with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
         snapshot = collector_for(db, procrastinate).poll()
     (orphan,) = snapshot.types
-    assert (orphan.depth, orphan.oldest_age_s, orphan.timed_out) == (1, None, None)
-    assert not snapshot.figures["oldest_age_s"] and not snapshot.figures["timed_out"]
+    assert (orphan.depth, orphan.oldest_age_s, orphan.timed_out) == (1, None, 0)
+    assert not snapshot.figures["oldest_age_s"] and snapshot.figures["timed_out"]
     why = snapshot.to_json()["cannot_know"]  # every null says why, in procrastinate's terms
-    assert set(why) == {"oldest_age_s", "timed_out", "lost", "wait", "processing"}
-    assert "procrastinate_events" in why["oldest_age_s"] and "procrastinate_workers" in why["timed_out"]
+    assert set(why) == {"oldest_age_s", "lost", "wait", "processing"}
+    assert "procrastinate_events" in why["oldest_age_s"]
+
+
+def test_the_jobs_of_a_worker_that_stopped_beating_are_stalled_as_procrastinate_says(
+        procrastinate: LibraryApp, tmp_path: Path) -> None:  # fmt: skip
+    """procrastinate's own worker, its heartbeat every second, holds two jobs: claimed, none stalled. Killed with
+    SIGKILL, its heartbeat ages: past 3 s both are timed out, the very jobs procrastinate's get_stalled_jobs
+    names, in the CLI too (a layout file setting stalled_worker_timeout). A new worker then prunes the dead one's
+    row, which sets the jobs' worker_id NULL: still stalled, as procrastinate still says."""
+    procrastinate.run("defer", "hold=2", "orphan=1")
+    jobs = f"{procrastinate.schema}.procrastinate_jobs"
+    layout = tmp_path / "procrastinate.toml"
+    layout.write_text(f'preset = "procrastinate"\n[tables]\nschema = "{procrastinate.schema}"\n'
+                      "[settings]\nstalled_worker_timeout = 3\n")
+
+    def hold() -> tuple[int | None, int | None]:
+        figures = {t.job_type: t for t in collector.poll().types}["hold"]
+        return figures.claimed, figures.timed_out
+
+    with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        collector = detected(db, procrastinate, "procrastinate", settings={"stalled_worker_timeout": 3})
+        held = [int(i) for (i,) in db.fetchall(f"SELECT id FROM {jobs} WHERE task_name = 'hold' ORDER BY id")]
+        with procrastinate.worker("1") as worker:
+            wait_for(lambda: procrastinate.json("counts")[0]["doing"] == 2, "the worker to take both hold jobs")
+            time.sleep(3.5)  # longer than the stall timeout: a live worker beating every second stays claimed
+            assert (hold(), procrastinate.json("stalled", "3")) == ((2, 0), [])
+            worker.send_signal(signal.SIGKILL)
+            worker.wait(10)
+        assert wait_for(lambda: procrastinate.json("stalled", "3"), "procrastinate to call them stalled") == held
+        assert hold() == (0, 2)
+        stats = queuetop_cli("stats", "--json", "--layout", str(layout))
+        assert stats.returncode == 0, stats.stderr
+        assert {t["job_type"]: t["timed_out"] for t in json.loads(stats.stdout)["types"]} == {"hold": 2, "orphan": 0}
+        with procrastinate.worker("1"):
+            wait_for(lambda: db.fetchone(f"SELECT count(*) FROM {jobs} WHERE worker_id IS NULL AND status = 'doing'"
+                                         )[0] == 2, "the new worker to prune the dead one")  # fmt: skip
+            assert (hold(), procrastinate.json("stalled", "3")) == ((0, 2), held)
 
 
 def test_a_session_in_another_time_zone_shows_the_same_figures_at_the_same_utc_time(

@@ -47,10 +47,24 @@ class StatementsBase:
         return self.dialect.qualify(layout.schema, name)
 
     def col(self, role: str) -> str:
-        """The role's column, quoted; or, for a role read from JSON, the text at its path in that column."""
+        """The role's column, quoted; for a role read from JSON, the text at its path in that column; for a joined
+        column, the subquery that reads it."""
+        if role in self.layout.joined:
+            return self._joined(role)
         column = self.dialect.quote(self.layout.columns[role])
         path = self.layout.json_paths.get(role)
         return self.dialect.json_text_sql(column, path) if path else column
+
+    def _joined(self, name: str) -> str:
+        """A joined column (`Layout.joined`) as a scalar subquery on the queue row in scope: its table qualified, the
+        queue row's column by the queue table's own name (a statement never aliases it, and the innermost FROM of
+        that table is the row a condition is about). MAX: one row by a unique key, NULL where none matches."""
+        layout, dialect = self.layout, self.dialect
+        joined = layout.joined[name]
+        row = f"{dialect.quote(layout.queue_table)}.{dialect.quote(layout.columns[joined.by])}"
+        return (f"(SELECT MAX(qt_joined.{dialect.quote(joined.column)}) FROM "
+                f"{dialect.qualify(layout.schema, joined.table)} AS qt_joined{self._hint()} "
+                f"WHERE qt_joined.{dialect.quote(joined.key)} = {row})")
 
     def now(self) -> str:
         return self.dialect.now_sql(self.layout.clock)

@@ -4,8 +4,11 @@ procrastinate's API, and runs procrastinate's own worker. Nothing here touches t
 
     python app.py SCHEMA schema           procrastinate's schema, in SCHEMA (the connection's search_path)
     python app.py SCHEMA defer KIND=N...  defer N jobs of each kind (fast, hold, flaky, doomed, later, orphan)
-    python app.py SCHEMA worker           procrastinate's worker on queue "default" until killed
+    python app.py SCHEMA worker [BEAT]    procrastinate's worker on queue "default" until killed; BEAT: its
+                                          heartbeat every BEAT seconds, a worker silent for 3 BEATs stalled
     python app.py SCHEMA counts           procrastinate's own count per task (JobManager.list_tasks), as JSON
+    python app.py SCHEMA stalled SECONDS  the ids of the jobs procrastinate calls stalled (JobManager.
+                                          get_stalled_jobs, heartbeat older than SECONDS), as JSON
 
 Kinds: fast (succeeds), hold (sleeps until its worker is killed: in flight), flaky (fails, retried an hour
 later), doomed (fails for good), later (scheduled an hour ahead), orphan (queue "nobody", which no worker
@@ -14,6 +17,7 @@ listens to).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -52,8 +56,16 @@ def orphan() -> None:
     pass
 
 
+async def stalled(seconds: float) -> list[int]:
+    async with app.open_async():
+        return sorted(job.id for job in await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=seconds))
+
+
 def main() -> None:
     command = sys.argv[2]
+    if command == "stalled":
+        print(json.dumps(asyncio.run(stalled(float(sys.argv[3])))))
+        return
     with app.open():
         if command == "schema":
             app.schema_manager.apply_schema()
@@ -66,7 +78,9 @@ def main() -> None:
         elif command == "counts":
             print(json.dumps(list(app.job_manager.list_tasks())))
         elif command == "worker":
-            app.run_worker(queues=["default"], concurrency=8, wait=True, install_signal_handlers=True)
+            beat = {"update_heartbeat_interval": float(sys.argv[3]), "stalled_worker_timeout": 3 * float(sys.argv[3])
+                    } if len(sys.argv) > 3 else {}  # fmt: skip
+            app.run_worker(queues=["default"], concurrency=8, wait=True, install_signal_handlers=True, **beat)
         else:
             raise SystemExit(f"unknown command {command!r}")
 

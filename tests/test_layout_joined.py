@@ -1,0 +1,113 @@
+"""A joined column (`[joined_columns]`): a value kept in another table, read for each queue row by key
+(procrastinate's worker heartbeat). Checked as it is read like every name of a layout, rendered as one scalar
+subquery per database (T-SQL through both grammars), never written, and watched on a real SQLite file through the
+CLI: a job held by a live worker is claimed, one held by a silent or vanished worker timed out. The real library
+is tests/libraries/test_procrastinate.py."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from queuetop.core.errors import UsageError
+from queuetop.db.dialects import MSSQLDialect, PostgresDialect, SQLiteDialect
+from queuetop.layouts import layout_from_toml
+from queuetop.layouts.sql import Statements
+
+from .test_cli import assert_clean_failure, queuetop
+from .tsql_check import assert_tsql
+
+LAYOUT = """
+[tables]
+queue = "jobs"
+[queue_columns]
+id = "id bigint"
+type = "kind"
+claimed_by = "worker_id bigint"
+[joined_columns]
+heartbeat = {table = "workers", column = "last_beat", key = "id", by = "claimed_by"}
+[settings]
+silent_after = 30
+[states]
+pending = "claimed_by is null"
+claimed = "claimed_by is not null and heartbeat >= now - $silent_after"
+timed_out = "claimed_by is not null and (heartbeat is null or heartbeat < now - $silent_after)"
+"""
+RENDERED = {
+    "postgresql": '(SELECT MAX(qt_joined."last_beat") FROM "workers" AS qt_joined WHERE qt_joined."id" = '
+                  '"jobs"."worker_id")',
+    "mssql": "(SELECT MAX(qt_joined.[last_beat]) FROM [workers] AS qt_joined WITH (NOLOCK) WHERE qt_joined.[id] = "
+             "[jobs].[worker_id])",
+    "sqlite": '(SELECT MAX(qt_joined."last_beat") FROM "workers" AS qt_joined WHERE qt_joined."id" = '
+              '"jobs"."worker_id")',
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dialect", [SQLiteDialect(), PostgresDialect(), MSSQLDialect()], ids=lambda d: d.name)
+def test_a_joined_column_is_a_subquery_on_the_row_in_scope(dialect):
+    layout = layout_from_toml("mine", LAYOUT)
+    assert layout.has("heartbeat") and "heartbeat" not in layout.columns  # detection asks the queue table for none
+    sql, params = Statements(dialect, layout).state_counts(["pending", "claimed", "timed_out"], dict(layout.settings))
+    assert RENDERED[dialect.name] in sql and len(params) == sql.count("?")
+    if dialect.name == "mssql":
+        assert_tsql(sql, params)
+
+
+def test_a_joined_column_in_a_named_schema_reads_the_table_of_that_schema():
+    layout = layout_from_toml("mine", LAYOUT.replace('queue = "jobs"', 'schema = "app"\nqueue = "jobs"'))
+    sql, _ = Statements(PostgresDialect(), layout).state_counts(["claimed"], dict(layout.settings))
+    assert 'FROM "app"."workers" AS qt_joined' in sql and '= "jobs"."worker_id"' in sql
+
+
+@pytest.mark.parametrize("change, complaint", [
+    ('key = "id", by', 'key = "id", extra = "x", by'),  # an unknown field
+    ('column = "last_beat", ', ""),  # a field missing
+    ('table = "workers"', 'table = "workers; drop table jobs"'),
+    ('by = "claimed_by"', 'by = "nothing"'),
+    ('by = "claimed_by"', 'by = "type"'),  # fine: a column of the queue table
+    ("heartbeat = {", "created = {"),  # a role's name
+    ("heartbeat = {", "kind = {"),
+])  # fmt: skip
+def test_a_joined_column_is_checked_as_it_is_read(change, complaint):
+    text = LAYOUT.replace(change, complaint)
+    if complaint == 'by = "type"':
+        assert layout_from_toml("mine", text).joined["heartbeat"].by == "type"
+        return
+    with pytest.raises(UsageError, match=r"joined_columns|joined column|invalid identifier|mentions heartbeat"):
+        layout_from_toml("mine", text)
+
+
+def test_a_joined_column_no_state_uses_is_a_mistake_and_none_can_be_written():
+    with pytest.raises(UsageError, match="'beat' is not a role"):
+        layout_from_toml("mine", LAYOUT.replace("[settings]", '[joined_columns.beat]\ntable = "workers"\n'
+                                                'column = "last_beat"\nkey = "id"\nby = "claimed_by"\n[settings]'))
+    with pytest.raises(UsageError, match="'heartbeat', which is read from another table"):
+        layout_from_toml("mine", LAYOUT + '[enqueue]\ntype = "type"\nheartbeat = "info"\n')
+    claim = '[claim]\nforms = ["update_top"]\n[claim.set]\nheartbeat = "now"\nclaimed_by = "$worker"\n'
+    with pytest.raises(UsageError, match="sets 'heartbeat'"):
+        layout_from_toml("mine", LAYOUT + claim)
+
+
+def test_the_cli_tells_a_live_worker_from_a_silent_one_and_a_vanished_one_on_a_real_sqlite_file(tmp_path):
+    path = tmp_path / "q.db"
+    with sqlite3.connect(path) as connection:
+        connection.executescript("""
+            CREATE TABLE workers (id INTEGER PRIMARY KEY, last_beat TEXT NOT NULL);
+            CREATE TABLE jobs (id INTEGER PRIMARY KEY, kind TEXT, worker_id INTEGER);
+            INSERT INTO workers VALUES (1, strftime('%Y-%m-%d %H:%M:%f', 'now', '-2 seconds')),
+                                       (2, strftime('%Y-%m-%d %H:%M:%f', 'now', '-5 minutes'));
+            INSERT INTO jobs (kind, worker_id) VALUES ('report', NULL), ('report', 1), ('report', 1), ('report', 2),
+                                                      ('report', 9), ('email', 1);""")
+    layout = tmp_path / "layout.toml"
+    layout.write_text(LAYOUT)
+    result = queuetop("stats", "--json", "--db", str(path), "--layout", str(layout))
+    assert result.returncode == 0, result.stderr
+    figures = {t["job_type"]: (t["depth"], t["claimed"], t["timed_out"]) for t in json.loads(result.stdout)["types"]}
+    # worker 1 beat 2 s ago: its jobs are claimed; worker 2 is silent for 5 min and worker 9 is gone: timed out
+    assert figures == {"report": (1, 2, 2), "email": (0, 1, 0)}
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("SELECT count(*) FROM workers").fetchone() == (2,)  # watching wrote nothing
+    release = queuetop("release", "--db", str(path), "--layout", str(layout))
+    assert_clean_failure(release, "declares no [release] section")
