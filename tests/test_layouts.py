@@ -305,3 +305,19 @@ def test_what_a_shape_cannot_know_says_why_and_a_reason_for_a_known_figure_is_re
     assert load_layout("graphile_worker").cannot_know["wait"] == "a job that succeeds is deleted with its times"
     with pytest.raises(UsageError, match="\\[cannot_know\\] names 'depth', which it can know"):
         layout_from_toml("mine", STATUS_LAYOUT + '[cannot_know]\ndepth = "why not"\n')
+
+
+def test_a_library_preset_names_each_state_in_the_librarys_own_words():
+    """The words are the texts a state compares the library's own columns with (not a role's: django-tasks-db's
+    '9999-01-01' is a date), outside any `not`; a hand-made queue and a library without a status have none."""
+    assert dict(load_layout("pgboss").library_words) == {
+        "pending": "created, retry", "scheduled": "created, retry", "claimed": "active", "timed_out": "active",
+        "dead": "failed", "completions": "completed, failed"}  # fmt: skip
+    assert dict(load_layout("django_tasks").library_words) == {
+        "pending": "READY", "scheduled": "READY", "claimed": "RUNNING", "dead": "FAILED",
+        "completions": "SUCCESSFUL, FAILED"}  # fmt: skip
+    assert not load_layout("graphile_worker").library_words and not load_layout("job_queue").library_words
+    mine = layout_from_toml("mine", '[library]\nname = "mine"\n[tables]\nqueue = "q"\n[queue_columns]\nid = "id"\n'
+                            'status = "status"\n[states]\npending = "status = \'new\' or (status = \'retry\' and '
+                            'not status in (\'x\'))"\ndead = "not status = \'gone\'"\n')  # fmt: skip
+    assert dict(mine.library_words) == {"pending": "new, retry"}

@@ -248,6 +248,9 @@ def cmd_layouts(args: argparse.Namespace) -> int:
         if layout.library:
             print(f"{'':<{w}} job library: {layout.library} {layout.library_versions}, on "
                   f"{' and '.join(layout.databases)}" + ("; read only" if not layout.declares else ""))
+            if layout.library_words:
+                print(f"{'':<{w}} its words: " + "; ".join(f"{state} = {said}" for state, said in
+                                                           layout.library_words.items()))  # fmt: skip
         missing = [f for f, ok in layout.provides.items() if not ok]
         if missing:
             print(f"{'':<{w}} cannot know: {', '.join(missing)}")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from queuetop.core.errors import UsageError
-from queuetop.layouts.predicate import KEYWORDS, Node
+from queuetop.layouts.predicate import KEYWORDS, Node, texts_of
 
 QUEUE_ROLES = (
     "id", "type", "info", "priority", "created", "available", "created_by",
@@ -318,6 +318,22 @@ class Layout:
             if role in self.json_paths:
                 raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which is read from inside JSON",
                                  "a role read from JSON is for watching: name a column of its own")
+
+    @property
+    def library_words(self) -> Mapping[str, str]:
+        """Per state (and "completions": the rows that ended), the values of the library's own columns it reads
+        (procrastinate: claimed is "doing"; pg-boss: pending is "created, retry"), to show beside queuetop's words;
+        none for a hand-made queue, or for a state read from times alone (graphile-worker keeps no status)."""
+        if self.library is None:
+            return MappingProxyType({})
+        ended = self.done or (self.completions.where if self.completions is not None else None)
+        words = {}
+        for name, state in (*self.states.items(), *((("completions", ended),) if ended else ())):
+            texts = [text for role, found in texts_of(state.condition).items()
+                     if role not in QUEUE_ROLES + COMPLETED_ROLES for text in found]  # fmt: skip
+            if texts:
+                words[name] = ", ".join(dict.fromkeys(texts))
+        return MappingProxyType(words)
 
     @property
     def cannot_know(self) -> Mapping[str, str]:

@@ -250,3 +250,19 @@ def settings_of(node: Node) -> set[str]:
     """Every $setting a condition mentions."""
     return {o.name if isinstance(o, Setting) else o.offset for o in _operands(node)
             if isinstance(o, Setting) or (isinstance(o, Now) and o.offset)}  # type: ignore[misc]
+
+
+def texts_of(node: Node) -> dict[str, tuple[str, ...]]:
+    """Per role, the texts a condition asks it to equal (`status = 'doing'`, `state in ('created', 'retry')`),
+    outside any `not`: the library's own words for a state, in the order written."""
+    found: dict[str, list[str]] = {}
+    if isinstance(node, Junction):
+        for part in node.parts:
+            for role, texts in texts_of(part).items():
+                found.setdefault(role, []).extend(texts)
+    elif isinstance(node, Compare) and isinstance(node.left, Role) and node.op in ("=", "in"):
+        items = node.right.items if isinstance(node.right, Values) else (node.right,)
+        texts = [item.value for item in items if isinstance(item, Text)]
+        if texts:
+            found[node.left.name] = texts
+    return {role: tuple(dict.fromkeys(texts)) for role, texts in found.items()}

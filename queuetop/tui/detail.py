@@ -7,7 +7,7 @@ worker after each poll (one read at a time), so a slow database slows this scree
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ClassVar, cast
 
 from rich.text import Text
@@ -39,8 +39,15 @@ def _everything(figure: str) -> bool:
     return True
 
 
-def summary_text(job_type: str, row: TypeStats | None, provides: Callable[[str], bool] = _everything) -> Text:
-    """The type's figures in three lines: states, rates, latencies. A figure the shape cannot know
+# queuetop's word for each state and for the rows that ended, as the summary says them, to set the library's beside
+STATE_WORDS = {"pending": "pending", "scheduled": "later", "claimed": "claimed", "timed_out": "timed out",
+               "dead": "dead", "lost": "lost", "completions": "ended"}  # fmt: skip
+
+
+def summary_text(job_type: str, row: TypeStats | None, provides: Callable[[str], bool] = _everything,
+                 library: str | None = None, words: Mapping[str, str] | None = None) -> Text:  # fmt: skip
+    """The type's figures in three lines: states, rates, latencies, and a fourth, for a job library's tables,
+    with the library's own words for each state (`Snapshot.library_words`). A figure the shape cannot know
     (`Snapshot.provides`) is left out, as the table leaves out its column; one not measured yet is "—"."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(job_type, style="bold")
@@ -72,10 +79,13 @@ def summary_text(job_type: str, row: TypeStats | None, provides: Callable[[str],
           and row.latency_sample else ()),
     )  # fmt: skip
     for start, parts in (("  ", states), ("\n", rates), ("\n", latencies)):
-        known = [(words, style) for needs, words, style in parts if all(provides(f) for f in needs)]
-        for i, (words, style) in enumerate(known):
+        known = [(said, style) for needs, said, style in parts if all(provides(f) for f in needs)]
+        for i, (said, style) in enumerate(known):
             text.append(start if i == 0 else " · ")
-            text.append(words, style=style)
+            text.append(said, style=style)
+    if library and words:
+        text.append(f"\nin {library}'s words: " + " · ".join(
+            f"{ours} = {words[state]}" for state, ours in STATE_WORDS.items() if state in words), style=DIM)
     return text
 
 
@@ -217,7 +227,8 @@ class DetailScreen(HandlesThreadResults, Screen):
         snapshot = self.dashboard.shown
         if snapshot is None:
             return summary_text(self.job_type, None)
-        return summary_text(self.job_type, snapshot.type_named(self.job_type), snapshot.provides)
+        return summary_text(self.job_type, snapshot.type_named(self.job_type), snapshot.provides, snapshot.library,
+                            snapshot.library_words)
 
     def _load(self) -> None:
         if self._loading:

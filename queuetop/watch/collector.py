@@ -273,8 +273,8 @@ class ShapeCollector:
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,
             poll_ms=(time.perf_counter() - started) * 1000, window_s=self.window_s, types=types, totals=totals,
             layout=layout.name, figures=dict(self._provides), cannot_know=self._cannot_know, note=self.note,
-            clock=layout.read_clock,
-            reads=self.db.dialect.reads,
+            clock=layout.read_clock, reads=self.db.dialect.reads,
+            library=layout.library, library_words=layout.library_words,
         )  # fmt: skip
 
     def _read_at_once(self, states: list[str], low: int | None, ranged: bool, asked_at: float,

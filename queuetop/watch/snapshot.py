@@ -66,6 +66,8 @@ class Snapshot:
     clock: str = "utc"  # the clock of taken_at and of the shape's times: "utc" or the server's "local" time
     note: str | None = None  # e.g. how the layout was chosen
     reads: str = "committed"  # "dirty": counts read NOLOCK (SQL Server without RCSI) may include uncommitted rows
+    library: str | None = None  # the job library whose tables these are, and per state its own words ("doing")
+    library_words: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def provides(self, figure: str) -> bool:
         """Whether the shape can know a figure (every figure, when the snapshot does not say)."""
@@ -87,6 +89,7 @@ class Snapshot:
             "figures": dict(self.figures),
             "cannot_know": dict(self.cannot_know),
             "reads": self.reads,
+            "library": None if self.library is None else {"name": self.library, "words": dict(self.library_words)},
             "types": [asdict(row) for row in self.types],
             "totals": asdict(self.totals),
         }
