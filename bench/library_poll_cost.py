@@ -171,8 +171,8 @@ def main() -> None:
             first = first if first is not None else p50
             rows.append([library, size_name, f"{built_s:.0f} s", ms(first_poll), ms(p50), ms(p95), ratio(p50, first),
                          ms(own), ratio(p50, own)])  # fmt: skip
-    print_table(["library", "jobs", "build", "first poll", "poll p50", "poll p95", "vs smallest",
-                 "its own count p50", "poll / own"], rows, title=f"library presets, warm poll ({load_average()})")  # fmt: skip
+    print_table(["library", "jobs", "build", "first poll", "poll p50", "poll p95", "vs smallest", "its own count p50",
+                 "poll / own"], rows, title=f"library presets, warm poll ({load_average()})")  # fmt: skip
 
 
 if __name__ == "__main__":

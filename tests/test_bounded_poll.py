@@ -21,7 +21,7 @@ from queuetop.db.dialects import MSSQLDialect
 from queuetop.layouts import STATES, load_layout, preset_names, with_tables
 from queuetop.layouts.sql import Statements
 from queuetop.watch import collector as collector_module
-from queuetop.watch.collector import collector_for, depth_tracked
+from queuetop.watch.collector import collector_for
 from queuetop.watch.snapshot import TypeStats
 from queuetop.watch.watermarks import SAMPLE_CAP, SAMPLE_PER_S
 
@@ -246,7 +246,7 @@ def bounded_statements():
         created = BASE if layout.arrivals == "created" else None
         completed = (BASE, low) if layout.completions is not None else None
         out.append((name, "shape_poll", s.shape_poll(states, None, low, identity, created, completed)))
-        if depth_tracked(layout):
+        if layout.depth_tracked:
             others = [state for state in states if state != "pending"]
             types = ["A6A3C1E0-0000-4000-8000-000000000001", "B"] if layout.has_job_type else [None]
             finished = (3, 5) if layout.done is not None else None

@@ -21,7 +21,7 @@ from queuetop.layouts import PRESET_NAMES, load_layout
 from queuetop.layouts.sql import Statements
 from queuetop.watch import collector as shape_collector
 from queuetop.watch import recount
-from queuetop.watch.collector import DEPTH_EXACT_UP_TO, collector_for, depth_tracked
+from queuetop.watch.collector import DEPTH_EXACT_UP_TO, collector_for
 from queuetop.watch.watermarks import FinishedWatch, TimeWatch
 
 from .helpers import full_count_now
@@ -117,7 +117,7 @@ def test_every_seed_has_its_depth_tracked():
     # native too, read by the engine (test_engine_parity); its own collector tracks its depth its own way
     # and the libraries whose rows stay with a way to count arrivals and completions (graphile-worker's and
     # pgqueuer's vanish)
-    tracked = {name for name in PRESET_NAMES if depth_tracked(load_layout(name))}
+    tracked = {name for name in PRESET_NAMES if load_layout(name).depth_tracked}
     assert tracked == {*TRACKED, "native", "procrastinate", "pgboss", "django_tasks"}
 
 

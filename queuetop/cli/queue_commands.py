@@ -331,6 +331,7 @@ COLUMNS: list[tuple[str, str | None, Callable[[TypeStats], str]]] = [
     ("TIMED-OUT", "timed_out", lambda r: fmt.count(r.timed_out)),
     ("DEAD", "dead", lambda r: fmt.count(r.dead)),
     ("LOST", "lost", lambda r: fmt.count(r.lost)),
+    ("NO STATE", "in_no_state", lambda r: fmt.count(r.in_no_state)),  # shown when some row is in no state
     ("IN/s 10s", "arrivals", lambda r: fmt.rate(r.arrivals_10s_per_s)),
     ("OUT/s 10s", "completions", lambda r: fmt.rate(r.completions_10s_per_s)),
     ("IN/s 60s", "arrivals", lambda r: fmt.rate(r.arrivals_60s_per_s)),
@@ -345,7 +346,8 @@ COLUMNS: list[tuple[str, str | None, Callable[[TypeStats], str]]] = [
 
 def render_table(snapshot: Snapshot) -> str:
     """The stats table: only the columns the queue's shape can know."""
-    columns = [(name, cell) for name, figure, cell in COLUMNS if figure is None or snapshot.provides(figure)]
+    columns = [(name, cell) for name, figure, cell in COLUMNS if figure is None or (
+               snapshot.provides(figure) and (figure != "in_no_state" or snapshot.totals.in_no_state))]
     rows = [[cell(row) for _, cell in columns] for row in (*snapshot.types, snapshot.totals)]
     line = aligned([name for name, _ in columns], rows)
     clock = "UTC" if snapshot.clock == "utc" else "server local time"
@@ -355,6 +357,9 @@ def render_table(snapshot: Snapshot) -> str:
     if not snapshot.types:
         out.append("(the queue is empty: add jobs with `queuetop enqueue`)")
     out += [line(i) for i in range(1, len(rows) + 1)]
+    if snapshot.totals.in_no_state:
+        out.append(f"NO STATE: {snapshot.totals.in_no_state:,} rows in none of layout {snapshot.layout}'s states "
+                   f"(a value its states do not name?): `queuetop layouts --show {snapshot.layout}` shows them")
     return "\n".join(out)
 
 

@@ -168,6 +168,10 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
             raise UsageError(f"{where}: release needs a defined state and the action clear or requeue")
     claim = _claim(data["claim"], data.get("complete", {}), columns, states, where) if "claim" in data else None
     done = state(data["done"], "done") if "done" in data else None
+    ended = state(data["ended"], "ended") if "ended" in data else None
+    if ended is not None and ended.table != "queue":
+        raise UsageError(f"{where}: ended names roles of the completed table", "it says which rows of the queue "
+                         "table ended and stay there")
     monitor_guard = state(data["monitor_guard"], "monitor_guard") if "monitor_guard" in data else None
     if monitor_guard is not None and monitor_guard.table != "queue":
         raise UsageError(f"{where}: monitor_guard names roles of the completed table", "it guards reads of the queue")
@@ -220,6 +224,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         deletes_finished=bool(data.get("deletes_finished", False)),
         sequence=tuple(tables["sequence"].split(".", 1)) if "sequence" in tables else None,  # type: ignore[arg-type]
         done=done,
+        ended=ended,
         monitor_guard=monitor_guard,
         release=release,
         dead_actions=bool(data.get("dead_actions", False)) or "dead_retry" in data,
@@ -279,7 +284,7 @@ def _check_own_columns(layout: Layout, where: str) -> None:
     if not own:
         return
     used = set(layout.detail)
-    for state in (*layout.states.values(), layout.done, layout.monitor_guard,
+    for state in (*layout.states.values(), layout.done, layout.ended, layout.monitor_guard,
                   layout.completions.where if layout.completions else None):  # fmt: skip
         if state is not None:
             used |= roles_of(state.condition)

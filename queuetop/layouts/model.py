@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from queuetop.core.errors import UsageError
-from queuetop.layouts.predicate import KEYWORDS, Node, texts_of
+from queuetop.layouts.predicate import KEYWORDS, Compare, Node, Role, texts_of
 
 QUEUE_ROLES = (
     "id", "type", "info", "priority", "created", "available", "created_by",
@@ -227,6 +227,9 @@ class Layout:
     # No times, but the rows a claim finished stay, in a state of their own (seeds 002, 003): completions are
     # those rows counted from a base id that follows the queue's live end (`watermarks.FinishedWatch`).
     done: State | None = None
+    # Rows that ended and stay in the queue table, counted neither in a state nor as completions (dramatiq-pg's
+    # 'done', pg-boss's 'cancelled'): kept out of the rows in no state (`in_no_state`), which are shown, never dropped.
+    ended: State | None = None
     # A condition every row meets, which the monitor's capped reads of pending rows add to theirs: it lets the
     # database use an index whose filter says it (native: IX_WorkQueue_PendingAge's `Attempts >= 0`, written there
     # so that a claim, which never says it, cannot pick that index). None: the reads say only the state.
@@ -318,6 +321,29 @@ class Layout:
             if role in self.json_paths:
                 raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which is read from inside JSON",
                                  "a role read from JSON is for watching: name a column of its own")
+
+    @property
+    def depth_tracked(self) -> bool:
+        """Can the depth be tracked? The jobs in any state change only by arrivals and completions where both are
+        read (completions by their time, or, without times, as the rows in the layout's `done` state) and pending is
+        a state of the queue table; a shape that takes its throughput from the depth must have the depth counted."""
+        pending = self.states.get("pending")
+        return (pending is not None and pending.table == "queue"
+                and (self.completions is not None or self.done is not None)
+                and self.arrivals in ("identity", "created") and not self.deletes_finished)
+
+    @property
+    def accounted(self) -> tuple[Node, ...]:
+        """The conditions that account for a row of the queue table: its states there, `done`, `ended`, and the
+        completions it keeps (their `where`, or their time set). A row that meets none is in no state: the monitor
+        counts it apart (`in_no_state`), so a value the layout does not name is shown, never dropped."""
+        spec = self.completions
+        kept = None
+        if spec is not None and spec.table == "queue":
+            kept = spec.where.condition if spec.where is not None else Compare(Role(spec.at), "is not null")
+        return tuple(node for node in (*(s.condition for s in self.states.values() if s.table == "queue"),
+                                       *(s.condition for s in (self.done, self.ended) if s is not None), kept)
+                     if node is not None)  # fmt: skip
 
     @property
     def library_words(self) -> Mapping[str, str]:

@@ -11,7 +11,7 @@ Series (labels `target`, and `layout`, `job_type` for a queue's figures). A figu
 has no value for at this poll (no completion in the window: no wait quantiles), is absent, never 0:
 
 - gauges: queuetop_depth, queuetop_oldest_age_seconds, queuetop_scheduled, queuetop_claimed, queuetop_timed_out,
-  queuetop_dead, queuetop_lost;
+  queuetop_dead, queuetop_lost, queuetop_in_no_state;
 - counters: queuetop_arrivals_total, queuetop_completions_total (events seen since queuetop began watching the
   type, with `_created`);
 - summaries: queuetop_wait_seconds, queuetop_processing_seconds with quantile 0.5, 0.95, 0.99. Summaries, not
@@ -49,6 +49,8 @@ GAUGES = (  # (metric name, TypeStats field, the shape's figure, help)
     ("queuetop_timed_out", "timed_out", "timed_out", "Claims past their timeout, not yet released."),
     ("queuetop_dead", "dead", "dead", "Jobs that ran out of attempts."),
     ("queuetop_lost", "lost", "lost", "Jobs taken and not completed after --lost-after."),
+    ("queuetop_in_no_state", "in_no_state", "in_no_state", "Rows of the queue table in none of the layout's states "
+                                                           "(a status value it does not name)."),
 )
 COUNTERS = (
     ("queuetop_arrivals", "arrivals_total", "arrivals", "Jobs that arrived, seen since queuetop began watching."),

@@ -62,6 +62,7 @@ def summary_text(job_type: str, row: TypeStats | None, provides: Callable[[str],
         (("timed_out",), f"timed out {fmt.count(row.timed_out)}", ALERT if row.timed_out else ""),
         (("dead",), f"dead {fmt.count(row.dead)}", WARN if row.dead else ""),
         (("lost",), f"lost {fmt.count(row.lost)}", ALERT if row.lost else ""),
+        *((((), f"in no state {fmt.count(row.in_no_state)}", WARN),) if row.in_no_state else ()),
         (("depth", "arrivals", "completions"), f"drain {fmt.drain(row.drain, row.drain_eta_s)}",
          WARN if row.drain == "never" else ""),
     )  # fmt: skip

@@ -115,7 +115,7 @@ class MainScreen(Screen):
             self.query_one(QueueTable).focus()  # the table was hidden behind the empty state until now
         if snapshot is None:
             return
-        self.columns = shape_columns(snapshot.provides)
+        self.columns = shape_columns(snapshot.provides, snapshot.totals.in_no_state)
         keys = [column.key for column in self.columns]
         if self.sort_key not in keys:  # a column this shape cannot fill sorts nothing
             self.sort_key, self.descending = ("depth", True) if "depth" in keys else ("type", False)

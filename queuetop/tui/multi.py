@@ -412,7 +412,7 @@ class MultiScreen(MainScreen):
                 continue
             section.set_class(not pane.connected, "stale")
             section.set_class(pane.past is not None, "past")
-            columns = shape_columns(snapshot.provides)
+            columns = shape_columns(snapshot.provides, snapshot.totals.in_no_state)
             keys = [column.key for column in columns]
             sort_key, descending = self.sort_key, self.descending
             if sort_key not in keys:  # a column this target's shape cannot fill sorts nothing there

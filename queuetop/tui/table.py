@@ -67,7 +67,7 @@ def trouble(row: TypeStats) -> str:
     A figure the shape cannot know (None) is no trouble."""
     if row.timed_out or row.lost or (row.oldest_age_s or 0) > OLD_ALERT_S:
         return ALERT
-    if (row.oldest_age_s or 0) > OLD_WARN_S or row.drain == "never" or outpaced(row):
+    if (row.oldest_age_s or 0) > OLD_WARN_S or row.drain == "never" or outpaced(row) or row.in_no_state:
         return WARN
     return ""
 
@@ -80,7 +80,7 @@ def _age_style(row: TypeStats) -> str:
 # Which columns give way first in a narrow terminal: the most expendable first. Whether work is stuck or lost,
 # how deep the queue is and how old its oldest job is stay longest; `later` (jobs not due yet) goes first.
 DROPPED_FIRST = ("scheduled", "processing", "dead", "wait", "drain", "claimed", "completions", "arrivals", "lost",
-                 "timed_out", "oldest")  # fmt: skip
+                 "in_no_state", "timed_out", "oldest")  # fmt: skip
 
 
 def _sampled(row: TypeStats, seconds: float | None) -> str:
@@ -110,6 +110,8 @@ COLUMNS: tuple[Column, ...] = (
            lambda r: WARN if r.dead else "", ("dead",), _rank("dead")),
     Column("lost", "lost", 6, lambda r: fmt.count(r.lost), lambda r: _none_last(r.lost),
            lambda r: ALERT if r.lost else "", ("lost",), _rank("lost")),
+    Column("in_no_state", "no state", 8, lambda r: fmt.count(r.in_no_state), lambda r: _none_last(r.in_no_state),
+           lambda r: WARN if r.in_no_state else "", ("in_no_state",), _rank("in_no_state")),
     Column("arrivals", "in/s", 6, lambda r: fmt.rate(r.arrivals_10s_per_s),
            lambda r: _none_last(r.arrivals_10s_per_s), lambda r: WARN if outpaced(r) else "", ("arrivals",),
            _rank("arrivals")),
@@ -141,9 +143,11 @@ def cells(row: TypeStats, columns: Sequence[Column] = COLUMNS) -> tuple[Cell, ..
     return tuple((column.cell(row), (column.style(row) + bold).strip()) for column in columns)
 
 
-def shape_columns(provides: Callable[[str], bool]) -> tuple[Column, ...]:
-    """The columns a shape can fill: those whose every figure it provides (`Snapshot.provides`)."""
-    return tuple(column for column in COLUMNS if all(provides(figure) for figure in column.needs))
+def shape_columns(provides: Callable[[str], bool], in_no_state: int | None = None) -> tuple[Column, ...]:
+    """The columns a shape can fill: those whose every figure it provides (`Snapshot.provides`); "no state" only
+    while some row is in none of the layout's states (`in_no_state`: the totals'), which is rare and worth a look."""
+    return tuple(column for column in COLUMNS if all(provides(figure) for figure in column.needs)
+                 and (column.key != "in_no_state" or in_no_state))
 
 
 def fitting_columns(columns: Sequence[Column], width: int, keep: str | None = None

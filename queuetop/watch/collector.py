@@ -8,7 +8,7 @@ its layout alone:
   without one), plus the database's own clock of the layout's kind, so every age is the server's time minus the
   server's time. What they cost depends on the shape's indexes (seed 003's (PROCESSED, ID) makes depth a seek; seed
   002 has none, so it scans — README and bench/ say which index fixes each);
-- the depth, where both arrivals and completions are read (every seed: `depth_tracked`), is not
+- the depth, where both arrivals and completions are read (every seed: `Layout.depth_tracked`), is not
   counted on every poll: the jobs of a type in any state change only by arrivals and completions, so the
   pending ones are those tracked jobs less the other states (few, and counted). The poll reads the pending rows
   of each type only up to DEPTH_EXACT_UP_TO + 1, in the queue's own order (so the oldest is among them): a
@@ -53,6 +53,7 @@ from queuetop.layouts import NATIVE, STATES, Layout
 from queuetop.layouts.sql import statements_on
 from queuetop.watch.recount import DEPTH_EXACT_UP_TO, Recounter
 from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.watch.unaccounted import InNoState
 from queuetop.watch.watermarks import (
     CompletionWatch,
     FinishedWatch,
@@ -126,7 +127,7 @@ class ShapeCollector:
         # Tracked depth (`tracks_depth`): per type, the jobs in any state. They change only by arrivals and
         # completions, which the poll reads anyway, so the pending ones are that less the other states (few, and
         # counted), and only DEPTH_EXACT_UP_TO of them need be read to tell a shallow type's depth exactly.
-        self.tracks_depth = depth_tracked(layout)
+        self.tracks_depth = layout.depth_tracked
         self._live: dict[str, int] = {}
         self._raw_types: dict[str, Any] = {}  # type as shown → as the database gives it (the heads' parameter)
         self._moved: dict[str, int] = {}  # per type, arrivals − completions since the running recount began
@@ -134,12 +135,14 @@ class ShapeCollector:
         self._estimated: set[str] = set()  # the types whose depth this poll shows is tracked, not counted
         self._counted_at_rest: set[str] = set()  # types that have not moved since their last full count
         self._recount: Recounter[list[tuple[Any, ...]]] = Recounter(layout.queue_table)
+        self._in_no_state = InNoState(self.statements, self.settings, layout.queue_table)
         self._counted_once = False
         self._shown: set[str] = set()
 
     def settle(self, timeout_s: float = 30.0) -> None:
         """Wait for a background full count in flight (tests, benchmarks); the next poll takes its result."""
         self._recount.settle(timeout_s)
+        self._in_no_state.settle(timeout_s)
 
     def use(self, db: Database) -> None:
         """Carry on over a new connection (after a reconnect); the watermarks stay valid."""
@@ -268,6 +271,7 @@ class ShapeCollector:
                 self._finished.start(finished_from_low, self._low_id, self._type)
         if self._live_rows is not None:
             self._take_live_rows(now, counts)
+        self._in_no_state.step(self.db, seconds(now), self._type, at_once=first)
         types, totals = self._build(now, counts)
         return Snapshot(
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,
@@ -529,11 +533,11 @@ class ShapeCollector:
             history.completions.prune(t)
             history.latency.prune(t)
         self._all_latency.prune(t)
-        live = set().union(*(set(c) for c in counts.values()))
+        live = set().union(*(set(c) for c in counts.values()), self._in_no_state.counts or ())
         for job_type in [jt for jt, h in self._history.items() if h.empty() and jt not in live]:
             del self._history[job_type]
-        names = {jt for jt in live | set(self._history) if any(
-            counts[s].get(jt, (0,))[0] for s in counts) or jt in self._history}  # fmt: skip
+        names = {jt for jt in live | set(self._history) if any(counts[s].get(jt, (0,))[0] for s in counts)
+                 or jt in self._history or self._in_no_state.of([jt])}  # fmt: skip
         if not self.layout.has_job_type:
             names = {self.untyped_name}
         if self.only_types:
@@ -579,17 +583,8 @@ class ShapeCollector:
             arrivals_total=sum(h.arrivals.total for h in histories) if provides["arrivals"] else None,
             completions_total=sum(h.completions.total for h in histories) if provides["completions"] else None,
             latency_sample=len(latency) if latency else None, latency_is_sample=bool(latency and latency.sampled),
+            in_no_state=self._in_no_state.of(self._shown if job_type == TOTAL else [job_type]),
         )  # fmt: skip
-
-
-def depth_tracked(layout: Layout) -> bool:
-    """Can the depth be tracked? The jobs in any state change only by arrivals and completions where both are read
-    (completions by their time, or, without times, as the rows in the layout's `done` state) and pending is a
-    state of the queue table; a shape that takes its throughput from the depth must have the depth counted."""
-    pending = layout.states.get("pending")
-    return (pending is not None and pending.table == "queue"
-            and (layout.completions is not None or layout.done is not None)
-            and layout.arrivals in ("identity", "created") and not layout.deletes_finished)
 
 
 def _sum(counts: dict[str, tuple[int, datetime | None]], names: set[str]) -> tuple[int, datetime | None]:

@@ -46,6 +46,8 @@ class TypeStats:
     completions_total: int | None = None
     latency_sample: int | None = None  # completions behind the wait/processing percentiles (None: no latencies)
     latency_is_sample: bool = False  # they are a sample: more completions finished than were read one by one
+    # Rows of the queue table in no state (`Layout.accounted`): shown, never dropped; None until first counted
+    in_no_state: int | None = None
 
 
 @dataclass(frozen=True)

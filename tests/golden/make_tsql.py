@@ -27,7 +27,6 @@ from typing import Any
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.layouts import NATIVE, STATES, Layout, load_layout, preset_names, with_tables
 from queuetop.layouts.sql import Statement, Statements
-from queuetop.watch.collector import depth_tracked
 
 PRESET_NAMES = preset_names("mssql")  # a job library's preset for PostgreSQL alone has no T-SQL
 GOLDEN = Path(__file__).parent / "tsql"
@@ -118,7 +117,7 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
     if s.ranged:
         out["shape_poll"].append(("from the live end", lambda: s.shape_poll(states, None, 5, identity, created,
                                                                              completed)))
-    if depth_tracked(layout):  # the depth tracked: pending read capped, per type, and the background count
+    if layout.depth_tracked:  # the depth tracked: pending read capped, per type, and the background count
         others = [state for state in states if state != "pending"]
         kinds = ["A6A3C1E0-0000-4000-8000-000000000001", "A6A3C1E0-0000-4000-8000-000000000002"]
         types = kinds if layout.has_job_type else [None]

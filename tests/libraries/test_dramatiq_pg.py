@@ -51,13 +51,16 @@ def test_queuetop_finds_dramatiq_pg_and_reads_each_actor_and_eta_from_the_messag
         with dramatiq.worker():
             wait_for(lambda: dramatiq.json("counts") == {"queued": 1, "consumed": 4, "done": 3, "rejected": 1},
                      "dramatiq's worker to take the mix")  # fmt: skip
-            figures = shown(detected(db, dramatiq, "dramatiq_pg").poll())
+            snapshot = detected(db, dramatiq, "dramatiq_pg").poll()
+            figures = shown(snapshot)
             truth = table_truth(db, dramatiq.schema)
     assert sent == {"fast": (3, 2, 0, 0), "hold": (1, 0, 0, 0), "flaky": (1, 0, 0, 0), "doomed": (1, 0, 0, 0),
                     "orphan": (1, 0, 0, 0)}  # the later ones wait in default.DQ with their eta  # fmt: skip
     assert figures == truth
     assert figures == {"fast": (0, 2, 0, 0), "hold": (0, 0, 1, 0), "flaky": (0, 1, 0, 0), "doomed": (0, 0, 0, 1),
                        "orphan": (1, 0, 0, 0)}  # fmt: skip
+    # the three done messages stay in the table: ended (the preset's `ended`), not rows in no state
+    assert {t.job_type: t.in_no_state for t in snapshot.types} == dict.fromkeys(figures, 0)
 
 
 def test_what_dramatiq_pg_cannot_tell_is_null_with_its_reason(dramatiq: LibraryApp) -> None:

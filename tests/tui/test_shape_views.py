@@ -52,7 +52,8 @@ def test_every_column_has_its_own_rank_and_type_and_depth_are_never_dropped() ->
 
 
 def test_narrower_and_narrower_drops_in_rank_order() -> None:
-    columns = shape_columns(provides("job_queue"))
+    assert "in_no_state" not in keys(shape_columns(provides("job_queue")))  # only while some row is in no state
+    columns = shape_columns(provides("job_queue"), in_no_state=3)
     dropped: list[str] = []
     for width in range(200, 20, -1):
         shown, hidden = fitting_columns(columns, width)

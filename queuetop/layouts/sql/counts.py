@@ -350,6 +350,22 @@ class CountSQL(StatementsBase):
               f"{completed_after is not None}:{finished_from is not None}"
         return self._bound(key, build, values)
 
+    def in_no_state(self, settings: dict[str, Any] | None = None) -> Statement:
+        """(job type, rows) of the queue table's rows that no condition of `Layout.accounted` holds for — a value
+        the states do not name (procrastinate's legacy 'aborting'), a row a claim left half-written. The whole
+        table: a row in no state can be anywhere in it, so this is read off the poll (`watch/unaccounted.py`). A
+        condition that is NULL for a row (a NULL time) does not account for it either."""
+        layout = self.layout
+
+        def build(binds: list) -> str:
+            accounted = " OR ".join(f"({self.condition(node, binds)})" for node in layout.accounted)
+            job_type = self.col("type") if layout.has("type") else "NULL"
+            group = f" GROUP BY {self.dialect.state_group(job_type)}" if layout.has("type") else ""
+            return (f"SELECT {job_type}, COUNT(*) FROM {self.table('queue')}{self._hint()} "
+                    f"WHERE (CASE WHEN {accounted} THEN 1 ELSE 0 END) = 0{group}")
+
+        return self._bound("in_no_state", build, settings)
+
 
 
 def _first_term(node: Node) -> Node:

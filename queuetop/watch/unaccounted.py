@@ -1,0 +1,63 @@
+"""The rows in no state: per job type, the rows of the queue table that none of the layout's conditions account for
+(`Layout.accounted`) — a status value the states do not name, a row a claim left half-written. Such a row is in
+no figure a poll shows, so without this count it would be invisible: it is shown ("in no state"), never dropped.
+
+A row in no state can be anywhere in the table, so the count reads all of it: on the first poll (one look must
+be whole), then off the poll on a connection and a thread of its own (`recount.Recounter`), at most once a minute
+and 1 % of the time, so that a table of 10⁷ finished rows costs the monitor a scan every few minutes and its
+polls nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from queuetop.db import Database
+from queuetop.layouts.sql import Statements
+from queuetop.watch.recount import RECOUNT_EVERY_S, Recounter
+
+EVERY_S = RECOUNT_EVERY_S  # a count this often at most (and at most 1 % of the time)
+
+
+class InNoState:
+    """The latest count of one queue's rows in no state, per job type (as the collector names types)."""
+
+    def __init__(self, statements: Statements, settings: Mapping[str, Any], what: str) -> None:
+        self._statement = statements.in_no_state(dict(settings))
+        self._recount: Recounter[list[tuple[Any, ...]]] = Recounter(f"{what} (rows in no state)", EVERY_S)
+        self.counts: dict[str, int] | None = None  # None until the first count: not known yet
+
+    def step(self, db: Database, t: float, type_of: Callable[[Any], str], at_once: bool = False) -> None:
+        """At a poll (server time `t`): take a count that has ended, and start the next when it is due; `at_once`
+        (the first poll) counts on the poll's own connection before returning."""
+        if at_once:
+            started = time.perf_counter()
+            self._take(db.fetchall(*self._statement), type_of)
+            self._recount.schedule.counted(t, time.perf_counter() - started)
+            return
+        rows = self._recount.take()
+        if rows is not None:
+            self._take(rows, type_of)
+        if self._recount.schedule.due(t, resting=False):
+            statement = self._statement
+            self._recount.start(db, t, lambda own: own.fetchall(*statement))
+
+    def _take(self, rows: Iterable[tuple[Any, ...]], type_of: Callable[[Any], str]) -> None:
+        counts: dict[str, int] = {}
+        for job_type, rows_here in rows:
+            if rows_here:
+                name = type_of(job_type)
+                counts[name] = counts.get(name, 0) + int(rows_here)
+        self.counts = counts
+
+    def of(self, job_types: Iterable[str]) -> int | None:
+        """The rows in no state of these types; None before the first count."""
+        if self.counts is None:
+            return None
+        return sum(self.counts.get(job_type, 0) for job_type in job_types)
+
+    def settle(self, timeout_s: float = 30.0) -> None:
+        """Wait for a count in flight (tests); the next poll takes it."""
+        self._recount.settle(timeout_s)

@@ -1,0 +1,103 @@
+"""Rows in no state: a row that none of a layout's conditions accounts for (a status value its states do not name)
+is counted apart, per type, and shown — in `stats` (JSON, the table and its note), the exporter and the dashboard
+— never dropped, and a type whose only rows are such still has its row. A layout's `ended` says which rows ended
+and stay, so they are not. On a real SQLite file; the real libraries are in tests/libraries (procrastinate's
+legacy 'aborting', dramatiq-pg's done messages)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from queuetop.core.errors import UsageError
+from queuetop.db import Database, parse_target
+from queuetop.layouts import layout_from_toml
+from queuetop.layouts.sql import Statements
+from queuetop.serve.exporter import TargetState, exposition
+from queuetop.watch.collector import ShapeCollector
+from queuetop.watch.monitor import CONNECTED, PollOutcome
+from queuetop.watch.unaccounted import InNoState
+
+from .test_cli import queuetop
+
+LAYOUT = """
+[tables]
+queue = "jobs"
+[queue_columns]
+id = "id bigint"
+type = "kind"
+status = "status"
+[states]
+pending = "status = 'todo'"
+claimed = "status = 'doing'"
+dead = "status = 'failed'"
+"""
+ROWS = [("report", "todo"), ("report", "todo"), ("report", "paused"), ("report", "doing"), ("ghost", "paused"),
+        ("ghost", "paused"), ("email", "failed"), ("email", None)]  # fmt: skip
+
+
+@pytest.fixture
+def queue(tmp_path: Path) -> tuple[Path, Path]:
+    path = tmp_path / "q.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY, kind TEXT, status TEXT)")
+        connection.executemany("INSERT INTO jobs (kind, status) VALUES (?, ?)", ROWS)
+    layout = tmp_path / "layout.toml"
+    layout.write_text(LAYOUT)
+    return path, layout
+
+
+def test_stats_counts_the_rows_no_state_names_and_keeps_the_type_that_has_only_those(queue):
+    path, layout = queue
+    result = queuetop("stats", "--json", "--db", str(path), "--layout", str(layout))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    rows = {t["job_type"]: (t["depth"], t["claimed"], t["dead"], t["in_no_state"]) for t in data["types"]}
+    # a NULL status is in no state either: no condition holds for it
+    assert rows == {"report": (2, 1, 0, 1), "ghost": (0, 0, 0, 2), "email": (0, 0, 1, 1)}
+    assert data["totals"]["in_no_state"] == 4
+    table = queuetop("stats", "--db", str(path), "--layout", str(layout)).stdout.splitlines()
+    assert "NO STATE" in table[1] and table[-1].startswith("NO STATE: 4 rows in none of layout layout's states")
+
+
+def test_rows_a_layout_says_ended_are_in_no_state_no_more(queue):
+    path, layout = queue
+    layout.write_text("ended = \"status = 'paused' or status is null\"\n" + LAYOUT)
+    result = queuetop("stats", "--json", "--db", str(path), "--layout", str(layout))
+    assert {t["job_type"]: t["in_no_state"] for t in json.loads(result.stdout)["types"]} == {"report": 0, "email": 0}
+    assert "NO STATE" not in queuetop("stats", "--db", str(path), "--layout", str(layout)).stdout  # none: no column
+
+
+def test_ended_is_a_condition_of_the_queue_table_checked_as_it_is_read():
+    with pytest.raises(UsageError, match="ended mentions nothing"):
+        layout_from_toml("mine", "ended = \"nothing = 'x'\"\n" + LAYOUT)
+
+
+def test_later_counts_run_off_the_poll_and_a_failed_one_keeps_the_last(queue):
+    path, _ = queue
+    layout = layout_from_toml("mine", LAYOUT)
+    with Database.open(parse_target(str(path)), purpose="monitor") as db:
+        counter = InNoState(Statements(db.dialect, layout), dict(layout.settings), "jobs")
+        assert counter.of(["ghost"]) is None  # not counted yet: unknown, not 0
+        counter.step(db, 0.0, str, at_once=True)
+        assert (counter.of(["ghost"]), counter.of(["report", "email"])) == (2, 2)
+        db.execute("UPDATE jobs SET status = 'todo' WHERE kind = 'ghost'")
+        counter.step(db, 1.0, str)  # the next count is not due for a minute
+        counter.settle()
+        assert counter.of(["ghost"]) == 2
+        counter.step(db, 120.0, str)  # due: started on a connection of its own
+        counter.settle()
+        counter.step(db, 121.0, str)  # taken at the next poll
+        assert (counter.of(["ghost"]), counter.counts) == (0, {"report": 1, "email": 1})
+
+
+def test_the_exporter_has_the_rows_in_no_state_per_type(queue):
+    path, _ = queue
+    with Database.open(parse_target(str(path)), purpose="monitor") as db:
+        snapshot = ShapeCollector(db, layout_from_toml("mine", LAYOUT)).poll()
+
+    text = exposition([TargetState("local", PollOutcome(CONNECTED, snapshot), 0.01)])
+    assert 'queuetop_in_no_state{job_type="ghost",layout="mine",target="local"} 2.0' in text
