@@ -82,7 +82,7 @@ def test_later_counts_run_off_the_poll_and_a_failed_one_keeps_the_last(queue):
     with Database.open(parse_target(str(path)), purpose="monitor") as db:
         counter = InNoState(Statements(db.dialect, layout), dict(layout.settings), "jobs")
         assert counter.of(["ghost"]) is None  # not counted yet: unknown, not 0
-        counter.step(db, 0.0, str, at_once=True)
+        counter.step(db, 0.0, str, wait_s=None)  # a one-shot look waits for it
         assert (counter.of(["ghost"]), counter.of(["report", "email"])) == (2, 2)
         db.execute("UPDATE jobs SET status = 'todo' WHERE kind = 'ghost'")
         counter.step(db, 1.0, str)  # the next count is not due for a minute
@@ -97,7 +97,7 @@ def test_later_counts_run_off_the_poll_and_a_failed_one_keeps_the_last(queue):
 def test_the_exporter_has_the_rows_in_no_state_per_type(queue):
     path, _ = queue
     with Database.open(parse_target(str(path)), purpose="monitor") as db:
-        snapshot = ShapeCollector(db, layout_from_toml("mine", LAYOUT)).poll()
+        snapshot = ShapeCollector(db, layout_from_toml("mine", LAYOUT), first_count_wait_s=None).poll()
 
     text = exposition([TargetState("local", PollOutcome(CONNECTED, snapshot), 0.01)])
     assert 'queuetop_in_no_state{job_type="ghost",layout="mine",target="local"} 2.0' in text

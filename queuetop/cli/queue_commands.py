@@ -59,7 +59,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
             _announce(note)
             if args.types and not layout.has_job_type:
                 raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
-            snapshot = collector_for(db, layout, job_types=args.types, settings=settings, note=note).poll()
+            snapshot = collector_for(db, layout, job_types=args.types, settings=settings, note=note,
+                                     first_count_wait_s=None).poll()  # one look: rows in no state counted whole
     except QueuetopError as exc:
         if args.format not in ("json", "openmetrics"):  # the table (--format's default, or none given)
             raise

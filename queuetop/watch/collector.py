@@ -53,7 +53,7 @@ from queuetop.layouts import NATIVE, STATES, Layout
 from queuetop.layouts.sql import statements_on
 from queuetop.watch.recount import DEPTH_EXACT_UP_TO, Recounter
 from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
-from queuetop.watch.unaccounted import InNoState
+from queuetop.watch.unaccounted import FIRST_WAIT_S, InNoState
 from queuetop.watch.watermarks import (
     CompletionWatch,
     FinishedWatch,
@@ -85,17 +85,22 @@ class _History:
 
 
 def collector_for(db: Database, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
-                  settings: dict[str, Any] | None = None, note: str | None = None) -> ShapeCollector:
-    """The collector of a layout (every one, native included, is read by the one engine)."""
-    return ShapeCollector(db, layout, job_types=job_types, settings=settings, note=note)
+                  settings: dict[str, Any] | None = None, note: str | None = None,
+                  first_count_wait_s: float | None = FIRST_WAIT_S) -> ShapeCollector:  # fmt: skip
+    """The collector of a layout (every one, native included, is read by the one engine); `first_count_wait_s`:
+    how long the first poll waits for the count of rows in no state (None: a one-shot look, until it ends)."""
+    return ShapeCollector(db, layout, job_types=job_types, settings=settings, note=note,
+                          first_count_wait_s=first_count_wait_s)
 
 
 class ShapeCollector:
     """Polls one queue of any layout; keeps the watermarks that make the next poll read only what is new."""
 
     def __init__(self, db: Database, layout: Layout, *, job_types: Iterable[str] = (), window_s: float = WINDOW_S,
-                 settings: dict[str, Any] | None = None, note: str | None = None) -> None:  # fmt: skip
+                 settings: dict[str, Any] | None = None, note: str | None = None,
+                 first_count_wait_s: float | None = FIRST_WAIT_S) -> None:  # fmt: skip
         self.db = db
+        self.first_count_wait_s = first_count_wait_s
         self.layout = layout
         self.only_types = frozenset(job_types)
         self.window_s = window_s
@@ -271,7 +276,7 @@ class ShapeCollector:
                 self._finished.start(finished_from_low, self._low_id, self._type)
         if self._live_rows is not None:
             self._take_live_rows(now, counts)
-        self._in_no_state.step(self.db, seconds(now), self._type, at_once=first)
+        self._in_no_state.step(self.db, seconds(now), self._type, self.first_count_wait_s if first else 0.0)
         types, totals = self._build(now, counts)
         return Snapshot(
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,

@@ -2,15 +2,15 @@
 (`Layout.accounted`) — a status value the states do not name, a row a claim left half-written. Such a row is in
 no figure a poll shows, so without this count it would be invisible: it is shown ("in no state"), never dropped.
 
-A row in no state can be anywhere in the table, so the count reads all of it: on the first poll (one look must
-be whole), then off the poll on a connection and a thread of its own (`recount.Recounter`), at most once a minute
-and 1 % of the time, so that a table of 10⁷ finished rows costs the monitor a scan every few minutes and its
-polls nothing.
+A row in no state can be anywhere in the table, so the count reads all of it, off the poll on a connection and a
+thread of its own (`recount.Recounter`): at once, then at most once a minute and 1 % of the time, so that a table
+of 10⁷ finished rows costs the monitor a scan every few minutes and its polls nothing. The first poll waits a
+moment for the first count (a small table's comes with the first look; 10⁶ rows take about 0.7 s on PostgreSQL,
+and come a poll later); `stats`, a one-shot look, waits for it.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -19,6 +19,8 @@ from queuetop.layouts.sql import Statements
 from queuetop.watch.recount import RECOUNT_EVERY_S, Recounter
 
 EVERY_S = RECOUNT_EVERY_S  # a count this often at most (and at most 1 % of the time)
+FIRST_WAIT_S = 0.25  # what the first poll of a dashboard or an exporter waits for the first count
+WAIT_AT_MOST_S = 60.0  # what a one-shot look waits at most (the count's statement times out well before)
 
 
 class InNoState:
@@ -29,20 +31,17 @@ class InNoState:
         self._recount: Recounter[list[tuple[Any, ...]]] = Recounter(f"{what} (rows in no state)", EVERY_S)
         self.counts: dict[str, int] | None = None  # None until the first count: not known yet
 
-    def step(self, db: Database, t: float, type_of: Callable[[Any], str], at_once: bool = False) -> None:
-        """At a poll (server time `t`): take a count that has ended, and start the next when it is due; `at_once`
-        (the first poll) counts on the poll's own connection before returning."""
-        if at_once:
-            started = time.perf_counter()
-            self._take(db.fetchall(*self._statement), type_of)
-            self._recount.schedule.counted(t, time.perf_counter() - started)
-            return
+    def step(self, db: Database, t: float, type_of: Callable[[Any], str], wait_s: float | None = 0.0) -> None:
+        """At a poll (server time `t`): start a count when one is due, and take one that has ended, after waiting
+        up to `wait_s` for it (None: until it ends)."""
+        if not self._recount.running and self._recount.schedule.due(t, resting=False):
+            statement = self._statement
+            self._recount.start(db, t, lambda own: own.fetchall(*statement))
+        if wait_s != 0.0:
+            self._recount.settle(WAIT_AT_MOST_S if wait_s is None else wait_s)
         rows = self._recount.take()
         if rows is not None:
             self._take(rows, type_of)
-        if self._recount.schedule.due(t, resting=False):
-            statement = self._statement
-            self._recount.start(db, t, lambda own: own.fetchall(*statement))
 
     def _take(self, rows: Iterable[tuple[Any, ...]], type_of: Callable[[Any], str]) -> None:
         counts: dict[str, int] = {}

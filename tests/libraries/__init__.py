@@ -102,12 +102,13 @@ def made_by(name: str, *, schema_first: bool = False) -> Iterator[LibraryApp]:
             db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
 
 
-def detected(db: Database, app: LibraryApp, preset: str, settings: dict | None = None) -> ShapeCollector:
+def detected(db: Database, app: LibraryApp, preset: str, settings: dict | None = None,
+             **options: Any) -> ShapeCollector:  # fmt: skip
     """The collector of the layout detection picks for the app's schema (other tests' schemas hold theirs too),
-    checked to be the library's preset."""
+    checked to be the library's preset; `options` are the collector's."""
     (found,) = [c for c in detect(db) if c.table.schema == app.schema]
     assert found.preset == preset, found.preset
-    return ShapeCollector(db, found.layout, settings=settings)
+    return ShapeCollector(db, found.layout, settings=settings, **options)
 
 
 class Placed:

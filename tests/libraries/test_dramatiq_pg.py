@@ -51,7 +51,7 @@ def test_queuetop_finds_dramatiq_pg_and_reads_each_actor_and_eta_from_the_messag
         with dramatiq.worker():
             wait_for(lambda: dramatiq.json("counts") == {"queued": 1, "consumed": 4, "done": 3, "rejected": 1},
                      "dramatiq's worker to take the mix")  # fmt: skip
-            snapshot = detected(db, dramatiq, "dramatiq_pg").poll()
+            snapshot = detected(db, dramatiq, "dramatiq_pg", first_count_wait_s=None).poll()
             figures = shown(snapshot)
             truth = table_truth(db, dramatiq.schema)
     assert sent == {"fast": (3, 2, 0, 0), "hold": (1, 0, 0, 0), "flaky": (1, 0, 0, 0), "doomed": (1, 0, 0, 0),
