@@ -312,10 +312,10 @@ def test_a_library_preset_names_each_state_in_the_librarys_own_words():
     '9999-01-01' is a date), outside any `not`; a hand-made queue and a library without a status have none."""
     assert dict(load_layout("pgboss").library_words) == {
         "pending": "created, retry", "scheduled": "created, retry", "claimed": "active", "timed_out": "active",
-        "dead": "failed", "completions": "completed, failed"}  # fmt: skip
+        "dead": "failed", "ended": "completed, failed, cancelled"}  # fmt: skip
     assert dict(load_layout("django_tasks").library_words) == {
         "pending": "READY", "scheduled": "READY", "claimed": "RUNNING", "dead": "FAILED",
-        "completions": "SUCCESSFUL, FAILED"}  # fmt: skip
+        "ended": "SUCCESSFUL, FAILED"}  # fmt: skip
     assert not load_layout("graphile_worker").library_words and not load_layout("job_queue").library_words
     mine = layout_from_toml("mine", '[library]\nname = "mine"\n[tables]\nqueue = "q"\n[queue_columns]\nid = "id"\n'
                             'status = "status"\n[states]\npending = "status = \'new\' or (status = \'retry\' and '

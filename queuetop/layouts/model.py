@@ -347,15 +347,17 @@ class Layout:
 
     @property
     def library_words(self) -> Mapping[str, str]:
-        """Per state (and "completions": the rows that ended), the values of the library's own columns it reads
-        (procrastinate: claimed is "doing"; pg-boss: pending is "created, retry"), to show beside queuetop's words;
-        none for a hand-made queue, or for a state read from times alone (graphile-worker keeps no status)."""
+        """Per state, and "ended" (the rows that ended and stay: `done`, the completions' `where`, `ended`), the
+        values of the library's own columns it reads (procrastinate: claimed is "doing"; pg-boss: pending is
+        "created, retry"), to show beside queuetop's words; none for a hand-made queue, or for a state read from
+        times alone (graphile-worker keeps no status)."""
         if self.library is None:
             return MappingProxyType({})
-        ended = self.done or (self.completions.where if self.completions is not None else None)
+        finished = (self.done, self.completions.where if self.completions is not None else None, self.ended)
         words = {}
-        for name, state in (*self.states.items(), *((("completions", ended),) if ended else ())):
-            texts = [text for role, found in texts_of(state.condition).items()
+        for name, conditions in (*((name, [state]) for name, state in self.states.items()), ("ended", finished)):
+            texts = [text for state in conditions if state is not None
+                     for role, found in texts_of(state.condition).items()
                      if role not in QUEUE_ROLES + COMPLETED_ROLES for text in found]  # fmt: skip
             if texts:
                 words[name] = ", ".join(dict.fromkeys(texts))

@@ -41,7 +41,7 @@ def _everything(figure: str) -> bool:
 
 # queuetop's word for each state and for the rows that ended, as the summary says them, to set the library's beside
 STATE_WORDS = {"pending": "pending", "scheduled": "later", "claimed": "claimed", "timed_out": "timed out",
-               "dead": "dead", "lost": "lost", "completions": "ended"}  # fmt: skip
+               "dead": "dead", "lost": "lost", "ended": "ended"}  # fmt: skip
 
 
 def summary_text(job_type: str, row: TypeStats | None, provides: Callable[[str], bool] = _everything,

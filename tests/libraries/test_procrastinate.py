@@ -101,38 +101,38 @@ def test_the_oldest_age_is_unknown_not_zero(procrastinate: LibraryApp) -> None:
 
 def test_the_jobs_of_a_worker_that_stopped_beating_are_stalled_as_procrastinate_says(
         procrastinate: LibraryApp, tmp_path: Path) -> None:  # fmt: skip
-    """procrastinate's own worker, its heartbeat every second, holds two jobs: claimed, none stalled. Killed with
-    SIGKILL, its heartbeat ages: past 3 s both are timed out, the very jobs procrastinate's get_stalled_jobs
+    """procrastinate's own worker, its heartbeat every half second, holds two jobs: claimed, none stalled. Killed
+    with SIGKILL, its heartbeat ages: past 1.5 s both are timed out, the very jobs procrastinate's get_stalled_jobs
     names, in the CLI too (a layout file setting stalled_worker_timeout). A new worker then prunes the dead one's
     row, which sets the jobs' worker_id NULL: still stalled, as procrastinate still says."""
     procrastinate.run("defer", "hold=2", "orphan=1")
     jobs = f"{procrastinate.schema}.procrastinate_jobs"
     layout = tmp_path / "procrastinate.toml"
     layout.write_text(f'preset = "procrastinate"\n[tables]\nschema = "{procrastinate.schema}"\n'
-                      "[settings]\nstalled_worker_timeout = 3\n")
+                      "[settings]\nstalled_worker_timeout = 1.5\n")
 
     def hold() -> tuple[int | None, int | None]:
         figures = {t.job_type: t for t in collector.poll().types}["hold"]
         return figures.claimed, figures.timed_out
 
     with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
-        collector = detected(db, procrastinate, "procrastinate", settings={"stalled_worker_timeout": 3})
+        collector = detected(db, procrastinate, "procrastinate", settings={"stalled_worker_timeout": 1.5})
         held = [int(i) for (i,) in db.fetchall(f"SELECT id FROM {jobs} WHERE task_name = 'hold' ORDER BY id")]
-        with procrastinate.worker("1") as worker:
+        with procrastinate.worker("0.5") as worker:
             wait_for(lambda: procrastinate.json("counts")[0]["doing"] == 2, "the worker to take both hold jobs")
-            time.sleep(3.5)  # longer than the stall timeout: a live worker beating every second stays claimed
-            assert (hold(), procrastinate.json("stalled", "3")) == ((2, 0), [])
+            time.sleep(2)  # longer than the stall timeout: a live worker beating every half second stays claimed
+            assert (hold(), procrastinate.json("stalled", "1.5")) == ((2, 0), [])
             worker.send_signal(signal.SIGKILL)
             worker.wait(10)
-        assert wait_for(lambda: procrastinate.json("stalled", "3"), "procrastinate to call them stalled") == held
+        assert wait_for(lambda: procrastinate.json("stalled", "1.5"), "procrastinate to call them stalled") == held
         assert hold() == (0, 2)
         stats = queuetop_cli("stats", "--json", "--layout", str(layout))
         assert stats.returncode == 0, stats.stderr
         assert {t["job_type"]: t["timed_out"] for t in json.loads(stats.stdout)["types"]} == {"hold": 2, "orphan": 0}
-        with procrastinate.worker("1"):
+        with procrastinate.worker("0.5"):
             wait_for(lambda: db.fetchone(f"SELECT count(*) FROM {jobs} WHERE worker_id IS NULL AND status = 'doing'"
                                          )[0] == 2, "the new worker to prune the dead one")  # fmt: skip
-            assert (hold(), procrastinate.json("stalled", "3")) == ((0, 2), held)
+            assert (hold(), procrastinate.json("stalled", "1.5")) == ((0, 2), held)
 
 
 def test_a_session_in_another_time_zone_shows_the_same_figures_at_the_same_utc_time(

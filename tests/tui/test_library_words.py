@@ -45,4 +45,4 @@ async def test_the_drill_down_says_each_state_in_procrastinates_words(make_app: 
         assert stats.returncode == 0, stats.stderr
         assert json.loads(stats.stdout)["library"] == {"name": "procrastinate", "words": {
             "pending": "todo", "scheduled": "todo", "claimed": "doing", "timed_out": "doing", "dead": "failed",
-            "completions": "succeeded, failed, cancelled, aborted"}}  # fmt: skip
+            "ended": "succeeded, failed, cancelled, aborted"}}  # fmt: skip
