@@ -48,6 +48,13 @@ class Backend:
         return Database.open(self.target, purpose=purpose)
 
 
+@pytest.fixture(autouse=True)
+def _as_in_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`main()` in this process runs as from a terminal, whatever pytest made of stdout: bare `queuetop` is the
+    dashboard (tests of a pipe run the command in a process of its own, its stdout a real pipe)."""
+    monkeypatch.setattr("queuetop.cli._stdout_is_terminal", lambda: True)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _no_user_config_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A developer's own ~/.config/queuetop/config.toml (a default_target, SLOs) must not steer the tests: the

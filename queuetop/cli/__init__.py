@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from queuetop.cli.common import EXIT_USAGE, _refuse_writes, configure, slos_from_args, with_per_target
 from queuetop.cli.parser import COMMANDS, _parser
+from queuetop.cli.queue_commands import stats_for_a_pipe
 from queuetop.cli.watch_commands import watched_targets
 from queuetop.core.errors import STOP_SIGNALS, Stopped
 from queuetop.db import QueuetopError, UsageError
@@ -67,6 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signum, handler)
 
 
+def _stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
 def _stop(signum: int, _frame: object) -> None:
     raise Stopped(signum)
 
@@ -74,9 +79,12 @@ def _stop(signum: int, _frame: object) -> None:
 def _run(argv: Sequence[str] | None) -> int:
     parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not _names_a_command(parser, argv) and not {"-h", "--help", "--version"} & set(argv):
+    dashboard = not _names_a_command(parser, argv) and not {"-h", "--help", "--version"} & set(argv)
+    if dashboard:
         argv.insert(0, "watch")  # `queuetop` alone is the dashboard
     args = parser.parse_args(argv)
+    if dashboard and not _stdout_is_terminal():
+        args.run = stats_for_a_pipe  # `queuetop | head`, `queuetop > file`: the figures once, not a screen
     try:
         if args.command == "demo" and args.targets:
             raise UsageError("`queuetop demo` runs on a queue of its own, not on a named target",

@@ -125,10 +125,12 @@ examples:
 """)
     init.set_defaults(run=cmd_init)
 
-    stats = command("stats", "print per-type queue statistics once (a table, or --json)", """\
+    stats = command("stats", "print per-type queue statistics once, or every few seconds (a table, or --json)", """\
   queuetop stats
   queuetop stats --type email --type report
   queuetop stats --json | jq '.types[] | {job_type, depth, oldest_age_s}'
+  queuetop stats --watch 5                  a table every 5 s until Ctrl-C; rates from the second on
+  queuetop stats --watch 1 --count 60 --json > minute.jsonl     one JSON document a line, 60 of them
   queuetop stats --format openmetrics > /var/lib/node_exporter/textfile/queuetop.prom.$$ && \
     mv /var/lib/node_exporter/textfile/queuetop.prom.$$ /var/lib/node_exporter/textfile/queuetop.prom
 """)
@@ -139,6 +141,10 @@ examples:
                             "collector (the series of `queuetop serve`)")
     stats.add_argument("--type", dest="types", action="append", default=[], metavar="T",
                        help="only this job type (repeatable)")  # fmt: skip
+    stats.add_argument("--watch", type=float, metavar="SECONDS",
+                       help="poll again every SECONDS (0.1 to 3600) until Ctrl-C: a table each time, or with --json "
+                            "one JSON document a line; rates and latencies from the second poll on")
+    stats.add_argument("--count", type=int, metavar="N", help="with --watch: stop after N polls")
     stats.set_defaults(run=cmd_stats)
 
     enqueue = command("enqueue", "add test jobs to the queue", """\

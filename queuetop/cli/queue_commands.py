@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -52,6 +53,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from queuetop.watch.collector import collector_for
 
+    if args.watch is not None or args.count is not None:
+        return _watch_stats(args)
     settings = settings_from(args)
     try:
         with open_target(args, purpose="monitor") as db:
@@ -78,6 +81,77 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def stats_for_a_pipe(args: argparse.Namespace) -> int:
+    """`queuetop` alone with stdout not a terminal (a pipe, a file, cron): the dashboard would have no screen to
+    be read on, so the figures come once, as `queuetop stats` prints them (`queuetop watch` is the dashboard
+    anyway)."""
+    if len(args.per_target) > 1 or args.with_load:
+        raise UsageError("stdout is not a terminal, and several targets or --with-load need the dashboard",
+                         "`queuetop stats -t NAME` prints one target's figures; `queuetop watch ...` runs the "
+                         "dashboard anyway")  # fmt: skip
+    print("queuetop: stdout is not a terminal: the figures once, as `queuetop stats` prints them "
+          "(`queuetop stats --watch 5` repeats them; `queuetop watch` is the dashboard anyway)", file=sys.stderr)
+    args.format, args.watch, args.count = "table", None, None
+    return cmd_stats(args)
+
+
+def _watch_stats(args: argparse.Namespace) -> int:
+    """`stats --watch SECONDS [--count N]`: one collector across the polls, so the second poll on has the rates
+    and latencies that need two; each poll printed as it comes (a table and a blank line, or one JSON document a
+    line). A poll that cannot read the queue is a line on stderr (and with --json a document with its `error`),
+    and the next one connects again. Exit 0 when every poll read the queue, else 2."""
+    from queuetop.watch.collector import collector_for
+
+    if args.watch is None:
+        raise UsageError("--count needs --watch", "queuetop stats --watch 5 --count 12: a minute, every 5 s")
+    if not 0.1 <= args.watch <= 3600:
+        raise UsageError(f"--watch must be from 0.1 to 3600 seconds, not {args.watch:g}")
+    if args.count is not None and args.count < 1:
+        raise UsageError(f"--count must be 1 or more, not {args.count}")
+    if args.format == "openmetrics":
+        raise UsageError("--watch prints tables or JSON lines, not OpenMetrics", "`queuetop serve` keeps an "
+                         "exposition up to date for Prometheus; --format openmetrics alone writes one for a file")
+    settings, db, collector, failed = settings_from(args), None, None, False
+    polls, next_at = 0, time.monotonic()
+    try:
+        while args.count is None or polls < args.count:
+            try:
+                if db is None:
+                    db = open_target(args, purpose="monitor")
+                    if collector is None:
+                        layout, note = resolve_layout(args, db)
+                        _announce(note)
+                        if args.types and not layout.has_job_type:
+                            raise UsageError(f"layout {layout.name} has no job type column, so --type cannot "
+                                             "choose", "drop --type")  # fmt: skip
+                        collector = collector_for(db, layout, job_types=args.types, settings=settings, note=note,
+                                                  first_count_wait_s=None)  # fmt: skip
+                    else:
+                        collector.use(db)
+                assert collector is not None
+                snapshot = collector.poll()
+                print(json.dumps(snapshot.to_json()) if args.format == "json" else render_table(snapshot) + "\n",
+                      flush=True)  # fmt: skip
+            except UsageError:
+                raise
+            except QueuetopError as exc:
+                failed = True
+                if db is not None:
+                    db.close()
+                    db = None
+                if args.format == "json":
+                    print(json.dumps(_error_document(args, exc, {"types": [], "totals": None})), flush=True)
+                print(f"queuetop: error: {exc} (again in {args.watch:g} s)", file=sys.stderr, flush=True)
+            polls += 1
+            if args.count is None or polls < args.count:
+                next_at = max(next_at + args.watch, time.monotonic())  # a slow poll delays, never bunches, the next
+                time.sleep(next_at - time.monotonic())
+    finally:
+        if db is not None:
+            db.close()
+    return EXIT_USAGE if failed else 0
+
+
 def _could_not_read(args: argparse.Namespace, error: QueuetopError, output: str, nothing: dict[str, object]) -> int:
     """For a script reading `--json` or `--format openmetrics`: the document still comes, saying what went wrong
     (`error`, with `nothing` for the figures; `queuetop_up 0`), and the error's line still goes to stderr. Exit 2."""
@@ -87,16 +161,21 @@ def _could_not_read(args: argparse.Namespace, error: QueuetopError, output: str,
 
         print(exposition([TargetState(target_label(args), PollOutcome(RECONNECTING, error=str(error)))]), end="")
     else:
-        from queuetop.db.connection import utc_now
-
-        try:
-            shown = parse_target(args.db).display
-        except QueuetopError:
-            shown = None  # the target itself is what could not be read: never echo it back
-        print(json.dumps({"taken_at": utc_now().isoformat(timespec="milliseconds") + "Z", "target": shown,
-                          "error": str(error), **nothing}, indent=2))  # fmt: skip
+        print(json.dumps(_error_document(args, error, nothing), indent=2))
     print(f"queuetop: error: {error}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def _error_document(args: argparse.Namespace, error: QueuetopError, nothing: dict[str, object]) -> dict[str, object]:
+    """The JSON a script gets when the queue could not be read: when, where, the error, and `nothing` figures."""
+    from queuetop.db.connection import utc_now
+
+    try:
+        shown = parse_target(args.db).display
+    except QueuetopError:
+        shown = None  # the target itself is what could not be read: never echo it back
+    return {"taken_at": utc_now().isoformat(timespec="milliseconds") + "Z", "target": shown, "error": str(error),
+            **nothing}
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:
