@@ -80,6 +80,8 @@ done
 # The PostgreSQL and SQL Server tests go through pyodbc: unixODBC and the psqlODBC driver; the MariaDB driver
 # lets a test check that an unsupported database is refused clearly.
 apt_install unixodbc odbc-postgresql odbc-mariadb postgresql postgresql-client
+# `queuetop alerts` is judged by Prometheus' own promtool (check rules, test rules): Debian's prometheus package.
+apt_install prometheus
 
 if ! pg_isready -q -h 127.0.0.1 -p 5432; then
   say "starting PostgreSQL"

@@ -9,7 +9,7 @@ stop a command as Ctrl-C does. The package, one module a job:
 - `common`: what every command does first (the target, the layout, the config file's settings per target);
 - `queue_commands`: init, stats, enqueue, release, dead, workers, layouts, detect, doctor;
 - `watch_commands`: the dashboard, demo, load, history;
-- `fleet_commands`: config, check, serve — the commands that take several targets.
+- `fleet_commands`: config, check, serve, alerts — the commands that take several targets.
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def _is_embedded_default(args: argparse.Namespace, target: Target) -> bool:
 WRITING = {"init", "enqueue", "load"}
 
 
-MANY_TARGETS = ("watch", "check", "serve", "config")
+MANY_TARGETS = ("watch", "check", "serve", "alerts", "config")
 
 
 def _naming(args: argparse.Namespace) -> str:
@@ -122,7 +122,7 @@ def configure(args: argparse.Namespace) -> list[argparse.Namespace]:
     names = targets_to_use(args.targets, getattr(args, "all_targets", False), file)
     if len(names) > 1 and args.command not in MANY_TARGETS:
         raise UsageError(f"`queuetop {args.command}` works on one target, not {len(names)}",
-                         "give one -t NAME (watch, check, serve and config take several)")  # fmt: skip
+                         "give one -t NAME (watch, check, serve, alerts and config take several)")  # fmt: skip
     if len(names) > 1 and args.db is not None:
         raise UsageError(f"--db names one database and {_naming(args)} {len(names)} targets",
                          "give the targets alone (their databases are in the config file), or --db alone")  # fmt: skip

@@ -1,4 +1,5 @@
-"""The commands that take several targets: config, check (SLOs for cron and CI), serve (OpenMetrics)."""
+"""The commands that take several targets: config, check (SLOs for cron and CI), serve (OpenMetrics), alerts
+(Prometheus rules from the SLOs)."""
 
 
 from __future__ import annotations
@@ -44,6 +45,21 @@ def cmd_config(args: argparse.Namespace) -> int:
     names = list(load_config(found, False).targets) if path else []
     if names:
         print(f"\ntargets in the file: {', '.join(names)}  (choose with -t NAME)")
+    return 0
+
+
+def cmd_alerts(args: argparse.Namespace) -> int:
+    from queuetop.serve.alerts import render, rules_for
+
+    runs = args.per_target
+    path = runs[0].effective.config_path
+    source = f"the SLOs of {path} and the command line" if path else "the SLOs of the command line"
+    rules = rules_for([(target_label(run), run.effective.slos, bool(run.effective.target)) for run in runs],
+                      f"{int(args.for_s)}s")  # fmt: skip
+    if not any(run.effective.slos for run in runs):
+        print("queuetop: no SLO given (config file [slo], --max-oldest-age, --slo ...): only the rules no SLO "
+              "needs (a target queuetop cannot read, no series, a queue backing up or stalled)", file=sys.stderr)
+    print(render(rules, source), end="")
     return 0
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NoReturn
 from queuetop import __version__
 from queuetop.cli.common import EXIT_USAGE, LAYOUT_ENV_VAR, LOG_PATH
 from queuetop.cli.config import CONFIG_ENV_VAR, default_config_path
-from queuetop.cli.fleet_commands import cmd_check, cmd_config, cmd_serve
+from queuetop.cli.fleet_commands import cmd_alerts, cmd_check, cmd_config, cmd_serve
 from queuetop.cli.queue_commands import (
     cmd_dead,
     cmd_detect,
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect", "doctor",
-            "workers", "check", "serve", "config", "history")
+            "workers", "check", "serve", "alerts", "config", "history")
 
 
 LAYOUT_HELP = f"""
@@ -315,6 +315,22 @@ thread and connection every --interval seconds, never once per scrape; a dead ta
                        help="seconds between polls of each target (default: the target's interval, else 1)")
     serve.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
     serve.set_defaults(run=cmd_serve)
+
+    alerts = command("alerts", "print Prometheus alerting rules made from the SLOs, for the series `serve` exports",
+                     """\
+  queuetop alerts > /etc/prometheus/queuetop.rules.yml       the config file's SLOs, the default target
+  queuetop alerts --all --for 5m > queuetop.rules.yml        every target of the config file, as `serve --all`
+  queuetop alerts -t prod --slo max_oldest_age_s=300 --slo email:max_timed_out=0
+  promtool check rules queuetop.rules.yml
+Per target (its `target` label, as `serve` gives it) and SLO: a rule for each job type with a limit of its own,
+one for every other type at the default; and, whatever the SLOs, rules for a target queuetop cannot read
+(queuetop_up 0), no series at all, a queue backing up, a queue stalled. Each says what to run first.
+""")
+    add_slo_arguments(alerts, shown=False)
+    alerts.add_argument("--for", dest="for_s", type=duration_arg, default=60.0, metavar="DURATION",
+                        help="how long a breach must last before its alert fires (Prometheus' `for`; default 1m)")
+    alerts.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
+    alerts.set_defaults(run=cmd_alerts)
 
     config = command("config", "print the effective settings, where each came from (passwords masked)", f"""\
   queuetop config

@@ -1,0 +1,161 @@
+"""Prometheus alerting rules from the SLOs: the limits `check`, the dashboard's marks and `serve`'s
+queuetop_slo_breach series use, written once in the config file (or given with --slo), said again in PromQL over
+the series `queuetop serve` exports, so Prometheus pages where the dashboard would have turned a cell red.
+
+Per target (the `target` label `serve` gives it) and SLO: one rule for the job types that have a limit of their
+own, and one for every other type at the default limit (`job_type!~` the others), so a type is judged by the
+same limit here as in `check`. The SLOs in PromQL, each over the series of one (target, layout, job_type):
+
+- max_oldest_age_s, max_depth, max_timed_out, max_lost: the gauge above the limit;
+- max_wait_p95_s: queuetop_wait_seconds{quantile="0.95"} above the limit;
+- min_completions_per_s: the completions counter's rate over a minute below the limit while jobs wait (depth > 0);
+- max_dead_rate: the rise of queuetop_dead over the last minute (a fall counts as 0), per second, above.
+
+Beside them, rules no SLO needs: the monitor cannot read a target (queuetop_up 0), or Prometheus gets nothing
+from it at all (absent), a queue backing up (arrivals above completions with its depth growing, for ten minutes)
+and one stalled (jobs waiting, none completed for five). Each names its target and type in its labels and says
+in its annotations what to run first. Written as YAML by hand: a list of maps of strings, each scalar a
+JSON-quoted string (valid YAML), so no YAML library is needed; `promtool check rules` is the judge (tests).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from queuetop.watch.slo import Slo, Slos, show_value
+
+GROUP = "queuetop"
+RATE_WINDOW = "1m"  # as the dashboard's 60 s rates and the dead rate's window
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One alerting rule, as Prometheus reads it."""
+
+    alert: str
+    expr: str
+    for_: str
+    labels: tuple[tuple[str, str], ...]
+    summary: str
+    description: str
+
+
+# SLO → (alert name, the PromQL of the figure over a selector, what to run first)
+_FIGURES: dict[Slo, tuple[str, str, str]] = {
+    Slo.MAX_OLDEST_AGE: ("QueuetopOldestJobTooOld", "queuetop_oldest_age_seconds{sel}",
+                         "queuetop -t {target} (Enter on {job_type}: its oldest jobs)"),
+    Slo.MAX_DEPTH: ("QueuetopQueueTooDeep", "queuetop_depth{sel}", "queuetop -t {target}"),
+    Slo.MAX_WAIT_P95: ("QueuetopWaitTooLong", 'queuetop_wait_seconds{sel_quantile}', "queuetop -t {target}"),
+    Slo.MIN_COMPLETIONS: ("QueuetopCompletionsTooSlow",
+                          f"rate(queuetop_completions_total{{sel}}[{RATE_WINDOW}])",
+                          "queuetop workers -t {target}"),
+    Slo.MAX_TIMED_OUT: ("QueuetopClaimsTimedOut", "queuetop_timed_out{sel}",
+                        "queuetop release -t {target} --type {job_type} --dry-run"),
+    Slo.MAX_LOST: ("QueuetopJobsLost", "queuetop_lost{sel}",
+                   "queuetop release -t {target} --type {job_type} --dry-run"),
+    Slo.MAX_DEAD_RATE: ("QueuetopJobsDying", f"clamp_min(queuetop_dead{{sel}} - queuetop_dead{{sel}} offset "
+                                             f"{RATE_WINDOW}, 0) / 60", "queuetop dead count -t {target}"),
+}  # fmt: skip
+
+
+def rules_for(targets: Sequence[tuple[str, Slos, bool]], hold: str = "1m") -> list[Rule]:
+    """The rules for each (target label, its SLOs, whether the config file names it: `-t NAME` in the hints),
+    then the ones no SLO needs. `hold`: how long a breach must last before it fires (Prometheus' `for`)."""
+    rules = [rule for label, slos, named in targets for rule in _slo_rules(label, slos, named, hold)]
+    return rules + _monitor_rules()
+
+
+def _slo_rules(target: str, slos: Slos, named: bool, hold: str) -> Iterable[Rule]:
+    for slo in slos.used():
+        limits = [limit for limit in slos.limits if limit.slo is slo]
+        own = sorted({limit.job_type for limit in limits if limit.job_type is not None})
+        for limit in sorted(limits, key=lambda lim: (lim.job_type is None, lim.job_type or "")):
+            if limit.job_type is None:
+                types = f'job_type!~"{_regex(own)}"' if own else ""
+            else:
+                types = f"job_type={_quoted(limit.job_type)}"
+            yield _slo_rule(target, named, slo, limit.value, types, limit.job_type, hold)
+
+
+def _slo_rule(target: str, named: bool, slo: Slo, value: float, types: str, job_type: str | None,
+              hold: str) -> Rule:  # fmt: skip
+    name, figure, first = _FIGURES[slo]
+    matchers = ",".join(m for m in (f"target={_quoted(target)}", types) if m)
+    expr = figure.replace("{sel_quantile}", "{" + matchers + ',quantile="0.95"}').replace("{sel}", "{" + matchers
+                                                                                            + "}")  # fmt: skip
+    spec = slo.spec
+    if slo is Slo.MIN_COMPLETIONS:  # an idle queue completes nothing and is fine: only while jobs wait
+        expr = f"{expr} < {_number(value)} and on(target, layout, job_type) queuetop_depth{{{matchers}}} > 0"
+    else:
+        expr = f"{expr} {'<' if spec.is_minimum else '>'} {_number(value)}"
+    scope = job_type or "every type without a limit of its own"
+    return Rule(
+        alert=name, expr=expr, for_=hold,
+        # which limit this is: two rules of one alert and labels would be one rule to Prometheus' lint
+        labels=(("severity", "warning"), ("slo", slo.value), ("slo_for", job_type or "default"), ("target", target)),
+        summary=f"{{{{ $labels.job_type }}}} on {{{{ $labels.target }}}}: {spec.label} "
+                f"{'below' if spec.is_minimum else 'above'} {show_value(slo, value)} ({slo.value})",
+        description=f"SLO {slo.value} = {_number(value)} for {scope} on target {target}. First: "
+                    + first.format(target=target, job_type="{{ $labels.job_type }}").replace(
+                        f" -t {target}", f" -t {target}" if named else ""),
+    )  # fmt: skip
+
+
+def _monitor_rules() -> list[Rule]:
+    return [
+        Rule("QueuetopCannotRead", "queuetop_up == 0", "1m", (("severity", "critical"),),
+             "queuetop cannot read target {{ $labels.target }}",
+             "The last polls of target {{ $labels.target }} failed: every queue figure of it is absent. First: "
+             "queuetop -t {{ $labels.target }} (the status line says why), queuetop doctor -t {{ $labels.target }}"),
+        Rule("QueuetopAbsent", "absent(queuetop_up)", "5m", (("severity", "critical"),),
+             "no queuetop series at all",
+             "Prometheus has no queuetop_up series: `queuetop serve` is down or not scraped. First: is it running "
+             "(curl http://HOST:9187/metrics), and is it in scrape_configs?"),
+        Rule("QueuetopBackingUp",
+             "rate(queuetop_arrivals_total[10m]) > rate(queuetop_completions_total[10m]) "
+             "and on(target, layout, job_type) delta(queuetop_depth[10m]) > 0", "10m", (("severity", "warning"),),
+             "{{ $labels.job_type }} on {{ $labels.target }} is backing up",
+             "Jobs of {{ $labels.job_type }} arrive faster than they complete and the queue grows, for 10 minutes. "
+             "First: queuetop -t {{ $labels.target }}, then queuetop workers -t {{ $labels.target }}"),
+        Rule("QueuetopStalled",
+             "queuetop_depth > 0 and on(target, layout, job_type) rate(queuetop_completions_total[5m]) == 0", "5m",
+             (("severity", "critical"),), "{{ $labels.job_type }} on {{ $labels.target }} has stalled",
+             "Jobs of {{ $labels.job_type }} wait and none completed for 5 minutes. First: queuetop workers -t "
+             "{{ $labels.target }}, queuetop release -t {{ $labels.target }} --dry-run"),
+    ]  # fmt: skip
+
+
+def render(rules: Sequence[Rule], source: str) -> str:
+    """The rules file: one group, every string JSON-quoted (valid YAML)."""
+    out = [f"# Prometheus alerting rules for queuetop, from {source}.",
+           "# Made by `queuetop alerts`; check with `promtool check rules FILE`; load it with rule_files:.",
+           "groups:", f"  - name: {_q(GROUP)}", "    rules:"]  # fmt: skip
+    for rule in rules:
+        out += [f"      - alert: {_q(rule.alert)}", f"        expr: {_q(rule.expr)}", f"        for: {rule.for_}",
+                "        labels:", *(f"          {key}: {_q(value)}" for key, value in rule.labels),
+                "        annotations:", f"          summary: {_q(rule.summary)}",
+                f"          description: {_q(rule.description)}"]  # fmt: skip
+    return "\n".join(out) + "\n"
+
+
+def _q(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _quoted(value: str) -> str:
+    """A PromQL string literal (double-quoted, Go escapes): JSON's quoting is a subset of it."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _regex(values: Iterable[str]) -> str:
+    """An RE2 alternation matching exactly these values, for a `!~` matcher (anchored by PromQL), as the body
+    of a PromQL string literal."""
+    body = "|".join(re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", value) for value in values)
+    return json.dumps(body, ensure_ascii=False)[1:-1]
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
