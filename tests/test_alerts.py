@@ -59,7 +59,7 @@ def run_cases(rules: dict, series: list[dict], cases: list[dict]) -> None:
 
 def test_an_slo_breached_fires_after_its_for_and_a_types_own_limit_beats_the_default(rules):
     run_cases(rules, [
-        {"series": "queuetop_oldest_age_seconds" + SERIES.format("email"), "values": "10 10 10 40x20"},  # > its own 30 from 45 s
+        {"series": "queuetop_oldest_age_seconds" + SERIES.format("email"), "values": "10 10 10 40x20"},  # > 30: 45 s on
         {"series": "queuetop_oldest_age_seconds" + SERIES.format("report"), "values": "40x20"},  # < the default 60
         {"series": "queuetop_oldest_age_seconds" + SERIES.format("thumbnail"), "values": "61x20"},
         {"series": "queuetop_oldest_age_seconds" + SERIES.format("bulk"), "values": "100x20"},  # its own 300: fine

@@ -63,6 +63,13 @@ def cmd_alerts(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_grafana(args: argparse.Namespace) -> int:
+    from queuetop.serve.grafana import render
+
+    print(render(), end="")
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from queuetop.serve.check import overall, report_lines
 

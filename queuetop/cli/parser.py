@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NoReturn
 from queuetop import __version__
 from queuetop.cli.common import EXIT_USAGE, LAYOUT_ENV_VAR, LOG_PATH
 from queuetop.cli.config import CONFIG_ENV_VAR, default_config_path
-from queuetop.cli.fleet_commands import cmd_alerts, cmd_check, cmd_config, cmd_serve
+from queuetop.cli.fleet_commands import cmd_alerts, cmd_check, cmd_config, cmd_grafana, cmd_serve
 from queuetop.cli.queue_commands import (
     cmd_dead,
     cmd_detect,
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect", "doctor",
-            "workers", "check", "serve", "alerts", "config", "history")
+            "workers", "check", "serve", "alerts", "grafana", "config", "history")
 
 
 LAYOUT_HELP = f"""
@@ -331,6 +331,14 @@ one for every other type at the default; and, whatever the SLOs, rules for a tar
                         help="how long a breach must last before its alert fires (Prometheus' `for`; default 1m)")
     alerts.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
     alerts.set_defaults(run=cmd_alerts)
+
+    grafana = command("grafana", "print a Grafana dashboard (JSON) for the series `serve` exports", """\
+  queuetop grafana > queuetop.json      then Grafana: Dashboards > New > Import, and pick its Prometheus
+A row per target (the `target` variable, repeated), with depth, oldest age, arrivals and completions, wait and
+processing percentiles, timed-out and dead jobs, SLO breaches and the monitor's own poll time; variables for
+target, layout and job type. The same file is dashboards/queuetop.json in queuetop's repository.
+""")
+    grafana.set_defaults(run=cmd_grafana)
 
     config = command("config", "print the effective settings, where each came from (passwords masked)", f"""\
   queuetop config
