@@ -27,9 +27,11 @@ def promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([PROMTOOL, *args], capture_output=True, text=True, cwd=cwd, timeout=60)
 
 
-@pytest.fixture
-def rules(tmp_path: Path) -> dict:
-    """The rules of `queuetop alerts SLOS`, written where promtool reads them, checked, and read back."""
+@pytest.fixture(scope="module")
+def rules(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The rules of `queuetop alerts SLOS`, written where promtool reads them, checked, and read back (once for
+    the module: each test writes its own test file beside them)."""
+    tmp_path = tmp_path_factory.mktemp("alerts")
     made = queuetop("alerts", *SLOS)
     assert made.returncode == 0, made.stderr
     (tmp_path / "rules.yml").write_text(made.stdout)
@@ -52,8 +54,9 @@ def fired(rules: dict, alert: str, slo_for: str, job_type: str) -> dict:
 def run_cases(rules: dict, series: list[dict], cases: list[dict]) -> None:
     test = {"rule_files": ["rules.yml"], "evaluation_interval": "15s",
             "tests": [{"interval": "15s", "input_series": series, "alert_rule_test": cases}]}  # fmt: skip
-    (rules["dir"] / "test.yml").write_text(json.dumps(test))  # JSON is YAML
-    result = promtool("test", "rules", "test.yml", cwd=rules["dir"])
+    name = f"test-{len(list(rules['dir'].glob('test-*')))}.yml"
+    (rules["dir"] / name).write_text(json.dumps(test))  # JSON is YAML
+    result = promtool("test", "rules", name, cwd=rules["dir"])
     assert result.returncode == 0, result.stdout + result.stderr
 
 
