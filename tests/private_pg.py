@@ -60,8 +60,14 @@ class PrivateServer:
             command = ("runuser", "-u", "postgres", "--", *command)
         subprocess.run(command, check=True, capture_output=True, timeout=60)
 
+    def stop(self) -> None:
+        """Stop the server at once, as a crash would (its connections cut); `close` still removes it."""
+        self._run(str(self._pg_ctl), "-D", str(self._data), "-m", "immediate", "stop")
+
     def close(self) -> None:
         try:
             self._run(str(self._pg_ctl), "-D", str(self._data), "-m", "immediate", "stop")
+        except subprocess.CalledProcessError:
+            pass  # stopped already (`stop`)
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)

@@ -65,7 +65,7 @@ def rules_for(targets: Sequence[tuple[str, Slos, bool]], hold: str = "1m") -> li
     """The rules for each (target label, its SLOs, whether the config file names it: `-t NAME` in the hints),
     then the ones no SLO needs. `hold`: how long a breach must last before it fires (Prometheus' `for`)."""
     rules = [rule for label, slos, named in targets for rule in _slo_rules(label, slos, named, hold)]
-    return rules + _monitor_rules()
+    return rules + _monitor_rules(hold)
 
 
 def _slo_rules(target: str, slos: Slos, named: bool, hold: str) -> Iterable[Rule]:
@@ -104,9 +104,10 @@ def _slo_rule(target: str, named: bool, slo: Slo, value: float, types: str, job_
     )  # fmt: skip
 
 
-def _monitor_rules() -> list[Rule]:
+def _monitor_rules(hold: str) -> list[Rule]:
+    """A target that cannot be read is held as long as an SLO's breach; the others need their own windows."""
     return [
-        Rule("QueuetopCannotRead", "queuetop_up == 0", "1m", (("severity", "critical"),),
+        Rule("QueuetopCannotRead", "queuetop_up == 0", hold, (("severity", "critical"),),
              "queuetop cannot read target {{ $labels.target }}",
              "The last polls of target {{ $labels.target }} failed: every queue figure of it is absent. First: "
              "queuetop -t {{ $labels.target }} (the status line says why), queuetop doctor -t {{ $labels.target }}"),

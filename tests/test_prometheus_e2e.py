@@ -1,0 +1,115 @@
+"""The real thing end to end: Prometheus (Debian's package, on loopback, a fresh data folder, a scrape and an
+evaluation every second) scrapes `queuetop serve` watching a PostgreSQL queue, with the rules `queuetop alerts`
+made from an SLO. A backlog deeper than the SLO makes its alert fire, as Prometheus' HTTP API says; the
+consumers catching up resolve it; a database that stops makes the monitor's own alert fire. The server is a
+cluster of the test's own (tests/private_pg.py), so stopping it stops nobody else's."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from queuetop.act.queue import Queue
+from queuetop.db import Database, parse_target
+from queuetop.layouts import NATIVE
+from queuetop.layouts.schema import init_schema
+
+from .private_pg import PrivateServer, _free_port
+from .test_cli import queuetop
+
+pytestmark = pytest.mark.postgres
+PROMETHEUS = shutil.which("prometheus") or "prometheus"  # absent: the test fails, saying so (setup.sh installs it)
+
+
+def get_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.loads(response.read())
+
+
+def wait_until(condition, what: str, timeout_s: float = 40.0):
+    deadline = time.monotonic() + timeout_s
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.25)
+    return value
+
+
+@pytest.fixture
+def watched(tmp_path: Path) -> Iterator[tuple[PrivateServer, str]]:
+    """A queue on a private server, `queuetop serve` on it, and Prometheus scraping that with queuetop's rules;
+    yields the server and Prometheus' base URL."""
+    server = PrivateServer()
+    processes: list[subprocess.Popen] = []
+    try:
+        with Database.open(parse_target(server.target_text)) as db:
+            init_schema(db, NATIVE)
+        env = {**os.environ, "QUEUETOP_DB": ""}
+        serve = subprocess.Popen([sys.executable, "-m", "queuetop", "serve", "--db", server.target_text, "--listen",
+                                  "127.0.0.1:0", "--interval", "0.3"], stderr=subprocess.PIPE, text=True, env=env)
+        processes.append(serve)
+        exporter = re.search(r"http://(127\.0\.0\.1:\d+)/metrics", serve.stderr.readline())
+        assert exporter, "serve said where it listens"
+        rules = queuetop("alerts", "--max-depth", "50", "--for", "2s")
+        assert rules.returncode == 0, rules.stderr
+        (tmp_path / "queuetop.rules.yml").write_text(rules.stdout)
+        config = {"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                  "rule_files": ["queuetop.rules.yml"],
+                  "scrape_configs": [{"job_name": "queuetop", "static_configs": [{"targets": [exporter.group(1)]}]}]}
+        (tmp_path / "prometheus.yml").write_text(json.dumps(config))  # JSON is YAML
+        port = _free_port()
+        processes.append(subprocess.Popen(
+            [PROMETHEUS, "--config.file=prometheus.yml", f"--storage.tsdb.path={tmp_path / 'data'}",
+             f"--web.listen-address=127.0.0.1:{port}"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+            stderr=(tmp_path / "prometheus.log").open("w")))  # fmt: skip
+        base = f"http://127.0.0.1:{port}"
+        wait_until(lambda: _ready(base), "Prometheus to be ready")
+        yield server, base
+    finally:
+        for process in reversed(processes):
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        server.close()
+
+
+def _ready(base: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base}/-/ready", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def firing(base: str) -> set[tuple[str, str | None]]:
+    """(alert name, job type) of the alerts Prometheus says are firing."""
+    alerts = get_json(f"{base}/api/v1/alerts")["data"]["alerts"]
+    return {(a["labels"]["alertname"], a["labels"].get("job_type")) for a in alerts if a["state"] == "firing"}
+
+
+def test_a_backlog_fires_the_depth_alert_the_consumers_resolve_it_and_a_stopped_database_fires_its_own(watched):
+    server, base = watched
+    with Database.open(parse_target(server.target_text)) as db:
+        queue = Queue(db)
+        queue.enqueue_many("email", 80)  # 80 > the SLO's 50
+        wait_until(lambda: ("QueuetopQueueTooDeep", "email") in firing(base), "the depth alert to fire")
+        while jobs := queue.claim("consumer", batch=40):  # the consumers catch up
+            for job in jobs:
+                queue.complete(job.id, job.token)
+        wait_until(lambda: ("QueuetopQueueTooDeep", "email") not in firing(base), "the depth alert to resolve")
+    assert ("QueuetopCannotRead", None) not in firing(base)
+    server.stop()
+    wait_until(lambda: ("QueuetopCannotRead", None) in firing(base), "the monitor's alert to fire")
