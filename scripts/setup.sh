@@ -49,6 +49,11 @@ if [ ! -f "$stamp" ]; then
   say "installed queuetop $("$venv/bin/python" -c 'import queuetop; print(queuetop.__version__)') into $venv"
 fi
 
+# Bytecode, once: where PYTHONDONTWRITEBYTECODE is set (this machine, CI) Python never caches what it compiles,
+# so every `queuetop` started (and the suite starts hundreds) compiled all its modules again: `queuetop --version`
+# 0.39 s, `stats` 0.42 s; with the bytecode 0.22 s and 0.25 s. A file edited later is compiled afresh, as ever.
+"$venv/bin/python" -m compileall -q -j 0 queuetop tests bench >/dev/null
+
 [ $want_test = 1 ] || exit 0
 
 # The job libraries the tests run for real (tests/libraries/NAME): each pinned in a virtual environment of its
