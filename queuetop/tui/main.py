@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from typing import ClassVar, cast
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Footer, Input, Static
 
 from queuetop.store.history_report import ScreenExport
 from queuetop.tui.blocking import BlockingPanel
 from queuetop.tui.export import screen_export
+from queuetop.tui.headline import HeadlineWatch
 from queuetop.tui.session import Dashboard
 from queuetop.tui.table import COLUMNS, Column, QueueTable, ordered, repeats, shape_columns
 from queuetop.tui.widgets import (
@@ -55,6 +57,7 @@ class MainScreen(Screen):
         self.needle = ""
         self.columns: tuple[Column, ...] = COLUMNS  # the columns the queue's shape can fill, once it is known
         self._rows: list[TypeStats] = []  # the rows shown, in their order
+        self._headline = HeadlineWatch()  # what is wrong now, from the latest snapshots
 
     @property
     def dashboard(self) -> Dashboard:
@@ -62,6 +65,7 @@ class MainScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
+        yield Static(id="headline", markup=False)
         yield Input(id="filter", placeholder="filter job types: type part of a name, Enter to keep, Escape to clear")
         yield BlockingPanel(id="blocking")
         with Vertical(id="body"):
@@ -104,7 +108,8 @@ class MainScreen(Screen):
         elif not snapshot.types and not self.needle:
             empty_kind = "empty"
         body, empty = self.query_one("#body"), self.query_one("#empty", EmptyState)
-        body.display = empty_kind is None
+        headline = self.query_one("#headline", Static)
+        body.display = headline.display = empty_kind is None
         self.query_one("#empty-area").display = empty_kind is not None
         if empty_kind is not None:
             empty.show(empty_kind, app.db_option, app.session.read_only, link.error if link is not None else None)
@@ -115,6 +120,9 @@ class MainScreen(Screen):
             self.query_one(QueueTable).focus()  # the table was hidden behind the empty state until now
         if snapshot is None:
             return
+        # the past (a scrubbed-back moment) gets its own line, without touching how long the present's troubles last
+        said = (self._headline if app.session.past is None else HeadlineWatch()).observe(snapshot)
+        headline.update(Text(said.text, style=said.style, no_wrap=True, overflow="ellipsis"), layout=False)
         self.columns = shape_columns(snapshot.provides, snapshot.totals.in_no_state)
         keys = [column.key for column in self.columns]
         if self.sort_key not in keys:  # a column this shape cannot fill sorts nothing
