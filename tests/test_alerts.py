@@ -36,11 +36,11 @@ def rules(tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert made.returncode == 0, made.stderr
     (tmp_path / "rules.yml").write_text(made.stdout)
     checked = promtool("check", "rules", "rules.yml", cwd=tmp_path)
-    assert checked.returncode == 0 and "SUCCESS: 10 rules found" in checked.stdout, checked.stdout + checked.stderr
+    assert checked.returncode == 0 and "SUCCESS: 14 rules found" in checked.stdout, checked.stdout + checked.stderr
     import yaml  # sqlfluff's dependency, in the test environment: only to read the rules back here
 
-    (group,) = yaml.safe_load(made.stdout)["groups"]
-    return {"dir": tmp_path, "rules": group["rules"]}
+    alerting, _recorded = yaml.safe_load(made.stdout)["groups"]
+    return {"dir": tmp_path, "rules": alerting["rules"]}
 
 
 def fired(rules: dict, alert: str, slo_for: str, job_type: str) -> dict:
@@ -51,9 +51,10 @@ def fired(rules: dict, alert: str, slo_for: str, job_type: str) -> dict:
     return {"exp_labels": labels, "exp_annotations": {k: render(v) for k, v in rule["annotations"].items()}}
 
 
-def run_cases(rules: dict, series: list[dict], cases: list[dict]) -> None:
+def run_cases(rules: dict, series: list[dict], cases: list[dict], recorded: list[dict] | None = None) -> None:
     test = {"rule_files": ["rules.yml"], "evaluation_interval": "15s",
-            "tests": [{"interval": "15s", "input_series": series, "alert_rule_test": cases}]}  # fmt: skip
+            "tests": [{"interval": "15s", "input_series": series, "alert_rule_test": cases,
+                       "promql_expr_test": recorded or []}]}  # fmt: skip
     name = f"test-{len(list(rules['dir'].glob('test-*')))}.yml"
     (rules["dir"] / name).write_text(json.dumps(test))  # JSON is YAML
     result = promtool("test", "rules", name, cwd=rules["dir"])
@@ -131,7 +132,7 @@ def test_without_slos_only_the_rules_no_slo_needs_and_it_says_so(tmp_path):
     assert made.returncode == 0 and "no SLO given" in made.stderr
     (tmp_path / "rules.yml").write_text(made.stdout)
     checked = promtool("check", "rules", "rules.yml", cwd=tmp_path)
-    assert "SUCCESS: 4 rules found" in checked.stdout, checked.stdout + checked.stderr
+    assert "SUCCESS: 8 rules found" in checked.stdout, checked.stdout + checked.stderr  # 4 alerts, 4 recorded
 
 
 def test_the_config_files_targets_each_get_their_rules_and_a_named_one_its_option(tmp_path):
@@ -143,3 +144,19 @@ def test_the_config_files_targets_each_get_their_rules_and_a_named_one_its_optio
     assert 'queuetop_depth{target=\\"prod\\"} > 10' in made.stdout
     assert 'queuetop_depth{target=\\"staging\\"} > 100' in made.stdout and "queuetop -t staging" in made.stdout
     assert_clean_failure(queuetop("alerts", "--for", "forever"), "--for")
+
+
+def test_the_recorded_rates_and_sums_are_what_a_dashboard_would_compute(rules):
+    run_cases(rules, [  # 30 arrivals and 15 completions every 15 s: 2/s and 1/s
+        {"series": "queuetop_arrivals_total" + SERIES.format("email"), "values": "0+30x20"},
+        {"series": "queuetop_completions_total" + SERIES.format("email"), "values": "0+15x20"},
+        {"series": "queuetop_depth" + SERIES.format("email"), "values": "7x20"},
+        {"series": "queuetop_depth" + SERIES.format("report"), "values": "5x20"},
+    ], [], [
+        {"expr": "job_type:queuetop_arrivals:rate1m", "eval_time": "3m",
+         "exp_samples": [{"labels": "job_type:queuetop_arrivals:rate1m" + SERIES.format("email"), "value": 2}]},
+        {"expr": "job_type:queuetop_completions:rate1m", "eval_time": "3m",
+         "exp_samples": [{"labels": "job_type:queuetop_completions:rate1m" + SERIES.format("email"), "value": 1}]},
+        {"expr": "target:queuetop_depth:sum", "eval_time": "3m",
+         "exp_samples": [{"labels": 'target:queuetop_depth:sum{target="default"}', "value": 12}]},
+    ])  # fmt: skip

@@ -16,6 +16,7 @@ from queuetop.act.queue import Queue
 from queuetop.db import Database, parse_target
 from queuetop.layouts import NATIVE
 from queuetop.layouts.schema import init_schema
+from queuetop.serve.alerts import RECORDED
 
 from .test_cli import queuetop
 
@@ -69,8 +70,10 @@ def test_every_metric_it_names_is_one_serve_exports(tmp_path):
     assert made.returncode == 0, made.stderr
     exposition = made.stdout
     exported = set(re.findall(r"^# TYPE (\w+)", exposition, re.M)) | set(re.findall(r"^(\w+)[{ ]", exposition, re.M))
-    named = {name for expr in queries(dashboard()) for name in re.findall(r"\b(queuetop_\w+)", expr)}
-    assert named and named <= exported, sorted(named - exported)
+    named = {name for expr in queries(dashboard()) for name in re.findall(r"[\w:]*queuetop_[\w:]*", expr)}
+    recorded = {name for name in named if ":" in name}  # the rates `queuetop alerts`' rules record
+    assert recorded <= {name for name, _ in RECORDED}, sorted(recorded)
+    assert named - recorded and named - recorded <= exported, sorted(named - recorded - exported)
 
 
 def test_a_row_per_target_with_its_panels_on_the_grid():

@@ -14,8 +14,9 @@ same limit here as in `check`. The SLOs in PromQL, each over the series of one (
 Beside them, rules no SLO needs: the monitor cannot read a target (queuetop_up 0), or Prometheus gets nothing
 from it at all (absent), a queue backing up (arrivals above completions with its depth growing, for ten minutes)
 and one stalled (jobs waiting, none completed for five). Each names its target and type in its labels and says
-in its annotations what to run first. Written as YAML by hand: a list of maps of strings, each scalar a
-JSON-quoted string (valid YAML), so no YAML library is needed; `promtool check rules` is the judge (tests).
+in its annotations what to run first. A second group records the arrival and completion rates per series and
+the depth and timed-out claims per target, for dashboards. Written as YAML by hand: a list of maps of strings,
+each scalar a JSON-quoted string (valid YAML), so no YAML library is needed; `promtool check rules` judges it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,14 @@ from queuetop.watch.slo import Slo, Slos, show_value
 
 GROUP = "queuetop"
 RATE_WINDOW = "1m"  # as the dashboard's 60 s rates and the dead rate's window
+# Recorded at every evaluation, so a dashboard over many targets and types reads a rate instead of computing it
+# from the raw counters at every load (`queuetop grafana`'s panels fall back to the raw counters where absent).
+RECORDED = (
+    ("job_type:queuetop_arrivals:rate1m", f"rate(queuetop_arrivals_total[{RATE_WINDOW}])"),
+    ("job_type:queuetop_completions:rate1m", f"rate(queuetop_completions_total[{RATE_WINDOW}])"),
+    ("target:queuetop_depth:sum", "sum by (target) (queuetop_depth)"),
+    ("target:queuetop_timed_out:sum", "sum by (target) (queuetop_timed_out)"),
+)
 
 
 @dataclass(frozen=True)
@@ -130,7 +139,7 @@ def _monitor_rules(hold: str) -> list[Rule]:
 
 
 def render(rules: Sequence[Rule], source: str) -> str:
-    """The rules file: one group, every string JSON-quoted (valid YAML)."""
+    """The rules file: the alerts' group and the recorded rates' (`RECORDED`), every string JSON-quoted (YAML)."""
     out = [f"# Prometheus alerting rules for queuetop, from {source}.",
            "# Made by `queuetop alerts`; check with `promtool check rules FILE`; load it with rule_files:.",
            "groups:", f"  - name: {_q(GROUP)}", "    rules:"]  # fmt: skip
@@ -139,6 +148,9 @@ def render(rules: Sequence[Rule], source: str) -> str:
                 "        labels:", *(f"          {key}: {_q(value)}" for key, value in rule.labels),
                 "        annotations:", f"          summary: {_q(rule.summary)}",
                 f"          description: {_q(rule.description)}"]  # fmt: skip
+    out += [f"  - name: {_q(GROUP + '-recorded')}", "    rules:"]
+    for name, expr in RECORDED:
+        out += [f"      - record: {_q(name)}", f"        expr: {_q(expr)}"]
     return "\n".join(out) + "\n"
 
 

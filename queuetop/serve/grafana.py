@@ -7,7 +7,8 @@ series themselves (`label_values`), each "All" by default.
 Built here, as data, so every query is written once and checked by the tests (each parsed by Prometheus' own
 `promtool`, each metric it names present in `serve`'s output); `queuetop grafana` prints it, and
 `dashboards/queuetop.json` in the repository is that output (a test keeps the two equal), for an import without
-queuetop at hand.
+queuetop at hand. The rates read the series `queuetop alerts`' rules record where Prometheus has them, else
+compute them from the counters.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ PANELS: list[tuple[str, str, list[tuple[str, str]], int]] = [
     ("Depth (pending jobs)", "short", [(f"queuetop_depth{{{SELECTOR}}}", "{{job_type}}")], 8),
     ("Oldest pending job", "s", [(f"queuetop_oldest_age_seconds{{{SELECTOR}}}", "{{job_type}}")], 8),
     ("Arrivals and completions", "reqps", [
-        (f"sum by (job_type) (rate(queuetop_arrivals_total{{{SELECTOR}}}[{RATE}]))", "in {{job_type}}"),
-        (f"sum by (job_type) (rate(queuetop_completions_total{{{SELECTOR}}}[{RATE}]))", "out {{job_type}}"),
+        (f"sum by (job_type) (job_type:queuetop_arrivals:rate1m{{{SELECTOR}}} "
+         f"or rate(queuetop_arrivals_total{{{SELECTOR}}}[{RATE}]))", "in {{job_type}}"),
+        (f"sum by (job_type) (job_type:queuetop_completions:rate1m{{{SELECTOR}}} "
+         f"or rate(queuetop_completions_total{{{SELECTOR}}}[{RATE}]))", "out {{job_type}}"),
     ], 8),
     ("Wait (created → claimed), p50 / p95 / p99", "s",
      [(f"queuetop_wait_seconds{{{SELECTOR}}}", "{{job_type}} p{{quantile}}")], 8),
