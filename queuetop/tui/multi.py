@@ -28,6 +28,7 @@ from queuetop.core import format as fmt
 from queuetop.store.history_report import ScreenExport
 from queuetop.tui.app import Breached, QueuetopApp
 from queuetop.tui.export import screen_export
+from queuetop.tui.headline import HeadlineWatch
 from queuetop.tui.help import Section
 from queuetop.tui.main import TOP_TYPES, TYPE_COLORS, MainScreen
 from queuetop.tui.panes import TargetHistoryLoaded, TargetPolled, link_words
@@ -265,7 +266,8 @@ def share_out(needed: Sequence[int], available: int) -> list[int]:
 
 
 class MultiScreen(MainScreen):
-    """One section per target: a header line, an error line while its link is down, and its table."""
+    """One section per target: a header line, a line saying what is wrong (its link down, or its headline: claims
+    timed out, a queue backing up, ...) only while something is, and its table."""
 
     SCOPED_CSS = False  # the rules name MultiScreen themselves
     DEFAULT_CSS: ClassVar[str] = """
@@ -286,6 +288,7 @@ class MultiScreen(MainScreen):
     def __init__(self, names: Sequence[str]) -> None:
         super().__init__()
         self.names = list(names)
+        self._headlines: dict[str, HeadlineWatch] = {}  # per target: since when each of its troubles lasts
 
     @property
     def multi(self) -> MultiApp:
@@ -381,7 +384,14 @@ class MultiScreen(MainScreen):
 
         error = self.query_one(f"#error-{i}", Static)
         down = pane.link is not None and not pane.link.connected
-        error.display = down
+        said = None
+        if not down and pane.shown is not None:  # the headline, on the error's line: a line only when wrong
+            watch = HeadlineWatch() if pane.past is not None else self._headlines.setdefault(pane.name,
+                                                                                              HeadlineWatch())
+            said = watch.observe(pane.shown)
+        error.display = down or (said is not None and said.style != "")
+        if said is not None and said.style:
+            error.update(Text(said.text, style=said.style, no_wrap=True, overflow="ellipsis"), layout=False)
         if down:
             assert pane.link is not None
             line = Text(no_wrap=True, overflow="ellipsis")

@@ -241,3 +241,18 @@ async def test_multi_app_builds_what_run_multi_dashboard_runs_and_its_stack_clos
         assert all(monitor._db is not None for monitor in monitors)
     assert all(monitor._db is None for monitor in monitors)  # closed by the stack
     assert kept.exists()
+
+
+async def test_each_target_says_what_is_wrong_on_a_line_of_its_own_only_while_it_is(tmp_path,
+                                                                                    make_multi: MultiFactory) -> None:
+    a, b = make_backend("sqlite", tmp_path / "a"), make_backend("sqlite", tmp_path / "b")
+    enqueue(a, "email", 2)
+    with a.open() as db:
+        Queue(db, a.layout).claim("gone", batch=1, lease=0.1)  # its worker never comes back
+    app = make_multi(("alpha", a.target, a.layout, False), ("beta", b.target, b.layout, False))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.main
+        await wait_for(pilot, lambda: section(app, "error", "alpha").startswith("▲ 1 claim timed out (email)"),
+                       "alpha's headline")  # fmt: skip
+        await wait_for(pilot, lambda: app.panes["beta"].latest is not None, "beta's first poll")
+        assert screen.query_one("#error-0").display and not screen.query_one("#error-1").display  # beta: empty
