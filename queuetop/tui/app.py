@@ -126,6 +126,8 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
         Binding("x", "export", "Export", tooltip="write what is on screen (table and charts' data) to a Markdown "
                 "and a CSV file in the current directory"),
         Binding("W", "workers", "Workers", tooltip="workers from the claims: who holds what, who is probably dead"),
+        Binding("S", "screenshot", "Screenshot", show=False, tooltip="write an SVG picture of the screen to the "
+                "current directory (the command palette's Screenshot does the same)"),
     ]
 
     def __init__(self, source: Source, actions: DashboardActions, *, interval: float = 1.0, read_only: bool = False,
@@ -466,6 +468,24 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
                         "folder you can write to.", severity="error", timeout=10, markup=False)  # fmt: skip
             return
         self.notify(f"Wrote what is on screen to {paths[0]} and {paths[1]}", timeout=10, markup=False)
+
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """An SVG of the screen, written where `x` writes its export (the current directory), naming the file; where
+        it cannot be written, a notice saying why (Textual's own would go to ~/Downloads, which may not exist)."""
+        folder = Path(path) if path else self.export_dir or Path.cwd()
+        try:
+            written = self.save_screenshot(filename, str(folder))
+        except OSError as exc:
+            self.notify(f"Could not write the screenshot in {folder}: {exc.strerror or exc}. Start queuetop from a "
+                        "folder you can write to.", severity="error", timeout=10, markup=False)  # fmt: skip
+            return
+        self.notify(f"Wrote a picture of the screen to {written}", timeout=10, markup=False)
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:  # fmt: skip
+        """The command palette's Screenshot: as `S`."""
+        self.action_screenshot(filename, path)
+        return None
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -145,3 +145,21 @@ async def test_a_click_on_a_chart_puts_the_time_cursor_there(sqlite_backend: Bac
                        "a second back")
         await pilot.press("right_square_bracket")  # … and 2 s forward: past the newest poll, live again
         assert app.session.past is None and app.cursor_x() is None
+
+
+async def test_s_writes_a_picture_of_the_screen_where_x_writes_and_says_why_when_it_cannot(
+        sqlite_backend: Backend, make_app: AppFactory, tmp_path: Path) -> None:  # fmt: skip
+    enqueue(sqlite_backend, "email", 4)
+    app = make_app(sqlite_backend, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.polls >= 1, "a poll")
+        await pilot.press("S")
+        await wait_for(pilot, lambda: any(note.startswith("Wrote a picture") for note in app.notes), "the notice")
+        (picture,) = tmp_path.glob("*.svg")
+        assert str(picture) in app.notes[-1] and "email" in picture.read_text()
+        app.export_dir = tmp_path / "not-a-folder"
+        app.export_dir.write_text("a file where the folder should be")
+        app.action_screenshot()  # the command palette's Screenshot comes here too (deliver_screenshot)
+        await wait_for(pilot, lambda: any(note.startswith("Could not write the screenshot") for note in app.notes),
+                       "the notice saying why")  # fmt: skip
+    assert len(list(tmp_path.glob("*.svg"))) == 1
