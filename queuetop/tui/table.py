@@ -143,6 +143,22 @@ def cells(row: TypeStats, columns: Sequence[Column] = COLUMNS) -> tuple[Cell, ..
     return tuple((column.cell(row), (column.style(row) + bold).strip()) for column in columns)
 
 
+# Without colour (NO_COLOR: Textual greys every colour), trouble shows by weight and a glyph instead: red cells
+# reversed, yellow ones underlined, and the type cell of a row in trouble led by ▲ (red) or △ (yellow).
+_WITHOUT_COLOUR = {ALERT: "bold reverse", WARN: "underline", BREACH: "bold reverse"}
+_GLYPH = {ALERT: "▲ ", WARN: "△ "}
+
+
+def without_colour(row: TypeStats, columns: Sequence[Column], row_cells: Sequence[Cell]) -> tuple[Cell, ...]:
+    """A row's cells as a terminal without colour must show them (see `_WITHOUT_COLOUR`)."""
+    out = []
+    for column, (text, style) in zip(columns, row_cells, strict=True):
+        if column.key == "type":
+            text = _GLYPH.get(trouble(row), "") + text
+        out.append((text, _WITHOUT_COLOUR.get(style, style)))
+    return tuple(out)
+
+
 def shape_columns(provides: Callable[[str], bool], in_no_state: int | None = None) -> tuple[Column, ...]:
     """The columns a shape can fill: those whose every figure it provides (`Snapshot.provides`); "no state" only
     while some row is in none of the layout's states (`in_no_state`: the totals'), which is rare and worth a look."""
@@ -397,6 +413,8 @@ class QueueTable(ScrollView, can_focus=True):
             if self.breached:
                 row_cells = tuple((text, BREACH) if (row.job_type, column.key) in self.breached else (text, style)
                                   for column, (text, style) in zip(self.shown, row_cells, strict=True))  # fmt: skip
+            if self.app.no_color:
+                row_cells = without_colour(row, self.shown, row_cells)
             strip = self._strip(row_cells, base, keep_colors=not on_cursor)
         x = round(self.scroll_x)
         return strip.crop(x, x + width).extend_cell_length(width, strip_style(strip))

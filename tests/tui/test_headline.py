@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from queuetop.act.queue import Queue
 from queuetop.tui.headline import HeadlineWatch
-from queuetop.tui.table import ALERT, WARN
+from queuetop.tui.table import ALERT, WARN, QueueTable
 from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
 from tests.conftest import Backend
 from tests.tui.conftest import SIZE, AppFactory, text, wait_for
@@ -80,3 +80,31 @@ async def test_the_dashboard_heads_its_table_with_what_is_wrong(sqlite_backend: 
         headline = app.main.query_one("#headline", Static)
         await wait_for(pilot, lambda: "claim timed out" in text(headline), "the headline")
         assert text(headline).startswith("▲ 1 claim timed out (email)")
+
+
+async def test_without_colour_a_row_in_trouble_is_marked_and_its_cells_reversed(
+        sqlite_backend: Backend, make_app: AppFactory, monkeypatch) -> None:  # fmt: skip
+    monkeypatch.setenv("NO_COLOR", "1")  # read by the app as it starts: every colour greyed
+    with sqlite_backend.open() as db:
+        queue = Queue(db, sqlite_backend.layout)
+        queue.enqueue_many("email", 2)
+        queue.enqueue_many("report", 1)
+        queue.claim("gone", job_types=["email"], batch=1, lease=0.1)
+    app = make_app(sqlite_backend)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.no_color
+        table = app.main.query_one(QueueTable)
+
+        def drawn() -> dict:
+            """The table's lines by their first words (a glyph, then the type)."""
+            lines = {}
+            for y in range(1, table.size.height):
+                strip = table.render_line(y)
+                lines[" ".join("".join(segment.text for segment in strip).split()[:2])] = strip
+            return lines
+
+        # email: a claim timed out (red: ▲, its cell reversed); report: waiting, nothing completing (yellow: △)
+        await wait_for(pilot, lambda: {"▲ email", "△ report"} <= set(drawn()), "both rows drawn, marked")
+        lines = drawn()
+        assert any(s.style and s.style.reverse and s.text.strip() == "1" for s in lines["▲ email"])
+        assert any(s.style and s.style.underline and "report" in s.text for s in lines["△ report"])
