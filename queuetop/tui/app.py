@@ -103,29 +103,31 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
     TITLE = "queuetop"
     ENABLE_COMMAND_PALETTE = True
 
+    # The footer shows them in this order, as many as the width allows: at 80 columns the keys that look deeper
+    # (⏎, W, the table's) and act (e, r, x) before the ones that tune the view (w, p, + -, [ ]), which `?` lists.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit", tooltip="quit (a load started with the dashboard stops too)"),
-        Binding("ctrl+c", "quit", "Quit", show=False, priority=True, tooltip="quit, as q does"),
-        Binding("question_mark", "help", "Help", key_display="?", tooltip="this list of keys"),
         Binding("e", "enqueue", "Enqueue", tooltip="enqueue test jobs (type prefilled from the selection)"),
         # On a shape that declares no [enqueue], `e` is not offered (check_action) and says why when pressed.
         Binding("e", "refused('enqueue')", show=False),
         Binding("r", "release", "Release", tooltip="release timed-out claims: dry-run count first, then confirm"),
+        Binding("W", "workers", "Workers", tooltip="workers from the claims: who holds what, who is probably dead"),
+        Binding("x", "export", "Export", tooltip="write what is on screen (table and charts' data) to a Markdown "
+                "and a CSV file in the current directory"),
+        Binding("question_mark", "help", "Help", key_display="?", tooltip="this list of keys"),
+        Binding("q", "quit", "Quit", tooltip="quit (a load started with the dashboard stops too)"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True, tooltip="quit, as q does"),
+        Binding("w", "window", "Window", tooltip="chart window: 1 m, 5 m, 15 m, 1 h, 6 h, 24 h, 7 d (the wide ones "
+                "from the history file)"),
         Binding("p", "pause", "Pause", tooltip="pause or resume polling"),
         Binding("plus,equals_sign", "interval(1)", "Interval", key_display="+", group=INTERVAL,
                 tooltip="poll less often (a longer interval)"),
         Binding("minus", "interval(-1)", "Interval", key_display="-", group=INTERVAL,
                 tooltip="poll more often (a shorter interval)"),
-        Binding("w", "window", "Window", tooltip="chart window: 1 m, 5 m, 15 m, 1 h, 6 h, 24 h, 7 d (the wide ones "
-                "from the history file)"),
         Binding("left_square_bracket", "scrub(-1)", "Back in time", key_display="[", group=TIME,
                 tooltip="move the time cursor back: the table shows the figures of that moment"),
         Binding("right_square_bracket", "scrub(1)", "Forward in time", key_display="]", group=TIME,
                 tooltip="move the time cursor forward (past the last poll: live again)"),
         Binding("n", "live", "Live", show=False, tooltip="back to now: the table shows the live figures again"),
-        Binding("x", "export", "Export", tooltip="write what is on screen (table and charts' data) to a Markdown "
-                "and a CSV file in the current directory"),
-        Binding("W", "workers", "Workers", tooltip="workers from the claims: who holds what, who is probably dead"),
         Binding("S", "screenshot", "Screenshot", show=False, tooltip="write an SVG picture of the screen to the "
                 "current directory (the command palette's Screenshot does the same)"),
     ]

@@ -41,10 +41,12 @@ TYPE_COLORS = ("orange", "magenta", "green")
 
 class MainScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter", tooltip="filter job types by name (Enter keeps it, Escape clears it)"),
-        Binding("less_than_sign", "sort_by(-1)", "Sort", key_display="<", group=SORT,
+        # In the help, not the footer: 80 columns show the keys that act and look deeper first (app.BINDINGS)
+        Binding("slash", "filter", "Filter", show=False,
+                tooltip="filter job types by name (Enter keeps it, Escape clears it)"),
+        Binding("less_than_sign", "sort_by(-1)", "Sort", key_display="<", group=SORT, show=False,
                 tooltip="sort by the column to the left"),
-        Binding("greater_than_sign", "sort_by(1)", "Sort", key_display=">", group=SORT,
+        Binding("greater_than_sign", "sort_by(1)", "Sort", key_display=">", group=SORT, show=False,
                 tooltip="sort by the column to the right"),
         Binding("i", "invert_sort", "Invert", show=False, tooltip="invert the sort order"),
         Binding("escape", "clear_filter", "Clear filter", show=False, tooltip="clear the filter"),

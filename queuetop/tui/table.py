@@ -236,7 +236,7 @@ class QueueTable(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False),
         Binding("home", "move_to(0)", "First", show=False),
         Binding("end", "move_to(-1)", "Last", show=False),
-        Binding("enter", "select", "Drill down", show=False),
+        Binding("enter", "select", "Open", key_display="⏎", tooltip="drill down into the selected job type"),
     ]
 
     class Selected(Message):
