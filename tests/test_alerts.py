@@ -47,8 +47,13 @@ def fired(rules: dict, alert: str, slo_for: str, job_type: str) -> dict:
     """The alert promtool should report, annotations rendered as Prometheus renders their labels."""
     (rule,) = [r for r in rules["rules"] if r["alert"] == alert and r["labels"].get("slo_for", slo_for) == slo_for]
     labels = {**rule["labels"], "target": "default", "layout": "native", "job_type": job_type}
-    render = lambda text: re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels[m.group(1)], text)  # noqa: E731
-    return {"exp_labels": labels, "exp_annotations": {k: render(v) for k, v in rule["annotations"].items()}}
+    return {"exp_labels": labels, "exp_annotations": rendered(rule, labels)}
+
+
+def rendered(rule: dict, labels: dict) -> dict:
+    """A rule's annotations as Prometheus renders their `{{ $labels.NAME }}` for an alert with these labels."""
+    return {k: re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels[m.group(1)], v)
+            for k, v in rule["annotations"].items()}
 
 
 def run_cases(rules: dict, series: list[dict], cases: list[dict], recorded: list[dict] | None = None) -> None:
@@ -123,8 +128,7 @@ def test_a_wait_p95_above_its_limit_and_a_monitor_that_cannot_read(rules):
 
 def fired_annotations(rules: dict, alert: str, labels: dict) -> dict:
     (rule,) = [r for r in rules["rules"] if r["alert"] == alert]
-    return {k: re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels[m.group(1)], v)
-            for k, v in rule["annotations"].items()}
+    return rendered(rule, labels)
 
 
 def test_without_slos_only_the_rules_no_slo_needs_and_it_says_so(tmp_path):

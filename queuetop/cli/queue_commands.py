@@ -28,6 +28,7 @@ from queuetop.watch.snapshot import Snapshot, TypeStats
 
 if TYPE_CHECKING:
     from queuetop.act.workers import WorkersView
+    from queuetop.watch.collector import ShapeCollector
 
 
 # -- commands on one queue ---------------------------------------------------------------------------------
@@ -50,20 +51,25 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_stats(args: argparse.Namespace) -> int:
+def _stats_collector(args: argparse.Namespace, db: Database, settings: dict) -> ShapeCollector:
+    """The collector `stats` polls (once, or every --watch seconds): the layout resolved and said, --type checked
+    against it; its first poll waits for the rows in no state to be counted whole."""
     from queuetop.watch.collector import collector_for
 
+    layout, note = resolve_layout(args, db)
+    _announce(note)
+    if args.types and not layout.has_job_type:
+        raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
+    return collector_for(db, layout, job_types=args.types, settings=settings, note=note, first_count_wait_s=None)
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
     if args.watch is not None or args.count is not None:
         return _watch_stats(args)
     settings = settings_from(args)
     try:
         with open_target(args, purpose="monitor") as db:
-            layout, note = resolve_layout(args, db)
-            _announce(note)
-            if args.types and not layout.has_job_type:
-                raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
-            snapshot = collector_for(db, layout, job_types=args.types, settings=settings, note=note,
-                                     first_count_wait_s=None).poll()  # one look: rows in no state counted whole
+            snapshot = _stats_collector(args, db, settings).poll()
     except QueuetopError as exc:
         if args.format not in ("json", "openmetrics"):  # the table (--format's default, or none given)
             raise
@@ -100,8 +106,6 @@ def _watch_stats(args: argparse.Namespace) -> int:
     and latencies that need two; each poll printed as it comes (a table and a blank line, or one JSON document a
     line). A poll that cannot read the queue is a line on stderr (and with --json a document with its `error`),
     and the next one connects again. Exit 0 when every poll read the queue, else 2."""
-    from queuetop.watch.collector import collector_for
-
     if args.watch is None:
         raise UsageError("--count needs --watch", "queuetop stats --watch 5 --count 12: a minute, every 5 s")
     if not 0.1 <= args.watch <= 3600:
@@ -119,13 +123,7 @@ def _watch_stats(args: argparse.Namespace) -> int:
                 if db is None:
                     db = open_target(args, purpose="monitor")
                     if collector is None:
-                        layout, note = resolve_layout(args, db)
-                        _announce(note)
-                        if args.types and not layout.has_job_type:
-                            raise UsageError(f"layout {layout.name} has no job type column, so --type cannot "
-                                             "choose", "drop --type")  # fmt: skip
-                        collector = collector_for(db, layout, job_types=args.types, settings=settings, note=note,
-                                                  first_count_wait_s=None)  # fmt: skip
+                        collector = _stats_collector(args, db, settings)
                     else:
                         collector.use(db)
                 assert collector is not None

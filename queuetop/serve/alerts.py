@@ -142,24 +142,22 @@ def render(rules: Sequence[Rule], source: str) -> str:
     """The rules file: the alerts' group and the recorded rates' (`RECORDED`), every string JSON-quoted (YAML)."""
     out = [f"# Prometheus alerting rules for queuetop, from {source}.",
            "# Made by `queuetop alerts`; check with `promtool check rules FILE`; load it with rule_files:.",
-           "groups:", f"  - name: {_q(GROUP)}", "    rules:"]  # fmt: skip
+           "groups:", f"  - name: {_quoted(GROUP)}", "    rules:"]  # fmt: skip
     for rule in rules:
-        out += [f"      - alert: {_q(rule.alert)}", f"        expr: {_q(rule.expr)}", f"        for: {rule.for_}",
-                "        labels:", *(f"          {key}: {_q(value)}" for key, value in rule.labels),
-                "        annotations:", f"          summary: {_q(rule.summary)}",
-                f"          description: {_q(rule.description)}"]  # fmt: skip
-    out += [f"  - name: {_q(GROUP + '-recorded')}", "    rules:"]
+        out += [f"      - alert: {_quoted(rule.alert)}", f"        expr: {_quoted(rule.expr)}",
+                f"        for: {rule.for_}", "        labels:",
+                *(f"          {key}: {_quoted(value)}" for key, value in rule.labels),
+                "        annotations:", f"          summary: {_quoted(rule.summary)}",
+                f"          description: {_quoted(rule.description)}"]  # fmt: skip
+    out += [f"  - name: {_quoted(GROUP + '-recorded')}", "    rules:"]
     for name, expr in RECORDED:
-        out += [f"      - record: {_q(name)}", f"        expr: {_q(expr)}"]
+        out += [f"      - record: {_quoted(name)}", f"        expr: {_quoted(expr)}"]
     return "\n".join(out) + "\n"
 
 
-def _q(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
 def _quoted(value: str) -> str:
-    """A PromQL string literal (double-quoted, Go escapes): JSON's quoting is a subset of it."""
+    """A double-quoted string, as JSON quotes it: a YAML scalar of the rules file, and a PromQL string literal
+    (Go's escapes, of which JSON's are a subset)."""
     return json.dumps(value, ensure_ascii=False)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from queuetop.core import format as fmt
-from queuetop.tui.table import ALERT, OLD_ALERT_S, OLD_WARN_S, WARN, outpaced
+from queuetop.tui.table import ALERT, OLD_WARN_S, WARN, age_style, outpaced
 from queuetop.watch.snapshot import Snapshot, TypeStats
 
 PARTS = 3  # at most this many troubles named: the line must fit, and the worst come first
@@ -56,12 +56,12 @@ class HeadlineWatch:
                              f"{fmt.rate(row.completions_10s_per_s)}/s"
                              + (f" for {fmt.duration(lasted)}" if lasted >= 1 else "")
                              + (f", oldest {fmt.duration(row.oldest_age_s)}" if row.oldest_age_s else ""),
-                          ALERT if (row.oldest_age_s or 0) > OLD_ALERT_S else WARN))  # fmt: skip
-        named = {words.split(" ", 1)[0] for rank, words, _ in parts if rank in (2, 3)}
+                          age_style(row) or WARN))  # fmt: skip
+        named = stuck | set(self._backing)  # their oldest job is said with them
         for row in sorted(rows, key=lambda r: -(r.oldest_age_s or 0)):
             age = row.oldest_age_s or 0
             if age > OLD_WARN_S and row.job_type not in named:
-                parts.append((4, f"{row.job_type} oldest {fmt.duration(age)}", ALERT if age > OLD_ALERT_S else WARN))
+                parts.append((4, f"{row.job_type} oldest {fmt.duration(age)}", age_style(row)))
         _counted(parts, 5, rows, lambda r: r.in_no_state, "row in no state", "rows in no state", WARN)
         if not parts:
             return Headline(_calm(snapshot), "")

@@ -72,7 +72,8 @@ def trouble(row: TypeStats) -> str:
     return ""
 
 
-def _age_style(row: TypeStats) -> str:
+def age_style(row: TypeStats) -> str:
+    """How old the oldest pending job looks: red past OLD_ALERT_S, yellow past OLD_WARN_S, else plain."""
     age = row.oldest_age_s or 0
     return ALERT if age > OLD_ALERT_S else WARN if age > OLD_WARN_S else ""
 
@@ -99,7 +100,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("depth", "depth", 9, lambda r: fmt.count(r.depth, r.depth_is_estimate), lambda r: r.depth,
            lambda r: EST if r.depth_is_estimate else "", ("depth",)),
     Column("oldest", "oldest", 7, lambda r: fmt.duration(r.oldest_age_s), lambda r: _none_last(r.oldest_age_s),
-           _age_style, ("oldest_age_s",), _rank("oldest")),
+           age_style, ("oldest_age_s",), _rank("oldest")),
     Column("scheduled", "later", 7, lambda r: fmt.count(r.scheduled), lambda r: _none_last(r.scheduled),
            needs=("scheduled",), rank=_rank("scheduled")),
     Column("claimed", "claimed", 8, lambda r: fmt.count(r.claimed), lambda r: _none_last(r.claimed),

@@ -108,7 +108,8 @@ class ShapeCollector:
         self.note = note
         self.statements = statements_on(db, layout)
         self._provides = dict(layout.provides)  # built once: a poll asks it for every type it shows
-        self._cannot_know = layout.cannot_know  # and why not, once
+        self._cannot_know = layout.cannot_know  # and why not, once; and the library's words for its states
+        self._library_words = layout.library_words
         self._guid_types = layout.type_of("type") == "guid"
         if self._guid_types:
             self.only_types = frozenset(t.upper() for t in self.only_types)
@@ -283,7 +284,7 @@ class ShapeCollector:
             poll_ms=(time.perf_counter() - started) * 1000, window_s=self.window_s, types=types, totals=totals,
             layout=layout.name, figures=dict(self._provides), cannot_know=self._cannot_know, note=self.note,
             clock=layout.read_clock, reads=self.db.dialect.reads,
-            library=layout.library, library_words=layout.library_words,
+            library=layout.library, library_words=self._library_words,
         )  # fmt: skip
 
     def _read_at_once(self, states: list[str], low: int | None, ranged: bool, asked_at: float,
