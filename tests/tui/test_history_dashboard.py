@@ -9,6 +9,7 @@ from pathlib import Path
 from queuetop.act.queue import Queue
 from queuetop.store.series import WINDOWS_S
 from queuetop.tui.main import MainScreen
+from queuetop.tui.table import QueueTable
 from queuetop.tui.widgets import Chart
 from queuetop.watch.snapshot import TOTAL
 from tests.conftest import Backend
@@ -152,7 +153,10 @@ async def test_s_writes_a_picture_of_the_screen_where_x_writes_and_says_why_when
     enqueue(sqlite_backend, "email", 4)
     app = make_app(sqlite_backend, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.polls >= 1, "a poll")
+        # the table drawn with the type, not only polled: the picture is of what the screen shows
+        await wait_for(pilot, lambda: "email" in app.main.query_one(QueueTable).shown_types,
+                       "the type in the table")
+        await pilot.pause()
         await pilot.press("S")
         await wait_for(pilot, lambda: any(note.startswith("Wrote a picture") for note in app.notes), "the notice")
         (picture,) = tmp_path.glob("*.svg")
