@@ -36,7 +36,7 @@ def rules(tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert made.returncode == 0, made.stderr
     (tmp_path / "rules.yml").write_text(made.stdout)
     checked = promtool("check", "rules", "rules.yml", cwd=tmp_path)
-    assert checked.returncode == 0 and "SUCCESS: 14 rules found" in checked.stdout, checked.stdout + checked.stderr
+    assert checked.returncode == 0 and "SUCCESS: 15 rules found" in checked.stdout, checked.stdout + checked.stderr
     import yaml  # sqlfluff's dependency, in the test environment: only to read the rules back here
 
     alerting, _recorded = yaml.safe_load(made.stdout)["groups"]
@@ -126,6 +126,23 @@ def test_a_wait_p95_above_its_limit_and_a_monitor_that_cannot_read(rules):
     ])  # fmt: skip
 
 
+def test_types_folded_into_other_are_judged_by_serve_not_by_their_sum(rules):
+    breach = 'queuetop_slo_breach{{target="default",job_type="{}",slo="max_oldest_age_s"}}'
+    run_cases(rules, [
+        {"series": "queuetop_oldest_age_seconds" + SERIES.format("(other)"), "values": "1000x20"},  # no type's age
+        {"series": "queuetop_depth" + SERIES.format("email"), "values": "3x20"},  # email has series of its own:
+        {"series": breach.format("email"), "values": "1x20"},  # its own rule says it, not this one
+        {"series": breach.format("tenant-77"), "values": "1x20"},  # folded: only serve's verdict says it
+    ], [
+        {"eval_time": "3m", "alertname": "QueuetopOldestJobTooOld", "exp_alerts": []},
+        {"eval_time": "3m", "alertname": "QueuetopSloBreached", "exp_alerts": [{
+            "exp_labels": {"severity": "warning", "target": "default", "job_type": "tenant-77",
+                           "slo": "max_oldest_age_s"},
+            "exp_annotations": fired_annotations(rules, "QueuetopSloBreached", {
+                "target": "default", "job_type": "tenant-77", "slo": "max_oldest_age_s"})}]},
+    ])  # fmt: skip
+
+
 def fired_annotations(rules: dict, alert: str, labels: dict) -> dict:
     (rule,) = [r for r in rules["rules"] if r["alert"] == alert]
     return rendered(rule, labels)
@@ -145,8 +162,12 @@ def test_the_config_files_targets_each_get_their_rules_and_a_named_one_its_optio
                       '[targets.staging]\ndb = "staging.db"\n')  # fmt: skip
     made = queuetop("--config", str(config), "alerts", "--all")
     assert made.returncode == 0, made.stderr
-    assert 'queuetop_depth{target=\\"prod\\"} > 10' in made.stdout
-    assert 'queuetop_depth{target=\\"staging\\"} > 100' in made.stdout and "queuetop -t staging" in made.stdout
+    import yaml
+
+    exprs = {rule.get("expr") for group in yaml.safe_load(made.stdout)["groups"] for rule in group["rules"]}
+    assert r'queuetop_depth{target="prod",job_type!~"\\(other\\)"} > 10' in exprs  # "(other)": not a type's depth
+    assert r'queuetop_depth{target="staging",job_type!~"\\(other\\)"} > 100' in exprs
+    assert "queuetop -t staging" in made.stdout
     assert_clean_failure(queuetop("alerts", "--for", "forever"), "--for")
 
 

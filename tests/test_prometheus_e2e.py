@@ -1,7 +1,8 @@
 """The real thing end to end: Prometheus (Debian's package, on loopback, a fresh data folder, a scrape and an
 evaluation every second) scrapes `queuetop serve` watching a PostgreSQL queue, with the rules `queuetop alerts`
-made from an SLO. A backlog deeper than the SLO makes its alert fire, as Prometheus' HTTP API says; the
-consumers catching up resolve it; a database that stops makes the monitor's own alert fire. The server is a
+made from an SLO. A backlog that `queuetop load` builds (more jobs in than its consumer takes out) makes the
+depth SLO's alert and the backing-up alert fire, as Prometheus' HTTP API says; the consumers catching up resolve
+them; a database that stops makes the monitor's own alert fire. The server is a
 cluster of the test's own (tests/private_pg.py), so stopping it stops nobody else's."""
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def watched(tmp_path: Path) -> Iterator[tuple[PrivateServer, str]]:
         processes.append(serve)
         exporter = re.search(r"http://(127\.0\.0\.1:\d+)/metrics", serve.stderr.readline())
         assert exporter, "serve said where it listens"
-        rules = queuetop("alerts", "--max-depth", "50", "--for", "2s")
+        rules = queuetop("alerts", "--max-depth", "50", "--for", "2s", "--backing-up-for", "3s")
         assert rules.returncode == 0, rules.stderr
         (tmp_path / "queuetop.rules.yml").write_text(rules.stdout)
         config = {"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
@@ -100,16 +101,27 @@ def firing(base: str) -> set[tuple[str, str | None]]:
     return {(a["labels"]["alertname"], a["labels"].get("job_type")) for a in alerts if a["state"] == "firing"}
 
 
-def test_a_backlog_fires_the_depth_alert_the_consumers_resolve_it_and_a_stopped_database_fires_its_own(watched):
+def test_a_backlog_fires_the_depth_and_backing_up_alerts_catching_up_resolves_them_a_stopped_database_fires_its_own(
+        watched, tmp_path):  # fmt: skip
     server, base = watched
+    # `queuetop load`: 40 jobs/s in, one consumer taking 0.2 s a job (5/s) out, so the backlog grows
+    load = subprocess.Popen([sys.executable, "-m", "queuetop", "load", "--db", server.target_text, "--types",
+                             "email:1", "--rate", "40", "--producers", "1", "--consumers", "1", "--work", "fixed:200",
+                             "--duration", "120"], env={**os.environ, "QUEUETOP_DB": ""},
+                            stdout=subprocess.DEVNULL, stderr=(tmp_path / "load.log").open("w"))  # fmt: skip
+    try:
+        wait_until(lambda: {("QueuetopQueueTooDeep", "email"), ("QueuetopBackingUp", "email")} <= firing(base),
+                   "the depth and backing-up alerts to fire")  # fmt: skip
+    finally:
+        load.send_signal(signal.SIGINT)
+        load.wait(timeout=30)
     with Database.open(parse_target(server.target_text)) as db:
         queue = Queue(db)
-        queue.enqueue_many("email", 80)  # 80 > the SLO's 50
-        wait_until(lambda: ("QueuetopQueueTooDeep", "email") in firing(base), "the depth alert to fire")
-        while jobs := queue.claim("consumer", batch=40):  # the consumers catch up
+        while jobs := queue.claim("consumer", batch=100):  # the consumers catch up
             for job in jobs:
                 queue.complete(job.id, job.token)
-        wait_until(lambda: ("QueuetopQueueTooDeep", "email") not in firing(base), "the depth alert to resolve")
+    wait_until(lambda: not {"QueuetopQueueTooDeep", "QueuetopBackingUp"} & {name for name, _ in firing(base)},
+               "the depth and backing-up alerts to resolve")  # fmt: skip
     assert ("QueuetopCannotRead", None) not in firing(base)
     server.stop()
     wait_until(lambda: ("QueuetopCannotRead", None) in firing(base), "the monitor's alert to fire")

@@ -55,7 +55,7 @@ def cmd_alerts(args: argparse.Namespace) -> int:
     path = runs[0].effective.config_path
     source = f"the SLOs of {path} and the command line" if path else "the SLOs of the command line"
     rules = rules_for([(target_label(run), run.effective.slos, bool(run.effective.target)) for run in runs],
-                      f"{int(args.for_s)}s")  # fmt: skip
+                      args.for_s, args.backing_up_s, args.stalled_s)  # fmt: skip
     if not any(run.effective.slos for run in runs):
         print("queuetop: no SLO given (config file [slo], --max-oldest-age, --slo ...): only the rules no SLO "
               "needs (a target queuetop cannot read, no series, a queue backing up or stalled)", file=sys.stderr)
@@ -159,13 +159,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for run in runs:
         if run.interval is not None and not 0.1 <= run.interval <= 3600:
             raise UsageError(f"--interval must be from 0.1 to 3600 seconds, not {run.interval}")
+    if args.max_types < 1:
+        raise UsageError(f"--max-types must be at least 1, not {args.max_types}",
+                         'types past it are exported together as job_type="(other)"')
 
     def poller(run: argparse.Namespace) -> TargetPoller:
         target = parse_target(run.db)
         auto_init = _is_embedded_default(run, target) and _layout_name(run) in (None, "native")
         layout, note = _watch_layout(run, target, auto_init)  # a dead target: the layout given, or native
         monitor = Monitor(target, layout, auto_init=auto_init, settings=settings_from(run), note=note)
-        return TargetPoller(target_label(run), monitor, run.interval, slos=run.effective.slos)
+        return TargetPoller(target_label(run), monitor, run.interval, slos=run.effective.slos,
+                            max_types=args.max_types)
 
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:  # one slow target must not hold up the others' start
         pollers = list(pool.map(poller, runs))

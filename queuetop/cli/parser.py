@@ -27,6 +27,7 @@ from queuetop.cli.watch_commands import cmd_demo, cmd_history, cmd_load, cmd_wat
 from queuetop.db.target import ENV_VAR, default_database_path
 from queuetop.layouts import CLAIM_FORMS, PRESET_NAMES
 from queuetop.load.command import add_load_arguments
+from queuetop.serve.typecap import DEFAULT_MAX_TYPES
 
 if TYPE_CHECKING:
     pass
@@ -307,6 +308,8 @@ cannot know, no SLO given). SLOs come from the options and the config file (`que
   queuetop serve -t prod --slo max_oldest_age_s=300   and queuetop_slo_breach series for the breached SLOs
 Listens on the loopback interface unless --listen names another address. Each target is polled by its own
 thread and connection every --interval seconds, never once per scrape; a dead target shows queuetop_up 0.
+About 18 series per job type: past --max-types, the busiest types keep their names and the rest are summed
+into job_type="(other)" (a type with an SLO limit of its own is always named).
 """)
     add_slo_arguments(serve, shown=False)
     serve.add_argument("--listen", default="127.0.0.1:9187", metavar="HOST:PORT",
@@ -314,6 +317,9 @@ thread and connection every --interval seconds, never once per scrape; a dead ta
     serve.add_argument("--interval", type=float, default=None, metavar="S",
                        help="seconds between polls of each target (default: the target's interval, else 1)")
     serve.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
+    serve.add_argument("--max-types", type=int, default=DEFAULT_MAX_TYPES, metavar="N",
+                       help=f"job types exported by name per target (default {DEFAULT_MAX_TYPES}); the rest as "
+                            'job_type="(other)"')  # fmt: skip
     serve.set_defaults(run=cmd_serve)
 
     alerts = command("alerts", "print Prometheus alerting rules made from the SLOs, for the series `serve` exports",
@@ -329,6 +335,12 @@ one for every other type at the default; and, whatever the SLOs, rules for a tar
     add_slo_arguments(alerts, shown=False)
     alerts.add_argument("--for", dest="for_s", type=duration_arg, default=60.0, metavar="DURATION",
                         help="how long a breach must last before its alert fires (Prometheus' `for`; default 1m)")
+    alerts.add_argument("--backing-up-for", dest="backing_up_s", type=duration_arg, default=600.0,
+                        metavar="DURATION", help="how long arrivals must outrun completions, the queue growing, "
+                                                 "before QueuetopBackingUp fires (default 10m)")  # fmt: skip
+    alerts.add_argument("--stalled-for", dest="stalled_s", type=duration_arg, default=300.0, metavar="DURATION",
+                        help="how long jobs must wait with none completed before QueuetopStalled fires "
+                             "(default 5m)")  # fmt: skip
     alerts.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
     alerts.set_defaults(run=cmd_alerts)
 

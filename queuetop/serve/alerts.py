@@ -4,7 +4,11 @@ the series `queuetop serve` exports, so Prometheus pages where the dashboard wou
 
 Per target (the `target` label `serve` gives it) and SLO: one rule for the job types that have a limit of their
 own, and one for every other type at the default limit (`job_type!~` the others), so a type is judged by the
-same limit here as in `check`. The SLOs in PromQL, each over the series of one (target, layout, job_type):
+same limit here as in `check`. The types `serve --max-types` folds into `job_type="(other)"` are judged by
+`serve` itself (its queuetop_slo_breach series, one rule for the breaches of types without series of their
+own): a sum of many types' depths is no type's depth.
+
+The SLOs in PromQL, each over the series of one (target, layout, job_type):
 
 - max_oldest_age_s, max_depth, max_timed_out, max_lost: the gauge above the limit;
 - max_wait_p95_s: queuetop_wait_seconds{quantile="0.95"} above the limit;
@@ -13,10 +17,11 @@ same limit here as in `check`. The SLOs in PromQL, each over the series of one (
 
 Beside them, rules no SLO needs: the monitor cannot read a target (queuetop_up 0), or Prometheus gets nothing
 from it at all (absent), a queue backing up (arrivals above completions with its depth growing, for ten minutes)
-and one stalled (jobs waiting, none completed for five). Each names its target and type in its labels and says
-in its annotations what to run first. A second group records the arrival and completion rates per series and
-the depth and timed-out claims per target, for dashboards. Written as YAML by hand: a list of maps of strings,
-each scalar a JSON-quoted string (valid YAML), so no YAML library is needed; `promtool check rules` judges it.
+and one stalled (jobs waiting, none completed for five; both windows are options). Each names its target and
+type in its labels and says in its annotations what to run first. A second group records the arrival and
+completion rates per series and the depth and timed-out claims per target, for dashboards. Written as YAML by
+hand: a list of maps of strings, each scalar a JSON-quoted string (valid YAML), so no YAML library is needed;
+`promtool check rules` judges it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from queuetop.serve.typecap import OTHER
 from queuetop.watch.slo import Slo, Slos, show_value
 
 GROUP = "queuetop"
@@ -70,11 +76,16 @@ _FIGURES: dict[Slo, tuple[str, str, str]] = {
 }  # fmt: skip
 
 
-def rules_for(targets: Sequence[tuple[str, Slos, bool]], hold: str = "1m") -> list[Rule]:
+def rules_for(targets: Sequence[tuple[str, Slos, bool]], hold_s: float = 60.0, backing_up_s: float = 600.0,
+              stalled_s: float = 300.0) -> list[Rule]:  # fmt: skip
     """The rules for each (target label, its SLOs, whether the config file names it: `-t NAME` in the hints),
-    then the ones no SLO needs. `hold`: how long a breach must last before it fires (Prometheus' `for`)."""
+    then the ones no SLO needs. `hold_s`: how long a breach must last before it fires (Prometheus' `for`);
+    `backing_up_s`, `stalled_s`: the window of those two rules and how long each must hold."""
+    hold = duration(hold_s)
     rules = [rule for label, slos, named in targets for rule in _slo_rules(label, slos, named, hold)]
-    return rules + _monitor_rules(hold)
+    if rules:
+        rules.append(_folded_breach_rule(hold))
+    return rules + _monitor_rules(hold, duration(backing_up_s), duration(stalled_s))
 
 
 def _slo_rules(target: str, slos: Slos, named: bool, hold: str) -> Iterable[Rule]:
@@ -82,8 +93,8 @@ def _slo_rules(target: str, slos: Slos, named: bool, hold: str) -> Iterable[Rule
         limits = [limit for limit in slos.limits if limit.slo is slo]
         own = sorted({limit.job_type for limit in limits if limit.job_type is not None})
         for limit in sorted(limits, key=lambda lim: (lim.job_type is None, lim.job_type or "")):
-            if limit.job_type is None:
-                types = f'job_type!~"{_regex(own)}"' if own else ""
+            if limit.job_type is None:  # and not the fold of many types: see _folded_breach_rule
+                types = f'job_type!~"{_regex([*own, OTHER])}"'
             else:
                 types = f"job_type={_quoted(limit.job_type)}"
             yield _slo_rule(target, named, slo, limit.value, types, limit.job_type, hold)
@@ -113,8 +124,18 @@ def _slo_rule(target: str, named: bool, slo: Slo, value: float, types: str, job_
     )  # fmt: skip
 
 
-def _monitor_rules(hold: str) -> list[Rule]:
-    """A target that cannot be read is held as long as an SLO's breach; the others need their own windows."""
+def _folded_breach_rule(hold: str) -> Rule:
+    """A breach `serve` judged on a type it exports only inside "(other)": it has no series of its own."""
+    return Rule(
+        "QueuetopSloBreached", "queuetop_slo_breach == 1 unless on(target, job_type) queuetop_depth", hold,
+        (("severity", "warning"),), "{{ $labels.job_type }} on {{ $labels.target }}: SLO {{ $labels.slo }} breached",
+        f"serve judged {{{{ $labels.job_type }}}} past its {{{{ $labels.slo }}}} limit; the type is one of those "
+        f'past serve --max-types, exported only inside job_type="{OTHER}". First: queuetop -t {{{{ $labels.target }}}}',
+    )  # fmt: skip
+
+
+def _monitor_rules(hold: str, backing_up: str, stalled: str) -> list[Rule]:
+    """A target that cannot be read is held as long as an SLO's breach; the others have windows of their own."""
     return [
         Rule("QueuetopCannotRead", "queuetop_up == 0", hold, (("severity", "critical"),),
              "queuetop cannot read target {{ $labels.target }}",
@@ -125,15 +146,16 @@ def _monitor_rules(hold: str) -> list[Rule]:
              "Prometheus has no queuetop_up series: `queuetop serve` is down or not scraped. First: is it running "
              "(curl http://HOST:9187/metrics), and is it in scrape_configs?"),
         Rule("QueuetopBackingUp",
-             "rate(queuetop_arrivals_total[10m]) > rate(queuetop_completions_total[10m]) "
-             "and on(target, layout, job_type) delta(queuetop_depth[10m]) > 0", "10m", (("severity", "warning"),),
-             "{{ $labels.job_type }} on {{ $labels.target }} is backing up",
-             "Jobs of {{ $labels.job_type }} arrive faster than they complete and the queue grows, for 10 minutes. "
-             "First: queuetop -t {{ $labels.target }}, then queuetop workers -t {{ $labels.target }}"),
+             f"rate(queuetop_arrivals_total[{backing_up}]) > rate(queuetop_completions_total[{backing_up}]) "
+             f"and on(target, layout, job_type) delta(queuetop_depth[{backing_up}]) > 0", backing_up,
+             (("severity", "warning"),), "{{ $labels.job_type }} on {{ $labels.target }} is backing up",
+             "Jobs of {{ $labels.job_type }} arrive faster than they complete and the queue grows, for "
+             f"{backing_up}. First: queuetop -t {{{{ $labels.target }}}}, then queuetop workers -t "
+             "{{ $labels.target }}"),
         Rule("QueuetopStalled",
-             "queuetop_depth > 0 and on(target, layout, job_type) rate(queuetop_completions_total[5m]) == 0", "5m",
-             (("severity", "critical"),), "{{ $labels.job_type }} on {{ $labels.target }} has stalled",
-             "Jobs of {{ $labels.job_type }} wait and none completed for 5 minutes. First: queuetop workers -t "
+             f"queuetop_depth > 0 and on(target, layout, job_type) rate(queuetop_completions_total[{stalled}]) == 0",
+             stalled, (("severity", "critical"),), "{{ $labels.job_type }} on {{ $labels.target }} has stalled",
+             f"Jobs of {{{{ $labels.job_type }}}} wait and none completed for {stalled}. First: queuetop workers -t "
              "{{ $labels.target }}, queuetop release -t {{ $labels.target }} --dry-run"),
     ]  # fmt: skip
 
@@ -166,6 +188,16 @@ def _regex(values: Iterable[str]) -> str:
     of a PromQL string literal."""
     body = "|".join(re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", value) for value in values)
     return json.dumps(body, ensure_ascii=False)[1:-1]
+
+
+def duration(seconds: float) -> str:
+    """Seconds as a Prometheus duration, in the largest units that say it exactly: 600 -> 10m, 90 -> 1m30s."""
+    left, parts = int(seconds), []
+    for unit, size in (("h", 3600), ("m", 60), ("s", 1)):
+        if left >= size:
+            parts.append(f"{left // size}{unit}")
+            left %= size
+    return "".join(parts) or "0s"
 
 
 def _number(value: float) -> str:

@@ -19,7 +19,8 @@ has no value for at this poll (no completion in the window: no wait quantiles), 
   no buckets, so a histogram would have to invent its bucket counts; the quantiles are exactly what was
   measured (as with any summary, they cannot be averaged across types or targets: take the max);
 - per target: queuetop_up (1 when the last poll read the queue), queuetop_poll_seconds (how long that poll took,
-  reaching the database included, also when it failed);
+  reaching the database included, also when it failed), queuetop_folded_types (how many job types past
+  `serve --max-types` are folded into `job_type="(other)"`, see typecap.py);
 - with SLOs (the config file, --slo): queuetop_slo_breach 1 and queuetop_slo_breach_duration_seconds for each
   (target, job_type, slo) breached at the last poll, absent when met: the config file stays the one place the
   limits live, and an alert rule is `queuetop_slo_breach == 1`.
@@ -35,9 +36,10 @@ from dataclasses import dataclass
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 from prometheus_client.registry import CollectorRegistry
 
+from queuetop.serve.typecap import DEFAULT_MAX_TYPES, TypeCap
 from queuetop.watch.monitor import Monitor, PollOutcome
 from queuetop.watch.slo import Breach, Slos, SloWatch
-from queuetop.watch.snapshot import Snapshot
+from queuetop.watch.snapshot import Snapshot, TypeStats
 
 QUANTILES = (("0.5", "50"), ("0.95", "95"), ("0.99", "99"))
 GAUGES = (  # (metric name, TypeStats field, the shape's figure, help)
@@ -75,10 +77,19 @@ class TargetState:
     poll_seconds: float | None = None  # wall time of the last poll attempt
     started_at: float = 0.0  # Unix time the poller started: the counters' `_created`
     breaches: tuple[Breach, ...] = ()  # the SLOs (config file, --slo) breached at the last poll
+    capped: tuple[TypeStats, ...] | None = None  # the types exported, past the cap folded (None: the snapshot's)
+    folded: int = 0  # how many types the "(other)" row of `capped` stands for
 
     @property
     def snapshot(self) -> Snapshot | None:
         return self.outcome.snapshot if self.outcome is not None else None
+
+    @property
+    def types(self) -> tuple[TypeStats, ...]:
+        """The rows to export: the capped ones, else every type of the snapshot."""
+        if self.capped is not None:
+            return self.capped
+        return self.snapshot.types if self.snapshot is not None else ()
 
 
 class SnapshotMetrics:
@@ -102,6 +113,8 @@ def families(states: Iterable[TargetState]) -> Iterator:
                            labels=["target"])  # fmt: skip
     took = GaugeMetricFamily("queuetop_poll_seconds", "How long the last poll of the target took.",
                              labels=["target"], unit="seconds")  # fmt: skip
+    folded = GaugeMetricFamily("queuetop_folded_types", 'Job types past serve --max-types, exported together as '
+                               'job_type="(other)".', labels=["target"])  # fmt: skip
     gauges = {name: GaugeMetricFamily(name, doc, labels=QUEUE_LABELS, unit=_unit(name)) for name, _, _, doc in GAUGES}
     counters = {name: CounterMetricFamily(name, doc, labels=QUEUE_LABELS) for name, _, _, doc in COUNTERS}
     summaries = {name: SummaryMetricFamily(name, doc, labels=QUEUE_LABELS, unit="seconds")
@@ -121,7 +134,8 @@ def families(states: Iterable[TargetState]) -> Iterator:
             took.add_metric([state.name], state.poll_seconds)
         if snapshot is None:
             continue  # a target that did not answer has no queue figures: absent, not 0 and not stale
-        for row in snapshot.types:
+        folded.add_metric([state.name], float(state.folded))
+        for row in state.types:
             labels = [state.name, snapshot.layout, row.job_type]
             for name, attr, figure, _ in GAUGES:
                 value = getattr(row, attr)
@@ -141,6 +155,7 @@ def families(states: Iterable[TargetState]) -> Iterator:
                                                    {"quantile": quantile}, float(value))  # fmt: skip
     yield up
     yield took
+    yield folded
     yield from gauges.values()
     yield from counters.values()
     yield from summaries.values()
@@ -171,9 +186,13 @@ class TargetPoller:
     outcome as a new immutable TargetState. Never raises (Monitor.poll never does)."""
 
     def __init__(self, name: str, monitor: Monitor, interval_s: float,
-                 on_state: Callable[[TargetState], None] | None = None, slos: Slos | None = None) -> None:  # fmt: skip
+                 on_state: Callable[[TargetState], None] | None = None, slos: Slos | None = None,
+                 max_types: int = DEFAULT_MAX_TYPES) -> None:  # fmt: skip
         self.name = name
         self._slos = SloWatch(slos, target=name) if slos else None
+        # a type with a limit of its own keeps its name: its alert rule selects it by name
+        self._cap = TypeCap(max_types, pinned={limit.job_type for limit in slos.limits if limit.job_type}
+                            if slos else ())  # fmt: skip
         self.monitor = monitor
         self.interval_s = interval_s
         self.on_state = on_state
@@ -190,9 +209,13 @@ class TargetPoller:
             outcome = self.monitor.poll()
             took = time.perf_counter() - started
             breaches = self.state.breaches
-            if self._slos is not None and outcome.snapshot is not None:
-                breaches = self._slos.observe(outcome.snapshot).breaches
-            self.state = TargetState(self.name, outcome, took, self.state.started_at, breaches)
+            capped, folded = None, 0  # a failed poll exports no queue figure at all
+            if outcome.snapshot is not None:
+                if self._slos is not None:
+                    breaches = self._slos.observe(outcome.snapshot).breaches
+                exported = self._cap.cap(outcome.snapshot.types)
+                capped, folded = exported.types, exported.folded
+            self.state = TargetState(self.name, outcome, took, self.state.started_at, breaches, capped, folded)
             if self.on_state is not None:
                 self.on_state(self.state)
             # After a failure the Monitor answers "not yet" until its back-off is over: wait for that instead, so
