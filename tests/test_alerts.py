@@ -151,6 +151,7 @@ def fired_annotations(rules: dict, alert: str, labels: dict) -> dict:
 def test_without_slos_only_the_rules_no_slo_needs_and_it_says_so(tmp_path):
     made = queuetop("alerts")
     assert made.returncode == 0 and "no SLO given" in made.stderr
+    assert "queuetop doctor" in made.stdout and "-t {{" not in made.stdout  # the default target: no -t to give
     (tmp_path / "rules.yml").write_text(made.stdout)
     checked = promtool("check", "rules", "rules.yml", cwd=tmp_path)
     assert "SUCCESS: 8 rules found" in checked.stdout, checked.stdout + checked.stderr  # 4 alerts, 4 recorded
@@ -168,6 +169,7 @@ def test_the_config_files_targets_each_get_their_rules_and_a_named_one_its_optio
     assert r'queuetop_depth{target="prod",job_type!~"\\(other\\)"} > 10' in exprs  # "(other)": not a type's depth
     assert r'queuetop_depth{target="staging",job_type!~"\\(other\\)"} > 100' in exprs
     assert "queuetop -t staging" in made.stdout
+    assert "queuetop doctor -t {{ $labels.target }}" in made.stdout  # named in the config file: -t finds them
     assert_clean_failure(queuetop("alerts", "--for", "forever"), "--for")
 
 

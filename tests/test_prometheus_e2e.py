@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -49,8 +50,15 @@ def wait_until(condition, what: str, timeout_s: float = 40.0):
 
 @pytest.fixture
 def watched(tmp_path: Path) -> Iterator[tuple[PrivateServer, str]]:
-    """A queue on a private server, `queuetop serve` on it, and Prometheus scraping that with queuetop's rules;
-    yields the server and Prometheus' base URL."""
+    with prometheus_over_serve(tmp_path, "--max-depth", "50", "--for", "2s", "--backing-up-for", "3s") as watching:
+        yield watching
+
+
+@contextmanager
+def prometheus_over_serve(tmp_path: Path, *alerts: str) -> Iterator[tuple[PrivateServer, str]]:
+    """A queue on a private server, `queuetop serve` on it, and Prometheus scraping that with the rules of
+    `queuetop alerts ALERTS` (files in `tmp_path`); yields the server and Prometheus' base URL. Also
+    scripts/alert_screenshot.py's, for the picture in docs/metrics.md."""
     server = PrivateServer()
     processes: list[subprocess.Popen] = []
     try:
@@ -62,7 +70,7 @@ def watched(tmp_path: Path) -> Iterator[tuple[PrivateServer, str]]:
         processes.append(serve)
         exporter = re.search(r"http://(127\.0\.0\.1:\d+)/metrics", serve.stderr.readline())
         assert exporter, "serve said where it listens"
-        rules = queuetop("alerts", "--max-depth", "50", "--for", "2s", "--backing-up-for", "3s")
+        rules = queuetop("alerts", *alerts)
         assert rules.returncode == 0, rules.stderr
         (tmp_path / "queuetop.rules.yml").write_text(rules.stdout)
         config = {"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
@@ -101,14 +109,18 @@ def firing(base: str) -> set[tuple[str, str | None]]:
     return {(a["labels"]["alertname"], a["labels"].get("job_type")) for a in alerts if a["state"] == "firing"}
 
 
+def backlog(server: PrivateServer, log: Path) -> subprocess.Popen:
+    """`queuetop load` building a backlog of email jobs: 40 a second in, one consumer taking 0.2 s a job out."""
+    return subprocess.Popen([sys.executable, "-m", "queuetop", "load", "--db", server.target_text, "--types",
+                             "email:1", "--rate", "40", "--producers", "1", "--consumers", "1", "--work", "fixed:200",
+                             "--duration", "120"], env={**os.environ, "QUEUETOP_DB": ""},
+                            stdout=subprocess.DEVNULL, stderr=log.open("w"))  # fmt: skip
+
+
 def test_a_backlog_fires_the_depth_and_backing_up_alerts_catching_up_resolves_them_a_stopped_database_fires_its_own(
         watched, tmp_path):  # fmt: skip
     server, base = watched
-    # `queuetop load`: 40 jobs/s in, one consumer taking 0.2 s a job (5/s) out, so the backlog grows
-    load = subprocess.Popen([sys.executable, "-m", "queuetop", "load", "--db", server.target_text, "--types",
-                             "email:1", "--rate", "40", "--producers", "1", "--consumers", "1", "--work", "fixed:200",
-                             "--duration", "120"], env={**os.environ, "QUEUETOP_DB": ""},
-                            stdout=subprocess.DEVNULL, stderr=(tmp_path / "load.log").open("w"))  # fmt: skip
+    load = backlog(server, tmp_path / "load.log")
     try:
         wait_until(lambda: {("QueuetopQueueTooDeep", "email"), ("QueuetopBackingUp", "email")} <= firing(base),
                    "the depth and backing-up alerts to fire")  # fmt: skip

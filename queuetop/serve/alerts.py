@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from queuetop.serve.typecap import OTHER
 from queuetop.watch.slo import Slo, Slos, show_value
@@ -83,9 +83,12 @@ def rules_for(targets: Sequence[tuple[str, Slos, bool]], hold_s: float = 60.0, b
     `backing_up_s`, `stalled_s`: the window of those two rules and how long each must hold."""
     hold = duration(hold_s)
     rules = [rule for label, slos, named in targets for rule in _slo_rules(label, slos, named, hold)]
-    if rules:
-        rules.append(_folded_breach_rule(hold))
-    return rules + _monitor_rules(hold, duration(backing_up_s), duration(stalled_s))
+    every_target = [_folded_breach_rule(hold)] if rules else []
+    every_target += _monitor_rules(hold, duration(backing_up_s), duration(stalled_s))
+    if not any(named for _, _, named in targets):  # no target of the config file: `-t NAME` would find none
+        every_target = [replace(rule, description=rule.description.replace(" -t {{ $labels.target }}", ""))
+                        for rule in every_target]  # fmt: skip
+    return rules + every_target
 
 
 def _slo_rules(target: str, slos: Slos, named: bool, hold: str) -> Iterable[Rule]:
@@ -130,7 +133,8 @@ def _folded_breach_rule(hold: str) -> Rule:
         "QueuetopSloBreached", "queuetop_slo_breach == 1 unless on(target, job_type) queuetop_depth", hold,
         (("severity", "warning"),), "{{ $labels.job_type }} on {{ $labels.target }}: SLO {{ $labels.slo }} breached",
         f"serve judged {{{{ $labels.job_type }}}} past its {{{{ $labels.slo }}}} limit; the type is one of those "
-        f'past serve --max-types, exported only inside job_type="{OTHER}". First: queuetop -t {{{{ $labels.target }}}}',
+        f'past serve --max-types, exported only inside job_type="{OTHER}". First: queuetop -t '
+        "{{ $labels.target }}",
     )  # fmt: skip
 
 
