@@ -319,7 +319,7 @@ def build(data: Dataset) -> None:
         init_schema(db, data.layout)
         # Indexes after the rows: building them once is far faster than maintaining them row by row.
         for index in Statements(db.dialect, data.layout).index_definitions():
-            db.execute(f"DROP INDEX {db.dialect.qualify(data.layout.schema, index[0])}")
+            db.execute(f"DROP INDEX {db.dialect.qualify(data.layout.schema, index.name)}")
         names = Statements(db.dialect, data.layout).names()
         with db.transaction():
             for statement in fill_statements(fill, names, data.mix):

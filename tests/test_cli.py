@@ -103,7 +103,7 @@ def test_release_dry_run_then_release(queue_file):
         (["enqueue", "-t", "email", "--priority", "300"], ["priority must be a whole number from 0"]),
         (["enqueue", "-t", "", "--count", "2"], ["the job type is empty"]),
         (["enqueue", "-t", "email", "--delay", "-5"], ["--delay must be zero or more"]),
-        (["release", "--type", "emial"], ["unknown job type 'emial'", "job types in the queue: email"]),
+        (["release", "--type", "emial"], ["unknown job type 'emial'", "of the newest jobs in the queue: email"]),
         (["watch", "--interval", "0"], ["--interval must be from 0.1 to 3600"]),
     ],
 )

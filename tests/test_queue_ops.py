@@ -161,6 +161,14 @@ def test_release_of_an_unknown_type_is_refused_and_changes_nothing(backend):
     assert queue_rows(q.db, q.layout) == before
 
 
+def test_the_types_an_error_lists_are_those_of_the_newest_jobs_a_bounded_read(backend):
+    q = open_queue(backend, ServerClock(0))
+    for job_type in ("old", "report", "email", "email"):
+        q.enqueue(job_type)
+    assert q.job_types() == ["email", "old", "report"]
+    assert [row[0] for row in q.db.fetchall(*q.statements.queued_types(newest=3))] == ["email", "report"]
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [

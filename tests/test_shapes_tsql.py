@@ -45,7 +45,7 @@ def test_identifiers_are_bracketed_and_no_value_is_pasted():
     for _name, _label, sql, _params in STATEMENTS:
         body = sql.removeprefix("/* queuetop */ ")
         for literal in re.findall(r"'([^']*)'", body):
-            # the poll's arm names, the state names the load report's CASE answers with, and the epoch that
-            # truncates a time to its second (mssql.second_sql): constants of the code, not values
+            # the poll's arm names, the state names the load report's CASE answers with, the epoch that
+            # truncates a time to its second (mssql.second_sql), init's sp_getapplock modes: constants of the code
             assert literal in {"now", "queue", "completed", "done", "past", "overlap", "arrived", "heads", "finished",
-                               "2000-01-01", *STATES}, literal
+                               "2000-01-01", "Exclusive", "Transaction", *STATES}, literal

@@ -284,7 +284,7 @@ class Queue:
         return ReleaseResult(timed_out=found, released=released, dead=dead)
 
     def job_types(self) -> list[str]:
-        """The job types that have jobs in the queue table (pending or claimed)."""
+        """The job types of the newest jobs in the queue table (pending or claimed; NEWEST_FOR_TYPES of them)."""
         return [row[0] for row in self.db.fetchall(*self.statements.queued_types())]
 
     def has_job_type(self, job_type: str) -> bool:
@@ -293,6 +293,6 @@ class Queue:
 
     def require_known_type(self, job_type: str) -> None:
         if not self.has_job_type(job_type):
-            known = self.job_types()  # the scan runs only to word the error
+            known = self.job_types()  # read only to word the error
             listed = ", ".join(known[:12]) + (" …" if len(known) > 12 else "") if known else "none: the queue is empty"
-            raise UsageError(f"unknown job type {job_type!r}", f"job types in the queue: {listed}")
+            raise UsageError(f"unknown job type {job_type!r}", f"job types of the newest jobs in the queue: {listed}")

@@ -43,9 +43,13 @@ def cmd_init(args: argparse.Namespace) -> int:
         steps = init_schema(db)
         print(f"{db.target.display} ({db.dialect.name})")
         for step in steps:
-            print(f"  {'created' if step.created else 'exists '}  {step.kind:<6} {step.name}")
+            state = "created" if step.created else "OUTDATED" if step.lacks else "exists "
+            print(f"  {state:<8} {step.kind:<6} {step.name}")
         made = sum(step.created for step in steps)
         print("schema ready: " + (f"{made} object(s) created" if made else "nothing to do, everything was there"))
+        for step in (step for step in steps if step.lacks):
+            print(f"index {step.name} lacks {', '.join(step.lacks)} (made by an older queuetop: each count through it "
+                  f"reads those columns from the table, row by row); in a quiet moment, run:\n  {step.upgrade_sql}")
         for note in Statements(db.dialect, NATIVE).schema_notes():
             print(f"note: {note}")
     return 0

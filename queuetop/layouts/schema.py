@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from queuetop.db import Database
 from queuetop.layouts import NATIVE, Layout
 from queuetop.layouts.sql import Statements
+from queuetop.layouts.sql.base import TAG
 
 
 @dataclass(frozen=True)
@@ -14,6 +15,26 @@ class SchemaStep:
     kind: str
     name: str
     created: bool
+    lacks: tuple[str, ...] = ()  # an index found that lacks columns of its definition (made by an older queuetop)
+    upgrade_sql: str | None = None  # the statement that remakes it with them: printed, never run here
+
+
+def outdated_indexes(db: Database, layout: Layout = NATIVE) -> list[SchemaStep]:
+    """Native indexes that exist without every column their definition has now, each with the statement that
+    upgrades it. Rebuilding an index of a busy queue table is a DBA's choice of moment (and of ONLINE = ON where
+    the edition has it), so `init` and `doctor` print it and run nothing."""
+    statements, found = Statements(db.dialect, layout), []
+    for index in statements.index_definitions():
+        read = statements.index_columns_sql(index)
+        if read is None:
+            continue
+        present = {str(row[0]).lower() for row in db.fetchall(*read)}
+        keys, include = statements.index_columns(index)
+        lacks = tuple(column for column in keys + include if column.lower() not in present)
+        if present and lacks:  # no column at all: the index is not there (init makes it)
+            found.append(SchemaStep("index", index.name, False, lacks,
+                                    statements.create_index_sql(index, upgrade=True).removeprefix(TAG) + ";"))
+    return found
 
 
 def init_schema(db: Database, layout: Layout = NATIVE) -> list[SchemaStep]:
@@ -29,7 +50,8 @@ def init_schema(db: Database, layout: Layout = NATIVE) -> list[SchemaStep]:
             if not exists:
                 db.execute(obj.create_sql)
             steps.append(SchemaStep(obj.kind, obj.name, created=not exists))
-    return steps
+    outdated = {step.name: step for step in outdated_indexes(db, layout)}
+    return [outdated.get(step.name, step) if step.kind == "index" else step for step in steps]
 
 
 def schema_present(db: Database, layout: Layout = NATIVE) -> bool:

@@ -8,9 +8,10 @@ and the exact statement that would fix it — printed for a person to read and r
   (SHOWPLAN_XML), PostgreSQL's EXPLAIN with sequential scans priced out (so the answer holds at any table size),
   SQLite's EXPLAIN QUERY PLAN — and must reach its table through an index. A scan names the index that fixes it
   (the native schema's own, or the one bench/README.md measured for each seed's table);
-- SQL Server: read-committed snapshot, lock escalation on the queue table (DISABLE recommended for a table it did
-  not create), and the procedures/triggers that write the queue created with QUOTED_IDENTIFIER OFF, which fail
-  on a table with a filtered index;
+- SQL Server (doctor_sqlserver.py): read-committed snapshot, lock escalation on the queue table (DISABLE
+  recommended for a table it did not create), native indexes made by an older queuetop without the columns they
+  now carry, and the procedures/triggers that write the queue created with QUOTED_IDENTIFIER OFF, which fail on a
+  table with a filtered index;
 - size and growth of the queue and completed tables (two reads `sample_s` apart), whether a retention rule can
   be seen, dead tuples / ghost records / SQLite free pages;
 - sessions holding locks on the queue in an open transaction, and blocking chains (see `blocking.py`).
@@ -22,9 +23,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
-from enum import Enum
 from typing import Any
 
 from queuetop.db import Database, QueuetopError
@@ -33,8 +33,10 @@ from queuetop.db.diagnostics.mssql import MSSQLDiagnostics
 from queuetop.db.diagnostics.sqlite import SQLiteDiagnostics
 from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import STATES, Layout
-from queuetop.layouts.predicate import Bool, parse_predicate
+from queuetop.layouts.predicate import Bool, parse_predicate, roles_of
 from queuetop.layouts.sql import Statements
+from queuetop.serve.doctor_sqlserver import sqlserver_findings
+from queuetop.serve.findings import Finding, Report, Status
 from queuetop.watch.blocking import IDLE_HOLDER_S, Blocking, queue_tables, read_blocking
 from queuetop.watch.recount import DEPTH_EXACT_UP_TO
 
@@ -46,49 +48,6 @@ DEAD_MIN = 10_000
 FREE_SHARE = 0.25  # SQLite: free pages above this share of the file (and FREE_MIN pages)
 FREE_MIN = 1_000
 DOCTOR_WORKER = "queuetop-doctor"
-
-
-class Status(Enum):
-    OK = "ok"
-    WARN = "warn"
-    FAIL = "fail"
-    UNKNOWN = "unknown"  # the database cannot tell; the finding says what to check by hand
-
-
-@dataclass(frozen=True)
-class Finding:
-    check: str  # what was checked, in a DBA's words ("plan: poll, states (full pass)")
-    status: Status
-    summary: str  # what was found, one line
-    meaning: str = ""  # what it means for the queue
-    fix: str | None = None  # the statement(s) that would fix it: printed, never run
-    details: tuple[str, ...] = ()
-
-    def as_json(self) -> dict[str, Any]:
-        return {"check": self.check, "status": self.status.value, "summary": self.summary, "meaning": self.meaning,
-                "fix": self.fix, "details": list(self.details)}
-
-
-@dataclass(frozen=True)
-class Report:
-    target: str
-    dialect: str
-    layout: str
-    findings: tuple[Finding, ...]
-    blocking: Blocking = field(default_factory=Blocking)
-
-    def count(self, status: Status) -> int:
-        return sum(1 for f in self.findings if f.status is status)
-
-    def exit_code(self, strict: bool = False) -> int:
-        """0: nothing failed; 1: a finding failed (or, with strict, warned). 2 (could not check) is the CLI's."""
-        worst = {f.status for f in self.findings}
-        return 1 if Status.FAIL in worst or (strict and Status.WARN in worst) else 0
-
-    def as_json(self) -> dict[str, Any]:
-        return {"target": self.target, "dialect": self.dialect, "layout": self.layout,
-                "counts": {s.value: self.count(s) for s in Status},
-                "findings": [f.as_json() for f in self.findings]}  # fmt: skip
 
 
 # -- the statements to plan --------------------------------------------------------------------------------
@@ -230,7 +189,8 @@ class Doctor:
                                                                      idle_holder_s=self.idle_holder_s))
         findings += self._session_findings(blocking)
         if isinstance(self.diagnostics, MSSQLDiagnostics):
-            findings += self._guarded("SQL Server settings", self._sqlserver_findings)
+            findings += self._guarded("SQL Server settings", lambda: sqlserver_findings(self.db, self.layout,
+                                                                                    self.diagnostics))
         findings += self._guarded("plans", self._plan_findings)
         findings += self._guarded("table sizes", self._size_findings)
         return Report(self.db.target.display, self.db.dialect.name, self.layout.name, tuple(findings),
@@ -345,67 +305,22 @@ class Doctor:
         layout, where = self.layout, None
         table = layout.queue_table if advice.table == "queue" else layout.completed_table
         assert table is not None
+        include: list[str] = []
         if advice.where:
             binds: list = []
-            where = Statements(self.db.dialect, layout).condition(parse_predicate(advice.where, "advice"), binds)
+            condition = parse_predicate(advice.where, "advice")
+            where = Statements(self.db.dialect, layout).condition(condition, binds)
             assert not binds  # a literal condition: the printed statement carries no parameter
+            if self.db.dialect.name == "mssql":  # its filter's columns, as the native indexes (IndexDefinition)
+                include = [layout.columns[role] for role in sorted(roles_of(condition)) if role not in advice.keys]
         name = advice.name.format(queue=layout.queue_table, completed=layout.completed_table)
         keys = [layout.columns[role] for role in advice.keys]
-        return self.diagnostics.create_index_sql(layout.schema, table, name, keys, where)
+        return self.diagnostics.create_index_sql(layout.schema, table, name, keys, where, include)
 
     def _analyze_sql(self) -> str:
         table = self.db.dialect.qualify(self.layout.schema, self.layout.queue_table)
         return {"postgresql": f"ANALYZE {table};", "mssql": f"UPDATE STATISTICS {table};"}.get(
             self.db.dialect.name, "ANALYZE;")
-
-    # -- SQL Server settings -----------------------------------------------------------------------------
-    def _sqlserver_findings(self) -> list[Finding]:
-        diag, layout, db = self.diagnostics, self.layout, self.db
-        assert isinstance(diag, MSSQLDiagnostics)
-        findings = []
-        if diag.read_committed_snapshot(db):
-            findings.append(Finding("read-committed snapshot", Status.OK, "on: plain reads see committed rows "
-                                    "without waiting for writers"))
-        else:
-            findings.append(Finding(
-                "read-committed snapshot", Status.WARN, "off",
-                "readers wait for writers' locks: queuetop's monitor reads with NOLOCK (counts may include "
-                "uncommitted rows), and any report or worker that reads the queue plainly blocks on claims",
-                "-- ends other sessions' transactions: run in a quiet moment\n"
-                + diag.read_committed_snapshot_sql(diag.database_name(db))))
-        escalation = diag.lock_escalation(db, layout.schema, layout.queue_table)
-        if escalation == "DISABLE":
-            findings.append(Finding("lock escalation", Status.OK, f"{layout.queue_table}: DISABLE"))
-        else:
-            made_here = " (queuetop init sets it on its own table)" if layout.made_by_init else \
-                " (queuetop does not alter tables it did not create)"
-            findings.append(Finding(
-                "lock escalation", Status.WARN, f"{layout.queue_table}: {escalation or '?'}",
-                "past ~5,000 locks in one statement (a bulk enqueue, a big release) SQL Server takes a table lock; "
-                "READPAST cannot skip it, so every claimer waits and then fails with error 1222" + made_here,
-                diag.lock_escalation_sql(layout.schema, layout.queue_table)))
-        filtered = diag.partial_indexes(db, layout.schema, layout.queue_table)
-        writers = diag.writers_without_quoted_identifier(db, layout.queue_table)
-        if writers and filtered:
-            findings.append(Finding(
-                "QUOTED_IDENTIFIER of the code that writes the queue", Status.FAIL,
-                f"{len(writers)} module(s) created with QUOTED_IDENTIFIER OFF; the table has filtered index(es) "
-                f"{', '.join(sorted(filtered))}",
-                "an INSERT, UPDATE or DELETE on a table with a filtered index fails (error 1934) when run with "
-                "QUOTED_IDENTIFIER OFF, which these modules keep from their creation (sqlcmd's default is OFF)",
-                "\n".join(f"-- {kind.lower()} {schema}.{name}: recreate it with the setting on\nSET QUOTED_IDENTIFIER "
-                          f"ON;\nGO\n-- then its CREATE OR ALTER again; its text: EXEC sp_helptext N'{schema}.{name}';"
-                          for schema, name, kind in writers)))  # fmt: skip
-        elif writers:
-            findings.append(Finding(
-                "QUOTED_IDENTIFIER of the code that writes the queue", Status.WARN,
-                f"{len(writers)} module(s) mentioning {layout.queue_table} were created with QUOTED_IDENTIFIER OFF",
-                "harmless today; the day a filtered index is added to the table, their writes fail (error 1934)",
-                details=tuple(f"{schema}.{name} ({kind})" for schema, name, kind in writers)))
-        else:
-            findings.append(Finding("QUOTED_IDENTIFIER of the code that writes the queue", Status.OK,
-                                    f"no procedure or trigger mentioning {layout.queue_table} has it OFF"))
-        return findings
 
     # -- sizes, growth, retention, dead rows -------------------------------------------------------------
     def _size_findings(self) -> list[Finding]:

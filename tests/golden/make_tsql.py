@@ -55,11 +55,12 @@ def native_statements(d: MSSQLDialect | None = None) -> list[Entry]:
                                                                          + d.session_setup("worker"))]
     out.append(("native", "server clock", d.server_now_sql(), ()))
     out.append(("native", "catalog (detect)", d.catalog_sql(), ()))
-    lock_sql, lock_params = Statements(d, NATIVE).schema_lock()  # type: ignore[misc]
-    out.append(("native", "init: take turns", lock_sql, lock_params))
     for obj in Statements(d, NATIVE).schema_objects():
         out.append(("native", f"init: is there {obj.kind} {obj.name}", obj.exists_sql, obj.exists_params))
         out.append(("native", f"init: create {obj.kind} {obj.name}", obj.create_sql, ()))
+    for index in Statements(d, NATIVE).index_definitions():  # printed by init and doctor for an older index
+        out.append(("native", f"init: upgrade index {index.name}", Statements(d, NATIVE).create_index_sql(
+            index, upgrade=True), ()))
     out.append(("native", "configure_reads read-committed snapshot?", d.read_snapshot_sql() or "", ()))
     out.append(("native", "watchdog: client port", d.client_port_sql() or "", ()))
     if d.zoned_session_sql() is not None:  # SQL Server sends datetimeoffset as it is: nothing to set
@@ -88,6 +89,10 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
                                                                      ["created", "id"], 20))],
         "insert": [("", lambda: (s.insert(fields, delayed=False), params))],
     }
+    if layout.made_by_init:  # the schema `init` makes: its turns, and the columns of each index it finds
+        out["schema_lock"] = [("", s.schema_lock)]
+        out["index_columns_sql"] = [(index.name, lambda index=index: s.index_columns_sql(index))
+                                    for index in s.index_definitions()]  # fmt: skip
     if s.ranged:
         out["state_counts"].append(("from the live end", lambda: s.state_counts(states, low_id=5)))
     if layout.done is not None:
@@ -236,7 +241,7 @@ def statement_methods() -> list[str]:
     hints = {name: typing.get_type_hints(member).get("return")
              for name, member in inspect.getmembers(Statements, inspect.isfunction) if not name.startswith("_")}
     return sorted(name for name, hint in hints.items()
-                  if hint in (Statement, tuple[Statement, Statement], list[Statement],
+                  if hint in (Statement, Statement | None, tuple[Statement, Statement], list[Statement],
                               tuple[list[Statement], Statement]) or name == "insert")
 
 

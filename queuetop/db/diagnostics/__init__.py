@@ -11,6 +11,7 @@ a person to read and run.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -120,12 +121,17 @@ class Diagnostics:
         return None
 
     # -- fixes, as text ----------------------------------------------------------------------------------
-    def create_index_sql(self, schema: str | None, table: str, name: str, keys: list[str], where: str | None) -> str:
-        """CREATE INDEX for a person to run: keys are column names, `where` a condition already in SQL."""
+    def create_index_sql(self, schema: str | None, table: str, name: str, keys: list[str], where: str | None,
+                         include: Sequence[str] = ()) -> str:  # fmt: skip
+        """CREATE INDEX for a person to run: keys and included columns are column names, `where` a condition
+        already in SQL."""
         d = self.dialect
+        if include and not d.supports_include:
+            keys, include = [*keys, *include], ()
+        included = f" INCLUDE ({', '.join(map(d.quote, include))})" if include else ""
         filtered = f" WHERE {where}" if where else ""
         return (f"CREATE INDEX {d.quote(name)} ON {d.qualify(schema, table)} "
-                f"({', '.join(d.quote(k) for k in keys)}){filtered};")
+                f"({', '.join(d.quote(k) for k in keys)}){included}{filtered};")
 
     def retention_sql(self, schema: str | None, table: str, column: str, clock: str, days: int,
                       where: str | None) -> str:  # fmt: skip

@@ -15,6 +15,21 @@ PG_NOW_UTC = "(clock_timestamp() AT TIME ZONE 'UTC')"  # a column default: the t
 
 
 @dataclass(frozen=True)
+class IndexDefinition:
+    """One native index: its columns by role. `sqlserver_include`: columns SQL Server needs besides — a filtered
+    index lacking its filter's column makes the optimizer read that column from the table, a key lookup per row
+    (known for `IS NULL` filters), so every pending count becomes lookups or a scan; the other databases read a
+    partial index's predicate from the index itself."""
+
+    name: str
+    table: str  # role: "queue" | "completed"
+    keys: tuple[str, ...]  # column roles
+    include: tuple[str, ...] = ()
+    where: str | None = None  # the filter, in this database's SQL
+    sqlserver_include: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class SchemaObject:
     """One object `queuetop init` makes sure exists."""
 
@@ -48,46 +63,74 @@ class InitSQL(StatementsBase):
         layout = self.layout
         return f"queuetop init {layout.schema or ''}.{layout.queue_table}"
 
-    def index_definitions(self) -> list[tuple[str, str, str, str, str | None]]:
-        """(name, table role, key columns, included columns, filter) for each native index."""
+    def index_definitions(self) -> list[IndexDefinition]:
+        """The native indexes, as this database makes them."""
         n = self.names()
         return [
             # Pending rows only: typed dequeue seeks here.
-            ("IX_WorkQueue_Pending", "queue", f"{n['type']}, {n['priority']}, {n['available']}",
-             n["created"], f"{n['claimed_at']} IS NULL"),
+            IndexDefinition("IX_WorkQueue_Pending", "queue", ("type", "priority", "available"), ("created",),
+                            f"{n['claimed_at']} IS NULL", sqlserver_include=("claimed_at",)),
             # Pending rows by age, for the monitor: a type's oldest pending job is one seek. `Attempts >= 0` is
             # always true; it is there so that only statements that say it can use this index: a claim, whose
             # order this index does not give, must never pick it (as a planner would on stale statistics).
             # It carries AvailableDate so that "pending now" (available <= now) is read from the index alone, and
             # the id in its key so that the drill-down's oldest first (created, id) is its order where a database
             # without INCLUDE (SQLite) puts AvailableDate in the key.
-            ("IX_WorkQueue_PendingAge", "queue", f"{n['type']}, {n['created']}, {n['id']}", n["available"],
-             f"{n['claimed_at']} IS NULL AND {n['attempts']} >= 0"),
+            IndexDefinition("IX_WorkQueue_PendingAge", "queue", ("type", "created", "id"), ("available",),
+                            f"{n['claimed_at']} IS NULL AND {n['attempts']} >= 0",
+                            sqlserver_include=("claimed_at", "attempts")),
             # Jobs scheduled for later: the poll counts them per type from a range of this index (the rows available
-            # after now), not from every waiting row. It carries its filter's column: SQL Server reads an `IS NULL`
-            # filter's column from the table otherwise (issue 22 asks the same of the indexes above).
-            ("IX_WorkQueue_Scheduled", "queue", n["available"], f"{n['type']}, {n['claimed_at']}",
-             f"{n['claimed_at']} IS NULL"),
+            # after now), not from every waiting row. It carries its filter's column everywhere.
+            IndexDefinition("IX_WorkQueue_Scheduled", "queue", ("available",), ("type", "claimed_at"),
+                            f"{n['claimed_at']} IS NULL"),
             # Dequeue across all types in priority order without sorting the queue.
-            ("IX_WorkQueue_Dequeue", "queue", f"{n['priority']}, {n['available']}", "", f"{n['claimed_at']} IS NULL"),
-            # Claims in flight: claimed and timed-out counts, and the release sweep, read only these.
-            ("IX_WorkQueue_Claimed", "queue", f"{n['type']}, {n['timeout']}", n["created"],
-             f"{n['claimed_at']} IS NOT NULL"),
+            IndexDefinition("IX_WorkQueue_Dequeue", "queue", ("priority", "available"), (),
+                            f"{n['claimed_at']} IS NULL", sqlserver_include=("claimed_at",)),
+            # Claims in flight: claimed and timed-out counts, and the release sweep, read only these; on SQL
+            # Server also who holds each (the workers screen) without a lookup.
+            IndexDefinition("IX_WorkQueue_Claimed", "queue", ("type", "timeout"), ("created",),
+                            f"{n['claimed_at']} IS NOT NULL", sqlserver_include=("claimed_at", "claimed_by")),
             # The completion watermark: throughput and latencies read only what finished recently.
-            ("IX_WorkCompleted_Completed", "completed", n["c_completed"],
-             f"{n['c_type']}, {n['c_created']}, {n['c_claimed_at']}, {n['c_outcome']}", None),
+            IndexDefinition("IX_WorkCompleted_Completed", "completed", ("c_completed",),
+                            ("c_type", "c_created", "c_claimed_at", "c_outcome")),
             # Dead jobs are few; counting them must not scan the history.
-            ("IX_WorkCompleted_Dead", "completed", n["c_type"], "", f"{n['c_outcome']} = 'dead'"),
+            IndexDefinition("IX_WorkCompleted_Dead", "completed", ("c_type",), (), f"{n['c_outcome']} = 'dead'",
+                            sqlserver_include=("c_outcome",)),
         ]  # fmt: skip
 
-    def create_index_sql(self, name: str, table_role: str, keys: str, include: str,
-                         where: str | None) -> str:  # fmt: skip
+    def index_columns(self, index: IndexDefinition) -> tuple[list[str], list[str]]:
+        """(key columns, included columns) of an index as this database makes it, unquoted: SQL Server's carry
+        the filter's columns too (see IndexDefinition); a database without INCLUDE has them all as keys."""
+        roles = index.include + (index.sqlserver_include if self.dialect.name == "mssql" else ())
+        keys, include = list(index.keys), list(dict.fromkeys(role for role in roles if role not in index.keys))
         if include and not self.dialect.supports_include:
-            keys, include = f"{keys}, {include}", ""
-        included = f" INCLUDE ({include})" if include else ""
-        filtered = f" WHERE {where}" if where else ""
-        table = self.names()[table_role]
-        return f"{TAG}CREATE INDEX {self.dialect.quote(name)} ON {table} ({keys}){included}{filtered}"
+            keys, include = keys + include, []
+        columns = self.layout.columns
+        return [columns[role] for role in keys], [columns[role] for role in include]
+
+    def index_columns_sql(self, index: IndexDefinition) -> Statement | None:
+        """The columns an existing native index has (name, included?), where `init` compares them with its
+        definition: SQL Server, whose definitions grew columns (an index is found by name, so an install made
+        before keeps the old one); None elsewhere."""
+        if self.dialect.name != "mssql":
+            return None
+        table = self.layout.queue_table if index.table == "queue" else self.layout.completed_table
+        return (f"{TAG}SELECT c.name FROM sys.indexes AS i JOIN sys.index_columns AS ic ON ic.object_id = "
+                "i.object_id AND ic.index_id = i.index_id JOIN sys.columns AS c ON c.object_id = ic.object_id AND "
+                "c.column_id = ic.column_id WHERE i.object_id = OBJECT_ID(?) AND i.name = ?",
+                (self.dialect.qualify(self.layout.schema, table), index.name))  # fmt: skip
+
+    def create_index_sql(self, index: IndexDefinition, upgrade: bool = False) -> str:
+        """CREATE INDEX of a native index; `upgrade`: SQL Server's DROP_EXISTING form, which remakes an index of
+        that name that lacks columns in one statement (the old one serves queries until the new one is built)."""
+        d = self.dialect
+        keys, include = self.index_columns(index)
+        included = f" INCLUDE ({', '.join(map(d.quote, include))})" if include else ""
+        filtered = f" WHERE {index.where}" if index.where else ""
+        table = self.names()[index.table]
+        again = " WITH (DROP_EXISTING = ON)" if upgrade else ""
+        return (f"{TAG}CREATE INDEX {d.quote(index.name)} ON {table} ({', '.join(map(d.quote, keys))}){included}"
+                f"{filtered}{again}")
 
     def _tsql_schema_objects(self) -> list[SchemaObject]:
         layout = self.layout
@@ -141,8 +184,8 @@ class InitSQL(StatementsBase):
             self.sql("ALTER TABLE {queue} SET (LOCK_ESCALATION = DISABLE)")))
         tables = {"queue": layout.queue_table, "completed": layout.completed_table}
         for index in self.index_definitions():
-            objects.append(SchemaObject("index", index[0], *index_id(tables[index[1]], index[0]),
-                                        self.create_index_sql(*index)))
+            objects.append(SchemaObject("index", index.name, *index_id(tables[index.table], index.name),
+                                        self.create_index_sql(index)))
         return objects
 
     def _pg_schema_objects(self) -> list[SchemaObject]:
@@ -187,7 +230,7 @@ class InitSQL(StatementsBase):
                   {c_outcome} varchar(16) NOT NULL)""")),
         ]  # fmt: skip
         for index in self.index_definitions():
-            objects.append(SchemaObject("index", index[0], *qualified(index[0]), self.create_index_sql(*index)))
+            objects.append(SchemaObject("index", index.name, *qualified(index.name), self.create_index_sql(index)))
         return objects
 
     def _sqlite_schema_objects(self) -> list[SchemaObject]:
@@ -227,8 +270,8 @@ class InitSQL(StatementsBase):
                   {c_outcome} TEXT NOT NULL)""")),
         ]  # fmt: skip
         for index in self.index_definitions():
-            objects.append(SchemaObject("index", index[0], *exists("index", index[0]),
-                                        self.create_index_sql(*index)))
+            objects.append(SchemaObject("index", index.name, *exists("index", index.name),
+                                        self.create_index_sql(index)))
         return objects
 
     def _pg_schema_lock(self) -> Statement | None:

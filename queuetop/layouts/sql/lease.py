@@ -20,6 +20,7 @@ from queuetop.layouts.sql.claim import ClaimSQL
 from queuetop.layouts.sql.counts import _first_term
 
 MAX_CLAIM_ARMS = 100  # job types SQLite reads as separate index ranges (it caps compound selects at 500 terms)
+NEWEST_FOR_TYPES = 10_000  # rows read to name the job types an unknown --type could have meant
 LOCKED_PICK = " WITH (ROWLOCK, READPAST, UPDLOCK)"  # T-SQL: skip rows others hold, lock what is read
 
 
@@ -301,11 +302,19 @@ class LeaseSQL(ClaimSQL):
 
         return self._bound("has_type", build, {"__type": job_type})
 
-    def queued_types(self) -> Statement:
-        """Every job type in the queue table, sorted: a scan, run only to word an error."""
-        sql, _ = self._render("queued_types", lambda binds: f"SELECT DISTINCT {self.col('type')} FROM "
-                                                            f"{self.table('queue')}{self._hint()} ORDER BY 1")
-        return sql, ()
+    def queued_types(self, newest: int = NEWEST_FOR_TYPES) -> Statement:
+        """The job types of the queue table's newest `newest` rows, sorted: run only to word an error, so it
+        reads a bounded range of the id's index, never the whole table (the whole table where a layout has no id).
+        """
+        if not self.layout.has("id"):
+            sql, _ = self._render("queued_types", lambda binds: f"SELECT DISTINCT {self.col('type')} FROM "
+                                                                f"{self.table('queue')}{self._hint()} ORDER BY 1")
+            return sql, ()
+        newest_rows = self.dialect.first_rows_sql(f"SELECT {self.col('type')} AS qt_type FROM {self.table('queue')}"
+                                                  f"{self._hint()} ORDER BY {self.col('id')} DESC")
+        sql, _ = self._render("queued_types:newest", lambda binds: f"SELECT DISTINCT qt_type FROM ({newest_rows}) "
+                                                                   "AS qt_newest ORDER BY 1")
+        return sql, self.dialect.first_rows_params((), newest)
 
     # -- enqueueing in bulk ------------------------------------------------------------------------------------
     def insert_rows(self, fields: Sequence[str], values: Sequence[Any], delay_s: float, count: int) -> Statement:

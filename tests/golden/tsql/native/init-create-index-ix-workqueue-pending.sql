@@ -1,2 +1,2 @@
 -- native: init: create index IX_WorkQueue_Pending
-/* queuetop */ CREATE INDEX [IX_WorkQueue_Pending] ON [queuetop].[WorkQueue] ([JobType], [Priority], [AvailableDate]) INCLUDE ([CreatedDate]) WHERE [RetrievedDate] IS NULL;
+/* queuetop */ CREATE INDEX [IX_WorkQueue_Pending] ON [queuetop].[WorkQueue] ([JobType], [Priority], [AvailableDate]) INCLUDE ([CreatedDate], [RetrievedDate]) WHERE [RetrievedDate] IS NULL;

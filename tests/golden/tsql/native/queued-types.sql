@@ -1,2 +1,2 @@
 -- native: queued_types
-/* queuetop */ SELECT DISTINCT [JobType] FROM [queuetop].[WorkQueue] WITH (NOLOCK) ORDER BY 1;
+/* queuetop */ SELECT DISTINCT qt_type FROM (SELECT TOP (?) [JobType] AS qt_type FROM [queuetop].[WorkQueue] WITH (NOLOCK) ORDER BY [WorkQueueID] DESC) AS qt_newest ORDER BY 1;

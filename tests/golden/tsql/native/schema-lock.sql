@@ -1,2 +1,2 @@
--- native: init: take turns
+-- native: schema_lock
 /* queuetop */ EXEC sp_getapplock @Resource = ?, @LockMode = 'Exclusive', @LockOwner = 'Transaction', @LockTimeout = 60000;

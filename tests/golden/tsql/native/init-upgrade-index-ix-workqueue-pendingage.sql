@@ -1,0 +1,2 @@
+-- native: init: upgrade index IX_WorkQueue_PendingAge
+/* queuetop */ CREATE INDEX [IX_WorkQueue_PendingAge] ON [queuetop].[WorkQueue] ([JobType], [CreatedDate], [WorkQueueID]) INCLUDE ([AvailableDate], [RetrievedDate], [Attempts]) WHERE [RetrievedDate] IS NULL AND [Attempts] >= 0 WITH (DROP_EXISTING = ON);
