@@ -33,7 +33,8 @@ SENT = {
     "read-committed snapshot": m.READ_COMMITTED_SNAPSHOT_SQL, "lock escalation": m.LOCK_ESCALATION_SQL,
     "filtered indexes": m.FILTERED_INDEXES_SQL, "writers": m.WRITERS_SQL, "size": m.SIZE_SQL,
     "ghost records": m.GHOSTS_SQL, "agent jobs": m.AGENT_JOBS_SQL, "sessions, one table": m.sessions_sql(1),
-    "sessions, two tables": m.sessions_sql(2),
+    "sessions, two tables": m.sessions_sql(2), "database settings": m.DATABASE_SETTINGS_SQL,
+    "principals": m.PRINCIPALS_SQL,
 }  # fmt: skip
 
 
@@ -49,6 +50,9 @@ def printed_fixes() -> dict[str, str]:
     fixes = {
         "read-committed snapshot": diag.read_committed_snapshot_sql("jobs"),
         "retention utc": diag.retention_sql("queuetop", "WorkCompleted", "CompletedDate", "utc", 7, None),
+        "parameterization": diag.parameterization_sql("jobs"), "ansi nulls": diag.ansi_nulls_sql("jobs"),
+        "grant view server state": diag.grant_sql("VIEW SERVER STATE", "ops", "ops_user"),
+        "grant showplan": diag.grant_sql("SHOWPLAN", "ops", "ops_user"),
     }
     for name in preset_names("mssql"):
         layout = load_layout(name)

@@ -190,8 +190,11 @@ def test_sql_server_sessions_get_a_query_timeout_by_purpose_and_ask_for_rcsi(mon
     ("HY000", "[HY000] [Microsoft][ODBC Driver 18 for SQL Server][SQL Server]Lock request time out period "
               "exceeded. (1222) (SQLExecDirectW)", Timeout),
     ("HYT00", "[HYT00] [Microsoft][ODBC Driver 18 for SQL Server]Query timeout expired (0) (SQLExecDirectW)", Timeout),
+    # a NOLOCK read that met a page split: the next poll reads again, no reconnect
+    ("42000", "[42000] [Microsoft][ODBC Driver 18 for SQL Server][SQL Server]Could not continue scan with NOLOCK due "
+              "to data movement. (601) (SQLExecDirectW)", Conflict),
 ])  # fmt: skip
-def test_sql_servers_deadlocks_and_timeouts_are_transient(sqlstate, message, kind):
+def test_sql_servers_deadlocks_timeouts_and_nolock_data_movement_are_transient(sqlstate, message, kind):
     db = Database(parse_target("DRIVER={x};SERVER=db"), None, MSSQLDialect())
     error = db._classify(sqlstate, message)
     assert type(error) is kind and isinstance(error, TransientError)

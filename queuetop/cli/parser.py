@@ -224,10 +224,10 @@ A dead worker's claims are released from the dashboard's workers panel (W, then 
   queuetop doctor --strict --sample 0 && run-load-test   a warning stops the script too; no growth sample
 
 checks: every poll, drill-down and dequeue statement planned (not run) and served by an index; SQL Server's
-read-committed snapshot, lock escalation and QUOTED_IDENTIFIER of the code that writes the queue; table sizes,
-growth, retention, dead tuples / ghost records / free pages; sessions idle in a transaction holding claims and
-blocking chains, with application and host. Each finding: ok, warn, fail or unknown, what it means, and the
-statement that would fix it (printed, never run).
+read-committed snapshot, lock escalation, parameterization, the native indexes' columns and the settings of the
+code that writes the queue; table sizes, growth, retention, dead tuples / ghost records / free pages; sessions
+idle in a transaction holding claims and blocking chains, with application and host. Each finding: ok, warn,
+fail or unknown, what it means, and the statement that would fix it (printed, never run).
 exit code: 0 nothing failed (warnings and unknowns allowed), 1 a check failed (--strict: or warned),
 2 the checks could not run (bad option, database unreachable)
 """)

@@ -35,7 +35,7 @@ from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import STATES, Layout
 from queuetop.layouts.predicate import Bool, parse_predicate, roles_of
 from queuetop.layouts.sql import Statements
-from queuetop.serve.doctor_sqlserver import sqlserver_findings
+from queuetop.serve.doctor_sqlserver import permission_finding, sqlserver_findings
 from queuetop.serve.findings import Finding, Report, Status
 from queuetop.watch.blocking import IDLE_HOLDER_S, Blocking, queue_tables, read_blocking
 from queuetop.watch.recount import DEPTH_EXACT_UP_TO
@@ -200,6 +200,10 @@ class Doctor:
         try:
             return call()
         except QueuetopError as exc:
+            if isinstance(self.diagnostics, MSSQLDiagnostics):
+                refused = permission_finding(self.db, self.diagnostics, what, exc)
+                if refused is not None:
+                    return refused
             return Finding(what, Status.UNKNOWN, f"could not read: {exc}", "this check did not run")
 
     def _guarded(self, what: str, call: Callable[[], list[Finding]]) -> list[Finding]:

@@ -1,12 +1,15 @@
 """`queuetop doctor` on SQL Server: the settings and objects around the queue table that decide whether claims
 and the monitor get in each other's way — read-committed snapshot, lock escalation, the native indexes' columns
-(an index made by an older queuetop lacks the filter columns SQL Server needs, see layouts/sql/init.py), and
-the procedures and triggers that write the queue (QUOTED_IDENTIFIER, without which a write to a table with a
-filtered index fails). Each finding carries the statement that fixes it, printed, never run."""
+(an index made by an older queuetop lacks the filter columns SQL Server needs, see layouts/sql/init.py), forced
+parameterization (a filtered index's literal never matches a parameter) and the ANSI_NULLS default, and the
+procedures and triggers that write the queue (QUOTED_IDENTIFIER and ANSI_NULLS, without which a write to a table
+with a filtered index fails). Each finding carries the statement that fixes it, printed, never run."""
 
 from __future__ import annotations
 
-from queuetop.db import Database
+import re
+
+from queuetop.db import Database, QueuetopError
 from queuetop.db.diagnostics import Diagnostics
 from queuetop.db.diagnostics.mssql import MSSQLDiagnostics
 from queuetop.layouts import Layout
@@ -15,10 +18,10 @@ from queuetop.serve.findings import Finding, Status
 
 
 def sqlserver_findings(db: Database, layout: Layout, diag: Diagnostics) -> list[Finding]:
-    """Every SQL Server check, in a DBA's order: reads, lock escalation, the native indexes' columns, the code
-    that writes the queue."""
+    """Every SQL Server check, in a DBA's order: reads, lock escalation, parameterization and ANSI_NULLS, the
+    native indexes' columns, the code that writes the queue."""
     assert isinstance(diag, MSSQLDiagnostics)
-    findings = [*_settings(db, layout, diag)]
+    findings = [*_settings(db, layout, diag), *_database_findings(db, diag)]
     if layout.made_by_init:
         findings += outdated_index_findings(db, layout)
     findings += _writer_findings(db, layout, diag)
@@ -52,28 +55,48 @@ def _settings(db: Database, layout: Layout, diag: MSSQLDiagnostics) -> list[Find
 
 
 def _writer_findings(db: Database, layout: Layout, diag: MSSQLDiagnostics) -> list[Finding]:
-    findings = []
+    check = "settings of the code that writes the queue"
     filtered = diag.partial_indexes(db, layout.schema, layout.queue_table)
-    writers = diag.writers_without_quoted_identifier(db, layout.queue_table)
-    if writers and filtered:
-        findings.append(Finding(
-            "QUOTED_IDENTIFIER of the code that writes the queue", Status.FAIL,
-            f"{len(writers)} module(s) created with QUOTED_IDENTIFIER OFF; the table has filtered index(es) "
-            f"{', '.join(sorted(filtered))}",
-            "an INSERT, UPDATE or DELETE on a table with a filtered index fails (error 1934) when run with "
-            "QUOTED_IDENTIFIER OFF, which these modules keep from their creation (sqlcmd's default is OFF)",
-            "\n".join(f"-- {kind.lower()} {schema}.{name}: recreate it with the setting on\nSET QUOTED_IDENTIFIER "
-                      f"ON;\nGO\n-- then its CREATE OR ALTER again; its text: EXEC sp_helptext N'{schema}.{name}';"
-                      for schema, name, kind in writers)))  # fmt: skip
-    elif writers:
-        findings.append(Finding(
-            "QUOTED_IDENTIFIER of the code that writes the queue", Status.WARN,
-            f"{len(writers)} module(s) mentioning {layout.queue_table} were created with QUOTED_IDENTIFIER OFF",
+    writers = diag.writers_without_index_settings(db, layout.queue_table)
+    if not writers:
+        return [Finding(check, Status.OK, f"no procedure or trigger mentioning {layout.queue_table} has "
+                                          "QUOTED_IDENTIFIER or ANSI_NULLS off")]
+    if not filtered:
+        return [Finding(
+            check, Status.WARN, f"{len(writers)} module(s) mentioning {layout.queue_table} were created with "
+                                "QUOTED_IDENTIFIER or ANSI_NULLS off",
             "harmless today; the day a filtered index is added to the table, their writes fail (error 1934)",
-            details=tuple(f"{schema}.{name} ({kind})" for schema, name, kind in writers)))
+            details=tuple(f"{schema}.{name} ({kind}: {off} off)" for schema, name, kind, off in writers))]
+    return [Finding(
+        check, Status.FAIL, f"{len(writers)} module(s) created with QUOTED_IDENTIFIER or ANSI_NULLS off; the table "
+                            f"has filtered index(es) {', '.join(sorted(filtered))}",
+        "an INSERT, UPDATE or DELETE on a table with a filtered index fails (error 1934) when run with either "
+        "setting off, which these modules keep from their creation (sqlcmd's QUOTED_IDENTIFIER default is OFF)",
+        "\n".join(f"-- {kind.lower()} {schema}.{name} has {off} off: recreate it with them on\n"
+                  f"SET QUOTED_IDENTIFIER ON;\nSET ANSI_NULLS ON;\nGO\n-- then its CREATE OR ALTER again; its text: "
+                  f"EXEC sp_helptext N'{schema}.{name}';" for schema, name, kind, off in writers))]
+
+
+def _database_findings(db: Database, diag: MSSQLDiagnostics) -> list[Finding]:
+    forced, ansi_nulls = diag.database_settings(db)
+    findings = []
+    if forced:
+        findings.append(Finding(
+            "parameterization", Status.WARN, "FORCED",
+            "SQL Server turns the literals of every query into parameters, and a parameter never matches a filtered "
+            "index's predicate: counts that lean on one (dead jobs: `Outcome = 'dead'`, a seed's flag column) read "
+            "the table instead. If FORCED was chosen for other queries, keep it and expect these reads to scan",
+            diag.parameterization_sql(diag.database_name(db))))
     else:
-        findings.append(Finding("QUOTED_IDENTIFIER of the code that writes the queue", Status.OK,
-                                f"no procedure or trigger mentioning {layout.queue_table} has it OFF"))
+        findings.append(Finding("parameterization", Status.OK, "SIMPLE: the filtered indexes' literals match"))
+    if ansi_nulls:
+        findings.append(Finding("ANSI_NULLS default", Status.OK, "ON"))
+    else:
+        findings.append(Finding(
+            "ANSI_NULLS default", Status.WARN, "OFF",
+            "a session that does not set ANSI_NULLS itself (ODBC and queuetop do; some old clients and tools do not) "
+            "fails its writes to a table with a filtered index (error 1934)",
+            diag.ansi_nulls_sql(diag.database_name(db))))
     return findings
 
 
@@ -90,3 +113,25 @@ def outdated_index_findings(db: Database, layout: Layout) -> list[Finding]:
         "lookup per row, so each pending or claimed count costs lookups or a scan as the queue grows. "
         "DROP_EXISTING remakes each in one statement (add ONLINE = ON where the edition has it)",
         "\n".join(step.upgrade_sql or "" for step in outdated))]
+
+
+# SQL Server's words for a refused permission: "VIEW SERVER STATE permission was denied on object 'server', ..."
+# (error 300), "SHOWPLAN permission denied in database 'jobs'." (262)
+_DENIED = re.compile(r"\b([A-Z][A-Z ]*[A-Z]) permission (?:was )?denied")
+
+
+def permission_finding(db: Database, diag: Diagnostics, check: str, error: QueuetopError) -> Finding | None:
+    """A check SQL Server refused for want of a permission, as a finding that names it and prints the GRANT,
+    instead of "could not read"; None for any other error."""
+    assert isinstance(diag, MSSQLDiagnostics)
+    denied = _DENIED.search(str(error))
+    if denied is None:
+        return None
+    permission = denied.group(1)
+    try:
+        login, user = diag.principals(db)
+    except QueuetopError:
+        login = user = "the monitor's login"
+    return Finding(check, Status.UNKNOWN, f"not checked: {login} lacks {permission}",
+                   f"SQL Server refused this check's read ({permission}); queuetop needs it for this check only, "
+                   "and watches the queue without it", diag.grant_sql(permission, login, user))

@@ -3,7 +3,8 @@
 What a DBA would look up by hand before a load test, read from each database's own catalog and statistics
 views: how the planner would run a statement (without running it), a table's size and dead rows, the sessions
 that hold locks on the queue's tables in an open transaction or wait on one, and SQL Server's settings that
-matter to a queue (read-committed snapshot, lock escalation, QUOTED_IDENTIFIER of the code that writes it).
+matter to a queue (read-committed snapshot, lock escalation, parameterization, the settings of the code that
+writes it).
 Every statement is tagged `/* queuetop */`, takes its values as `?` parameters and its identifiers quoted by
 the dialect. Nothing here changes the database: the statements that would fix something are built as text, for
 a person to read and run.

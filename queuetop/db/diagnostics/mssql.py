@@ -27,11 +27,17 @@ _SORTS = ("Sort", "Top N Sort")
 
 READ_COMMITTED_SNAPSHOT_SQL = (TAG + "SELECT is_read_committed_snapshot_on FROM sys.databases "
                                      "WHERE database_id = DB_ID()")
+# Forced parameterization turns the literals of a filtered index's predicate in a query into parameters, and a
+# parameter never matches a filter; ANSI_NULLS is what a session gets that does not set it itself.
+DATABASE_SETTINGS_SQL = (TAG + "SELECT is_parameterization_forced, is_ansi_nulls_on FROM sys.databases "
+                               "WHERE database_id = DB_ID()")
+PRINCIPALS_SQL = TAG + "SELECT ORIGINAL_LOGIN(), USER_NAME()"
 LOCK_ESCALATION_SQL = TAG + "SELECT lock_escalation_desc FROM sys.tables WHERE object_id = OBJECT_ID(?)"
 FILTERED_INDEXES_SQL = TAG + "SELECT name FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND has_filter = 1"
-# Procedures, triggers and functions whose text names the table: QUOTED_IDENTIFIER is fixed when each was created.
+# Procedures, triggers and functions whose text names the table: QUOTED_IDENTIFIER and ANSI_NULLS are fixed when
+# each was created.
 WRITERS_SQL = (TAG + "SELECT OBJECT_SCHEMA_NAME(m.object_id), OBJECT_NAME(m.object_id), o.type_desc, "
-                     "m.uses_quoted_identifier FROM sys.sql_modules AS m JOIN sys.objects AS o "
+                     "m.uses_quoted_identifier, m.uses_ansi_nulls FROM sys.sql_modules AS m JOIN sys.objects AS o "
                      "ON o.object_id = m.object_id WHERE o.type IN ('P', 'TR', 'FN', 'IF', 'TF') "
                      "AND m.[definition] LIKE ?")  # bracketed: sqlfluff reads a bare `definition` as a keyword
 SIZE_SQL = (TAG + "SELECT SUM(CASE WHEN index_id IN (0, 1) THEN row_count ELSE 0 END), "
@@ -132,10 +138,37 @@ class MSSQLDiagnostics(Diagnostics):
     def database_name(self, db: Database) -> str:
         return str(db.fetchone(TAG + "SELECT DB_NAME()")[0])
 
-    def writers_without_quoted_identifier(self, db: Database, table: str) -> list[tuple[str, str, str]]:
-        """(schema, name, kind) of the modules that mention the table and were created with QUOTED_IDENTIFIER OFF."""
+    def writers_without_index_settings(self, db: Database, table: str) -> list[tuple[str, str, str, str]]:
+        """(schema, name, kind, the settings it has OFF) of the modules that mention the table and were created
+        with QUOTED_IDENTIFIER or ANSI_NULLS off (each fails its writes to a table with a filtered index)."""
         rows = db.fetchall(WRITERS_SQL, (f"%{table}%",))
-        return [(str(s), str(n), str(kind)) for s, n, kind, quoted in rows if not quoted]
+        return [(str(s), str(n), str(kind), " and ".join(name for name, on in (("QUOTED_IDENTIFIER", quoted),
+                                                                               ("ANSI_NULLS", nulls)) if not on))
+                for s, n, kind, quoted, nulls in rows if not (quoted and nulls)]  # fmt: skip
+
+    def database_settings(self, db: Database) -> tuple[bool, bool]:
+        """(forced parameterization, ANSI_NULLS on by default) of the current database."""
+        forced, nulls = db.fetchone(DATABASE_SETTINGS_SQL)
+        return bool(forced), bool(nulls)
+
+    def parameterization_sql(self, database: str) -> str:
+        return f"ALTER DATABASE {self.dialect.quote(database)} SET PARAMETERIZATION SIMPLE;"
+
+    def principals(self, db: Database) -> tuple[str, str]:
+        """(login, database user) of this connection: whom a GRANT names."""
+        login, user = db.fetchone(PRINCIPALS_SQL)
+        return str(login), str(user)
+
+    def grant_sql(self, permission: str, login: str, user: str) -> str:
+        """The GRANT that gives this connection a permission it was refused: VIEW SERVER STATE is the server's (to
+        the login, in master; Azure SQL Database has none: VIEW DATABASE STATE there), the others the database's."""
+        if permission == "VIEW SERVER STATE":
+            return (f"USE master;\nGRANT VIEW SERVER STATE TO {self.dialect.quote(login)};\n"
+                    f"-- Azure SQL Database: GRANT VIEW DATABASE STATE TO {self.dialect.quote(user)};")
+        return f"GRANT {permission} TO {self.dialect.quote(user)};"
+
+    def ansi_nulls_sql(self, database: str) -> str:
+        return f"ALTER DATABASE {self.dialect.quote(database)} SET ANSI_NULLS ON;"
 
     def table_size(self, db: Database, schema: str | None, table: str) -> TableSize:
         name = self.dialect.qualify(schema, table)

@@ -122,8 +122,10 @@ class MSSQLDialect(Dialect):
         # HYT00: the ODBC query timeout (Connection.timeout); 1222: SET LOCK_TIMEOUT ran out
         if sqlstate == "HYT00" or "Lock request time out" in message or "Query timeout expired" in message:
             return ErrorKind.TIMEOUT
-        # 1205 deadlock victim (SQLSTATE 40001); 3960 snapshot update conflict; both roll the statement back
-        if sqlstate == "40001" or "deadlock victim" in message or "update conflict" in message:
+        # 1205 deadlock victim (SQLSTATE 40001); 3960 snapshot update conflict; both roll the statement back.
+        # 601: a NOLOCK read (the monitor's, without RCSI) met a page being split or moved: the next read is fine
+        if sqlstate == "40001" or "deadlock victim" in message or "update conflict" in message \
+                or "due to data movement" in message:
             return ErrorKind.CONFLICT
         return None
 
