@@ -15,6 +15,7 @@ import json
 import uuid
 from typing import Any
 
+from queuetop.act.batches import MAINTENANCE_BATCH, Progress, in_batches
 from queuetop.act.queue import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_PRIORITY,
@@ -250,9 +251,10 @@ class ShapeQueue:
         return deleted
 
     # -- dead jobs ---------------------------------------------------------------------------------------
-    def dead(self, action: str, job_type: str | None = None) -> int:
+    def dead(self, action: str, job_type: str | None = None, on_progress: Progress | None = None) -> int:
         """"count", "retry" (back to pending, as if never tried) or "delete" the dead jobs (of one type). Counting
-        needs only the dead state (so it agrees with `stats`); retry and delete need their declaration."""
+        needs only the dead state (so it agrees with `stats`); retry and delete need their declaration, and run
+        in batches (`act.batches`), `on_progress` told after each."""
         if "dead" not in self.layout.states:
             raise UsageError(f"layout {self.layout.name} has no dead jobs: it defines no dead state",
                              "only shapes with an attempt limit do")
@@ -262,13 +264,14 @@ class ShapeQueue:
         if action == "count":
             return self._count("dead", job_type)
         if action == "retry" and self.layout.dead_move_back:
-            return self._move_back(job_type)
-        statement = (self.statements.retry_dead(job_type, self.settings) if action == "retry"
-                     else self.statements.delete_state("dead", job_type, self.settings))  # fmt: skip
-        with self.db.transaction():
-            return self.db.execute(*statement)
+            return self._move_back(job_type, on_progress)
+        statement = (self.statements.retry_dead(job_type, self.settings, batch=MAINTENANCE_BATCH) if action == "retry"
+                     else self.statements.delete_state("dead", job_type, self.settings, batch=MAINTENANCE_BATCH))
+        return in_batches(self.db, statement, batch=MAINTENANCE_BATCH, expected=self._count("dead", job_type),
+                          on_progress=on_progress)
 
-    def _move_back(self, job_type: str | None) -> int:
+    def _move_back(self, job_type: str | None, on_progress: Progress | None) -> int:
+        """Dead jobs moved back into the queue table, a set of ids per transaction (as `in_batches`)."""
         moved = 0
         while True:
             rows = self.db.fetchall(*self.statements.ids_in_state("dead", job_type, RELEASE_BATCH, self.settings))
@@ -282,6 +285,8 @@ class ShapeQueue:
                     raise QueuetopError("dead jobs changed while they were retried: nothing was changed",
                                         "try again")
             moved += inserted
+            if on_progress is not None:
+                on_progress(moved)
 
 
 class _Mismatch(Exception):

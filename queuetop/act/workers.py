@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
+from queuetop.act.batches import MAINTENANCE_BATCH, Progress, in_batches
 from queuetop.act.queue import DEFAULT_MAX_ATTEMPTS, Queue, ReleaseResult
 from queuetop.core.errors import UsageError
 from queuetop.core.history import percentiles
@@ -264,10 +265,11 @@ def no_scheduled_state(layout: Layout) -> str | None:
 
 
 def make_available(db: Database, layout: Layout, job_type: str | None = None, *, dry_run: bool = False,
-                   settings: Mapping[str, Any] | None = None) -> ScheduledResult:  # fmt: skip
-    """Count (dry run) or make available now the jobs (of one type) scheduled for later: one UPDATE that sets their
+                   settings: Mapping[str, Any] | None = None, on_progress: Progress | None = None,
+                   ) -> ScheduledResult:  # fmt: skip
+    """Count (dry run) or make available now the jobs (of one type) scheduled for later: UPDATEs that set their
     available time to the database's now only where a row is still scheduled, so a job claimed meanwhile is
-    left as it is."""
+    left as it is; in batches (`act.batches`)."""
     reason = no_scheduled_state(layout)
     if reason is not None:
         raise UsageError(reason)
@@ -277,6 +279,6 @@ def make_available(db: Database, layout: Layout, job_type: str | None = None, *,
     found = int(db.fetchone(*statements.count_state("scheduled", job_type, values))[0])
     if dry_run or found == 0:
         return ScheduledResult(found, dry_run=dry_run)
-    with db.transaction():
-        changed = db.execute(*statements.make_available(job_type, values))
+    changed = in_batches(db, statements.make_available(job_type, values, batch=MAINTENANCE_BATCH),
+                         batch=MAINTENANCE_BATCH, expected=found, on_progress=on_progress)  # fmt: skip
     return ScheduledResult(found, changed)

@@ -188,3 +188,28 @@ def with_per_target(args: argparse.Namespace) -> argparse.Namespace:
     first = args.per_target[0]
     first.per_target = args.per_target
     return first
+
+
+class ProgressLine:
+    """A long write's progress on stderr, "3,000 of 12,000 dead job(s) back to pending": rewritten in place on a
+    terminal, a line at most every `every_s` seconds elsewhere (a log keeps a trace, not a flood)."""
+
+    def __init__(self, total: int, what: str, every_s: float = 5.0) -> None:
+        import time
+
+        self.total, self.what, self.every_s, self.done = total, what, every_s, 0
+        self._clock = time.monotonic
+        self._last = self._clock()
+        self._terminal = sys.stderr.isatty()
+
+    def __call__(self, done: int) -> None:
+        self.done = done
+        if self._terminal:
+            print(f"\r{done:,} of {self.total:,} {self.what}", end="", file=sys.stderr, flush=True)
+        elif self._clock() - self._last >= self.every_s:
+            self._last = self._clock()
+            print(f"{done:,} of {self.total:,} {self.what}", file=sys.stderr, flush=True)
+
+    def end(self) -> None:
+        if self._terminal and self.done:
+            print(file=sys.stderr)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from queuetop.cli.common import (
     EXIT_USAGE,
+    ProgressLine,
     _announce,
     _layout_name,
     open_target,
@@ -278,8 +279,16 @@ def cmd_dead(args: argparse.Namespace) -> int:
             if answer not in ("y", "yes"):
                 print("nothing changed")
                 return 0
-        changed = queue.dead(args.action, args.job_type)
         done = "back to pending" if args.action == "retry" else "deleted"
+        progress = ProgressLine(found, f"dead job(s){scope} {done}")
+        try:
+            changed = queue.dead(args.action, args.job_type, on_progress=progress)
+        except KeyboardInterrupt:  # between two batches: what they changed is committed
+            progress.end()
+            print(f"stopped: {progress.done:,} of {found:,} dead job(s){scope} {done}, the others unchanged",
+                  file=sys.stderr)
+            raise
+        progress.end()
         print(f"{changed:,} dead job(s){scope} {done}")
     return 0
 

@@ -144,8 +144,13 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
             out.setdefault("requeue", []).append(("dead retry", lambda: s.requeue("dead", [1, 2], None,
                                                                                   layout.dead_move_back)))
         else:
-            out["retry_dead"] = [("", lambda: s.retry_dead(job_type))]
-        out["delete_state"] = [("dead", lambda: s.delete_state("dead", job_type))]
+            out["retry_dead"] = [("", lambda: s.retry_dead(job_type)),
+                                 ("in batches", lambda: s.retry_dead(job_type, batch=1000))]
+        out["delete_state"] = [("dead", lambda: s.delete_state("dead", job_type)),
+                               ("dead in batches", lambda: s.delete_state("dead", job_type, batch=1000))]
+    if "scheduled" in layout.states and layout.has("available"):
+        out["make_available"] = [("", lambda: s.make_available(job_type)),
+                                 ("in batches", lambda: s.make_available(job_type, batch=1000))]
     return out
 
 

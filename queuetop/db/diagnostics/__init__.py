@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from queuetop.db.connection import Database
 
 TAG = "/* queuetop */ "
+# Rows per statement of the retention DELETE doctor prints: few enough that SQL Server never escalates to a table
+# lock (at ~5,000) and no statement holds a claim up for long; run again until it deletes none.
+RETENTION_BATCH = 1_000
 
 
 class AccessKind(Enum):

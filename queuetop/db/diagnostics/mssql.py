@@ -14,7 +14,17 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
 from queuetop.core.errors import DatabaseError
-from queuetop.db.diagnostics import TAG, Access, AccessKind, Diagnostics, Plan, SessionRow, TableSize, short
+from queuetop.db.diagnostics import (
+    RETENTION_BATCH,
+    TAG,
+    Access,
+    AccessKind,
+    Diagnostics,
+    Plan,
+    SessionRow,
+    TableSize,
+    short,
+)
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
@@ -202,8 +212,8 @@ class MSSQLDiagnostics(Diagnostics):
                       where: str | None) -> str:  # fmt: skip
         now = {"local": "GETDATE()", "zoned": "SYSDATETIMEOFFSET()"}.get(clock, "SYSUTCDATETIME()")
         extra = f" AND {where}" if where else ""
-        return (f"DELETE TOP (5000) FROM {self.dialect.qualify(schema, table)} WHERE {self.dialect.quote(column)} < "
-                f"DATEADD(day, -{int(days)}, {now}){extra};")
+        return (f"DELETE TOP ({RETENTION_BATCH}) FROM {self.dialect.qualify(schema, table)} WITH (ROWLOCK, READPAST) "
+                f"WHERE {self.dialect.quote(column)} < DATEADD(day, -{int(days)}, {now}){extra};")
 
     def terminate_sql(self, session: str) -> str | None:
         return f"KILL {int(session)};" if session.isdigit() else None

@@ -9,7 +9,17 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from queuetop.db.diagnostics import TAG, Access, AccessKind, Diagnostics, Plan, SessionRow, TableSize, short
+from queuetop.db.diagnostics import (
+    RETENTION_BATCH,
+    TAG,
+    Access,
+    AccessKind,
+    Diagnostics,
+    Plan,
+    SessionRow,
+    TableSize,
+    short,
+)
 from queuetop.db.dialects.postgres import NOW_UTC
 
 if TYPE_CHECKING:
@@ -128,7 +138,7 @@ class PostgresDiagnostics(Diagnostics):
         now = {"local": "LOCALTIMESTAMP", "zoned": "now()"}.get(clock, NOW_UTC)
         extra = f" AND {where}" if where else ""
         return (f"DELETE FROM {name} WHERE ctid IN (SELECT ctid FROM {name} WHERE {q(column)} < "
-                f"{now} - INTERVAL '{int(days)} days'{extra} LIMIT 5000);")
+                f"{now} - INTERVAL '{int(days)} days'{extra} LIMIT {RETENTION_BATCH});")
 
     def terminate_sql(self, session: str) -> str | None:
         return f"SELECT pg_terminate_backend({int(session)});" if session.isdigit() else None

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from queuetop.core.errors import QueuetopError, Timeout
-from queuetop.db.diagnostics import TAG, Access, AccessKind, Diagnostics, Plan, SessionRow, TableSize
+from queuetop.db.diagnostics import RETENTION_BATCH, TAG, Access, AccessKind, Diagnostics, Plan, SessionRow, TableSize
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
@@ -93,4 +93,4 @@ class SQLiteDiagnostics(Diagnostics):
         local = ", 'localtime'" if clock == "local" else ""
         extra = f" AND {where}" if where else ""
         return (f"DELETE FROM {q(table)} WHERE rowid IN (SELECT rowid FROM {q(table)} WHERE {q(column)} < "
-                f"strftime('%Y-%m-%d %H:%M:%f', 'now'{local}, '-{int(days)} days'){extra} LIMIT 5000);")
+                f"strftime('%Y-%m-%d %H:%M:%f', 'now'{local}, '-{int(days)} days'){extra} LIMIT {RETENTION_BATCH});")

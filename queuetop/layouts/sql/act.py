@@ -94,26 +94,49 @@ class ActSQL(StatementsBase):
         delete_sql, delete_params = self._bound(f"requeue_delete:{key}", build_delete, settings)
         return (insert_sql, (*id_values, *insert_params)), (delete_sql, (*id_values, *delete_params))
 
-    def retry_dead(self, job_type: str | None, settings: dict[str, Any] | None = None) -> Statement:
-        """Every dead job (of one type) back to pending, as the layout's dead_retry says."""
-        state = self.layout.states["dead"]
+    def retry_dead(self, job_type: str | None, settings: dict[str, Any] | None = None,
+                   batch: int | None = None) -> Statement:  # fmt: skip
+        """Every dead job (of one type) back to pending, as the layout's dead_retry says; `batch`: at most that
+        many rows (see `_change`)."""
+        sets = ", ".join(f"{self.col(role)} = {'NULL' if value is None else int(value)}"
+                         for role, value in self.layout.dead_retry.items())  # fmt: skip
+        return self._change("retry_dead", "dead", job_type, settings, sets, batch)
 
-        def build(binds: list) -> str:
-            sets = ", ".join(f"{self.col(role)} = {'NULL' if value is None else int(value)}"
-                             for role, value in self.layout.dead_retry.items())  # fmt: skip
-            return f"UPDATE {self.table('queue')} SET {sets} {self._where(state, job_type, binds)}"
+    def delete_state(self, state_name: str, job_type: str | None, settings: dict[str, Any] | None = None,
+                     batch: int | None = None) -> Statement:  # fmt: skip
+        """Delete the rows in a state (of one type); `batch`: at most that many (see `_change`)."""
+        return self._change(f"delete:{state_name}", state_name, job_type, settings, None, batch)
 
-        sql, params = self._bound(f"retry_dead:{job_type is not None}", build, settings)
-        return sql, (*params, *self._type_param(state, job_type))
-
-    def delete_state(self, state_name: str, job_type: str | None, settings: dict[str, Any] | None = None) -> Statement:
+    def _change(self, key: str, state_name: str, job_type: str | None, settings: dict[str, Any] | None,
+                sets: str | None, batch: int | None) -> Statement:  # fmt: skip
+        """An UPDATE (`sets`) or DELETE of the rows in a state (of one job type). With `batch`, of at most that many
+        rows, skipping rows others hold: the caller repeats it, each in a transaction of its own, until fewer come
+        back (`act.batches`), so no statement takes more than `batch` row locks — SQL Server escalates past ~5,000
+        to a table lock that READPAST cannot skip and every claim waits on. SQL Server's `TOP (?)` with ROWLOCK,
+        READPAST, UPDLOCK (as a claim: the rows it reads are the rows it changes); elsewhere the ids of a limited
+        pick (PostgreSQL's SKIP LOCKED); a layout without an id for the table: one statement for every row."""
         state = self.layout.states[state_name]
+        id_role = ("c_" if state.table == "completed" else "") + "id"
+        batch = batch if batch is not None and self.layout.has(id_role) else None
+        table, verb = self.table(state.table), "DELETE FROM" if sets is None else "UPDATE"
+        change = f" SET {sets}" if sets is not None else ""
 
         def build(binds: list) -> str:
-            return f"DELETE FROM {self.table(state.table)} {self._where(state, job_type, binds)}"
+            where = self._where(state, job_type, binds)
+            if batch is None:
+                return f"{verb} {table}{change} {where}"
+            if self.dialect.name == "mssql":
+                verb_top = "DELETE TOP (?) FROM" if sets is None else "UPDATE TOP (?)"
+                return f"{verb_top} {table} WITH (ROWLOCK, READPAST, UPDLOCK){change} {where}"
+            skip = " FOR UPDATE SKIP LOCKED" if self.dialect.name == "postgresql" else ""
+            return (f"{verb} {table}{change} WHERE {self.col(id_role)} IN (SELECT {self.col(id_role)} FROM {table} "
+                    f"{where} LIMIT ?{skip})")
 
-        sql, params = self._bound(f"delete:{state_name}:{job_type is not None}", build, settings)
-        return sql, (*params, *self._type_param(state, job_type))
+        sql, params = self._bound(f"{key}:{job_type is not None}:{batch is not None}", build, settings)
+        params = (*params, *self._type_param(state, job_type))
+        if batch is None:
+            return sql, params
+        return sql, (batch, *params) if self.dialect.name == "mssql" else (*params, batch)
 
     def insert(self, fields: Sequence[str], delayed: bool) -> str:
         """INSERT of one job: the given roles as typed parameters (the available time, when `delayed`, as the
@@ -154,17 +177,13 @@ class ActSQL(StatementsBase):
 
         return self._render(f"enqueue_call:{','.join(fields)}:{delayed}", build)[0]
 
-    def make_available(self, job_type: str | None, settings: dict[str, Any] | None = None) -> Statement:
+    def make_available(self, job_type: str | None, settings: dict[str, Any] | None = None,
+                       batch: int | None = None) -> Statement:  # fmt: skip
         """Scheduled jobs (of one type) available now: their available time set to the database's now, only where
-        a row is still scheduled when the statement runs (a job claimed meanwhile is left alone)."""
-        state = self.layout.states["scheduled"]
-
-        def build(binds: list) -> str:
-            return (f"UPDATE {self.table('queue')} SET {self.col('available')} = {self.now()} "
-                    f"{self._where(state, job_type, binds)}")
-
-        sql, params = self._bound(f"make_available:{job_type is not None}", build, settings)
-        return sql, (*params, *self._type_param(state, job_type))
+        a row is still scheduled when the statement runs (a job claimed meanwhile is left alone); `batch`: at most
+        that many rows (see `_change`)."""
+        return self._change("make_available", "scheduled", job_type, settings, f"{self.col('available')} = "
+                                                                                 f"{self.now()}", batch)
 
     # -- a shape's tables, for `queuetop demo --layout` ----------------------------------------------------
     def create_tables(self) -> list[str]:
