@@ -8,11 +8,17 @@ answers each catalog view as the server would; the statements themselves are par
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pytest
+
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import NATIVE
 from queuetop.layouts.schema import outdated_indexes
 from queuetop.layouts.sql import Statements
+from queuetop.serve.doctor_claims import VERDICTS, claim_findings
 from queuetop.serve.doctor_sqlserver import outdated_index_findings
 from queuetop.serve.findings import Status
 
@@ -157,3 +163,58 @@ def test_a_check_refused_for_a_permission_names_it_and_prints_the_grant_instead_
     assert plans.fix == "GRANT SHOWPLAN TO [svc_queuetop];"
     other = refused("Invalid column name 'x'. (207)")
     assert other.summary.startswith("could not read") and other.fix is None
+
+
+# -- the dequeue: each claim form's verdict held to the statement queuetop sends for it (the golden T-SQL) ------
+GOLDEN = Path(__file__).parent / "golden" / "tsql"
+
+
+def sent(preset: str, form: str) -> str:
+    """The claim statements a form sends on SQL Server, as the golden file has them."""
+    files = sorted(GOLDEN.glob(f"{preset}/claim-*-seed-s-own-claim-{form.replace('_', '-')}.sql")) or \
+        sorted(GOLDEN.glob(f"{preset}/claim-batch-*.sql"))  # fmt: skip
+    assert files, (preset, form)
+    return "\n".join(line for path in files for line in path.read_text().splitlines() if not line.startswith("--"))
+
+
+def hints(sql: str) -> list[set[str]]:
+    return [{hint.strip().upper() for hint in found.split(",")} for found in re.findall(r"WITH \(([^)]*)\)", sql)]
+
+
+@pytest.mark.parametrize(("preset", "form"), [("native", "batch"), ("work_queue", "select_update"),
+                                              ("work_queue", "update_top"), ("processed", "cte")])
+def test_a_form_judged_fine_on_sql_server_skips_the_rows_others_hold(preset: str, form: str) -> None:
+    assert VERDICTS["mssql"][form].status is Status.OK
+    assert all("READPAST" in found for found in hints(sent(preset, form)))
+    if form == "select_update":
+        assert hints(sent(preset, form)) == [{"UPDLOCK", "READPAST"}]
+
+
+def test_each_faulty_form_is_what_its_statement_shows_and_names_its_fix() -> None:
+    assert hints(sent("work_queue", "unlocked")) == []  # no lock on the pick …
+    unguarded = r"UPDATE \S+ SET \S+ = 1 WHERE \S+ = CAST\(\? AS int\);"  # … nor a compare-and-set
+    assert re.search(unguarded, sent("work_queue", "unlocked"))
+    assert {"READPAST"} in hints(sent("job_queue", "batch_mark"))  # the inner pick: READPAST without UPDLOCK
+    assert not any("UPDLOCK" in found and "READPAST" in found for found in hints(sent("job_queue", "batch_mark")))
+    assert hints(sent("requests", "move")) == [{"ROWLOCK", "XLOCK"}]  # no READPAST: one consumer at a time
+    for form in ("unlocked", "batch_mark", "move"):
+        verdict = VERDICTS["mssql"][form]
+        assert verdict.status is not Status.OK and verdict.fix and ("UPDLOCK" in verdict.fix or
+                                                                     "READPAST" in verdict.fix)  # fmt: skip
+
+
+def test_the_seeds_default_is_judged_as_it_is_and_the_other_forms_as_if_used() -> None:
+    from dataclasses import replace
+
+    from queuetop.layouts import load_layout
+
+    work_queue = {f.check: f for f in claim_findings(load_layout("work_queue"), "mssql")}
+    assert work_queue["claim: select_update"].status is Status.OK
+    assert work_queue["claim: unlocked"].status is Status.WARN
+    assert work_queue["claim: unlocked"].summary.startswith("if your workers use this form")
+    layout = load_layout("work_queue")
+    unlocked_first = replace(layout, claim=replace(layout.claim, forms=("unlocked",)))
+    assert [f.status for f in claim_findings(unlocked_first, "mssql")] == [Status.FAIL]
+    assert [f.status for f in claim_findings(load_layout("requests"), "mssql")] == [Status.WARN]
+    assert [f.status for f in claim_findings(load_layout("requests"), "postgresql")] == [Status.OK]  # SKIP LOCKED
+    assert [f.status for f in claim_findings(load_layout("requests"), "sqlite")] == [Status.OK]

@@ -7,6 +7,7 @@ to point at it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -136,3 +137,21 @@ def test_the_showplan_reader_tells_a_seek_from_a_table_scan():
         ("Job_Queue", AccessKind.TABLE_SCAN, "PK_Job_Queue"),
     ]
     assert plan.sorts
+
+
+def test_a_key_lookup_is_read_apart_from_the_seeks_and_the_doctor_warns_of_it():
+    from queuetop.serve.doctor import Probe
+
+    looked_up = SEEK_THEN_SCAN.replace('encoding="utf-16"', "").replace(
+        '<RelOp NodeId="3" PhysicalOp="Clustered Index Scan" LogicalOp="Clustered Index Scan">',
+        '<RelOp NodeId="3" PhysicalOp="Clustered Index Seek" LogicalOp="Clustered Index Seek">').replace(
+        '<IndexScan Ordered="false" ForcedIndex="false" NoExpandHint="false">',
+        '<IndexScan Lookup="1" Ordered="true" ForcedIndex="false" NoExpandHint="false">')  # fmt: skip
+    plan = m.parse_showplan(looked_up)
+    assert [(a.table, a.kind) for a in plan.accesses] == [("WorkQueue", AccessKind.SEEK)]
+    assert [(a.table, a.index) for a in plan.lookups] == [("Job_Queue", "PK_Job_Queue")]
+    doctor = Doctor(SimpleNamespace(dialect=MSSQLDialect()), load_layout("native"))  # type: ignore[arg-type]
+    finding = doctor.judge(Probe("poll: states (full pass)", "SELECT 1", ()), replace(plan, sorts=False), set(), {})
+    assert finding.status.value == "warn" and "key lookup per row into Job_Queue" in finding.summary
+    assert doctor.judge(Probe("poll", "SELECT 1", ()), replace(plan, sorts=False, lookups=()), set(), {}).status.value \
+        == "ok"  # fmt: skip

@@ -14,7 +14,8 @@ and the exact statement that would fix it — printed for a person to read and r
   table with a filtered index;
 - size and growth of the queue and completed tables (two reads `sample_s` apart), whether a retention rule can
   be seen, dead tuples / ghost records / SQLite free pages;
-- sessions holding locks on the queue in an open transaction, and blocking chains (see `blocking.py`).
+- sessions holding locks on the queue in an open transaction, and blocking chains (see `blocking.py`);
+- the dequeue: each claim form the layout declares, judged for workers that claim at once (doctor_claims.py).
 
 Pure Python over the db layer's diagnostics: no Textual, no SQL text of its own.
 """
@@ -35,6 +36,7 @@ from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import STATES, Layout
 from queuetop.layouts.predicate import Bool, parse_predicate, roles_of
 from queuetop.layouts.sql import Statements
+from queuetop.serve.doctor_claims import claim_findings
 from queuetop.serve.doctor_sqlserver import permission_finding, sqlserver_findings
 from queuetop.serve.findings import Finding, Report, Status
 from queuetop.watch.blocking import IDLE_HOLDER_S, Blocking, queue_tables, read_blocking
@@ -191,6 +193,7 @@ class Doctor:
         if isinstance(self.diagnostics, MSSQLDiagnostics):
             findings += self._guarded("SQL Server settings", lambda: sqlserver_findings(self.db, self.layout,
                                                                                     self.diagnostics))
+        findings += claim_findings(self.layout, self.db.dialect.name)
         findings += self._guarded("plans", self._plan_findings)
         findings += self._guarded("table sizes", self._size_findings)
         return Report(self.db.target.display, self.db.dialect.name, self.layout.name, tuple(findings),
@@ -267,6 +270,14 @@ class Doctor:
             return Finding(check, bad, f"{reads}, then sorts", "every matching row is read and sorted before the "
                            "first is taken: the cost grows with the backlog" + self._no_index_missing(probe, missing),
                            self._index_fix(probe, missing, statistics=False), details)
+        if plan.lookups:
+            tables = sorted({a.table for a in plan.lookups})
+            return Finding(check, Status.WARN, f"{reads}; a key lookup per row into {', '.join(tables)}",
+                           "the index this read seeks lacks columns it reads, so each row it finds costs a second "
+                           "seek into the table: the cost grows with the rows read, and the lookups share the "
+                           "table's locks with the claims" + ("; the finding on the native indexes' columns "
+                                                              "prints the upgrade" if self.layout.made_by_init else ""),
+                           None, details)  # fmt: skip
         used = {a.index for a in plan.accesses if a.index}
         if probe.expected and not used & probe.expected:
             wanted = " or ".join(sorted(probe.expected))

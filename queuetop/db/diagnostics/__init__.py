@@ -57,6 +57,9 @@ class Plan:
     accesses: tuple[Access, ...]
     sorts: bool  # an explicit sort: every matching row is read before the first is returned
     text: str  # the plan as the database gave it (JSON, XML or EXPLAIN QUERY PLAN lines)
+    # SQL Server's key (or RID) lookups: the index a seek used lacks columns the statement reads, so each row it
+    # finds costs a second seek into the table (each access: the table and its clustered index)
+    lookups: tuple[Access, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ _SEEKS = ("Index Seek", "Clustered Index Seek")
 _INDEX_SCANS = ("Index Scan",)
 _TABLE_SCANS = ("Clustered Index Scan", "Table Scan")
 _SORTS = ("Sort", "Top N Sort")
+_LOOKUPS = ("Key Lookup", "RID Lookup")
 
 READ_COMMITTED_SNAPSHOT_SQL = (TAG + "SELECT is_read_committed_snapshot_on FROM sys.databases "
                                      "WHERE database_id = DB_ID()")
@@ -91,15 +92,17 @@ def sessions_sql(tables: int) -> str:
 
 def parse_showplan(text: str) -> Plan:
     """The table reads of a showplan XML document: seeks, scans of a nonclustered index, and table scans (a
-    clustered index scan reads the whole table), and whether the plan sorts."""
+    clustered index scan reads the whole table); key and RID lookups (a seek of the clustered index marked
+    `Lookup="1"`, or a RID Lookup), kept apart; and whether the plan sorts."""
     root = ET.fromstring(text)
     accesses: list[Access] = []
+    lookups: list[Access] = []
     sorts = False
     for op in root.iter(f"{SHOWPLAN_NS}RelOp"):
         physical = op.get("PhysicalOp", "")
         if physical in _SORTS:
             sorts = True
-        if physical not in _SEEKS + _INDEX_SCANS + _TABLE_SCANS:
+        if physical not in _SEEKS + _INDEX_SCANS + _TABLE_SCANS + _LOOKUPS:
             continue
         # The operator's own object: its first child element (IndexScan / TableScan) holds it
         detail = next((child for child in op if child.tag != f"{SHOWPLAN_NS}OutputList"
@@ -107,6 +110,9 @@ def parse_showplan(text: str) -> Plan:
         obj = detail.find(f"{SHOWPLAN_NS}Object") if detail is not None else None
         table = (obj.get("Table", "?") if obj is not None else "?").strip("[]")
         index = obj.get("Index", "").strip("[]") or None if obj is not None else None
+        if physical in _LOOKUPS or (detail is not None and detail.get("Lookup") in ("1", "true")):
+            lookups.append(Access(table, AccessKind.SEEK, index))
+            continue
         if physical in _SEEKS:
             kind = AccessKind.SEEK
         elif physical in _INDEX_SCANS:
@@ -114,7 +120,7 @@ def parse_showplan(text: str) -> Plan:
         else:
             kind = AccessKind.TABLE_SCAN
         accesses.append(Access(table, kind, index))
-    return Plan(tuple(accesses), sorts, text)
+    return Plan(tuple(accesses), sorts, text, tuple(lookups))
 
 
 class MSSQLDiagnostics(Diagnostics):
