@@ -13,13 +13,13 @@ from queuetop.layouts import STATES, preset_names
 
 from .golden.make_tsql import layout_statements, preset
 from .test_mssql_sql import parseable
+from .tsql_check import SQLGLOT_GAPS
 
 STATEMENTS = [entry for name in preset_names("mssql") for entry in layout_statements(name)]
 
 
 # sqlglot's T-SQL mode cannot read UPDATE TOP (n) (seed 000's GetNextJob and seed 002's SQL Server 2008
 # alternative, sent as the seeds wrote them): those are held to sqlfluff's grammar alone (test_tsql.py).
-SQLGLOT_GAPS = re.compile(r"^/\* queuetop \*/ UPDATE TOP \(")
 
 
 @pytest.mark.parametrize("name, label, sql, params", STATEMENTS, ids=lambda v: v if isinstance(v, str) else "")

@@ -50,6 +50,11 @@ _HIDDEN = re.compile(r"'(?:[^']|'')*'|\[[^\]]*\]|--[^\n]*|/\*.*?\*/", re.S)  # l
 def _linter() -> Linter:
     return Linter(config=FluffConfig(overrides={"dialect": "tsql"}))
 
+# Valid T-SQL that sqlglot's T-SQL mode cannot read yet (sqlfluff's grammar does): UPDATE TOP (n) (the seeds'
+# update_top claim, the batched maintenance writes). The tests expect its ParseError, so a sqlglot that learns
+# it fails them and the exception can go.
+SQLGLOT_GAPS = re.compile(r"^/\* queuetop \*/ UPDATE TOP \(")
+
 
 def hide_literals(sql: str) -> str:
     """The statement with string literals, [names] and comments blanked, so the denylist reads only SQL words."""
