@@ -35,9 +35,10 @@ class Catalog(StatementRecorder):
     ansi_nulls)."""
 
     def __init__(self, indexes: dict[str, list[str]], *, forced: bool = False, ansi_nulls: bool = True,
-                 modules: tuple[tuple, ...] = ()) -> None:  # fmt: skip
+                 modules: tuple[tuple, ...] = (), triggers: dict[str, list[str]] | None = None) -> None:  # fmt: skip
         super().__init__(MSSQLDialect())
         self.indexes, self.settings, self.modules = indexes, (forced, ansi_nulls), modules
+        self.triggers = triggers or {}
 
     def fetchall(self, sql, params=()):
         super().fetchall(sql, params)
@@ -45,6 +46,8 @@ class Catalog(StatementRecorder):
             return [(column,) for column in self.indexes.get(params[1], [])]
         if "has_filter = 1" in sql:
             return [(name,) for name in self.indexes]
+        if "sys.triggers" in sql:
+            return [(name,) for name in self.triggers.get(params[0], [])]
         assert "sys.sql_modules" in sql, sql
         return list(self.modules)
 
@@ -117,7 +120,17 @@ def test_a_well_kept_database_is_ok_on_every_sql_server_check():
     assert {check: f.status for check, f in found.items()} == {
         "read-committed snapshot": Status.OK, "lock escalation": Status.OK, "parameterization": Status.OK,
         "ANSI_NULLS default": Status.OK, "native indexes' columns": Status.OK,
-        "settings of the code that writes the queue": Status.OK}  # fmt: skip
+        "settings of the code that writes the queue": Status.OK, "triggers": Status.OK}  # fmt: skip
+
+
+def test_an_enabled_trigger_is_said_with_the_writes_it_breaks():
+    found = findings_of(Catalog(current(), triggers={"[queuetop].[WorkCompleted]": ["trg_audit"]}))["triggers"]
+    assert found.status is Status.WARN and found.summary == "WorkCompleted: trg_audit"
+    assert "error 331" in found.meaning and "error 334" not in found.meaning
+    assert found.fix.endswith("DISABLE TRIGGER [trg_audit] ON [queuetop].[WorkCompleted];")
+    from .test_doctor_tsql import tsql_violations
+
+    assert tsql_violations(found.fix) == []
 
 
 def test_forced_parameterization_and_ansi_nulls_off_are_said_with_their_fix():

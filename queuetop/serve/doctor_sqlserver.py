@@ -25,6 +25,7 @@ def sqlserver_findings(db: Database, layout: Layout, diag: Diagnostics) -> list[
     if layout.made_by_init:
         findings += outdated_index_findings(db, layout)
     findings += _writer_findings(db, layout, diag)
+    findings += _trigger_findings(db, layout, diag)
     return findings
 
 
@@ -75,6 +76,29 @@ def _writer_findings(db: Database, layout: Layout, diag: MSSQLDiagnostics) -> li
         "\n".join(f"-- {kind.lower()} {schema}.{name} has {off} off: recreate it with them on\n"
                   f"SET QUOTED_IDENTIFIER ON;\nSET ANSI_NULLS ON;\nGO\n-- then its CREATE OR ALTER again; its text: "
                   f"EXEC sp_helptext N'{schema}.{name}';" for schema, name, kind, off in writers))]
+
+
+def _trigger_findings(db: Database, layout: Layout, diag: MSSQLDiagnostics) -> list[Finding]:
+    """queuetop reads the rows it writes back with OUTPUT: without INTO on the queue table (enqueue's new id, a
+    claim's rows: error 334 with a trigger enabled there), INTO the completed table (a finished job's move:
+    error 331). Watching is unaffected."""
+    tables = [("queue", layout.queue_table, "enqueue (its new id) and claims (their rows) read back with OUTPUT: "
+                                            "error 334")]
+    if layout.completed_table:
+        tables.append(("completed", layout.completed_table, "each move of a finished job into it (complete, fail, a "
+                                                             "release's burial) is an OUTPUT INTO it: error 331"))
+    found = [(name, triggers, fails) for _, name, fails in tables
+             if (triggers := diag.enabled_triggers(db, layout.schema, name))]  # fmt: skip
+    if not found:
+        return [Finding("triggers", Status.OK, "no enabled trigger on the queue's tables: every OUTPUT works")]
+    return [Finding(
+        "triggers", Status.WARN, "; ".join(f"{name}: {', '.join(triggers)}" for name, triggers, _ in found),
+        "SQL Server refuses OUTPUT on a table with an enabled trigger, so queuetop's writes that read back what they "
+        "wrote fail: " + "; ".join(f"on {name}, {fails}" for name, _, fails in found) + ". Watching is unaffected "
+        "(queuetop does not yet read its writes back through a table variable)",
+        "\n".join(f"-- only if the trigger's work can move elsewhere (or while a load test runs):\nDISABLE TRIGGER "
+                  f"{db.dialect.quote(trigger)} ON {db.dialect.qualify(layout.schema, name)};"
+                  for name, triggers, _ in found for trigger in triggers))]
 
 
 def _database_findings(db: Database, diag: MSSQLDiagnostics) -> list[Finding]:

@@ -42,6 +42,8 @@ READ_COMMITTED_SNAPSHOT_SQL = (TAG + "SELECT is_read_committed_snapshot_on FROM 
 # parameter never matches a filter; ANSI_NULLS is what a session gets that does not set it itself.
 DATABASE_SETTINGS_SQL = (TAG + "SELECT is_parameterization_forced, is_ansi_nulls_on FROM sys.databases "
                                "WHERE database_id = DB_ID()")
+# OUTPUT without INTO fails on a table with an enabled trigger (error 334), OUTPUT INTO one as its target (331).
+TRIGGERS_SQL = TAG + "SELECT name FROM sys.triggers WHERE parent_id = OBJECT_ID(?) AND is_disabled = 0"
 PRINCIPALS_SQL = TAG + "SELECT ORIGINAL_LOGIN(), USER_NAME()"
 LOCK_ESCALATION_SQL = TAG + "SELECT lock_escalation_desc FROM sys.tables WHERE object_id = OBJECT_ID(?)"
 FILTERED_INDEXES_SQL = TAG + "SELECT name FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND has_filter = 1"
@@ -169,6 +171,9 @@ class MSSQLDiagnostics(Diagnostics):
 
     def parameterization_sql(self, database: str) -> str:
         return f"ALTER DATABASE {self.dialect.quote(database)} SET PARAMETERIZATION SIMPLE;"
+
+    def enabled_triggers(self, db: Database, schema: str | None, table: str) -> list[str]:
+        return sorted(str(row[0]) for row in db.fetchall(TRIGGERS_SQL, (self.dialect.qualify(schema, table),)))
 
     def principals(self, db: Database) -> tuple[str, str]:
         """(login, database user) of this connection: whom a GRANT names."""
