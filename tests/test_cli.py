@@ -103,7 +103,11 @@ def test_release_dry_run_then_release(queue_file):
         (["enqueue", "-t", "email", "--priority", "300"], ["priority must be a whole number from 0"]),
         (["enqueue", "-t", "", "--count", "2"], ["the job type is empty"]),
         (["enqueue", "-t", "email", "--delay", "-5"], ["--delay must be zero or more"]),
-        (["release", "--type", "emial"], ["unknown job type 'emial'", "of the newest jobs in the queue: email"]),
+        (["release", "--type", "emial"], ["no such job type 'emial' (did you mean 'email'?)",
+                                          "of the newest jobs in the queue: email"]),
+        (["stats", "--type", "emial"], ["no such job type 'emial' (did you mean 'email'?)"]),
+        (["stats", "--type", "emial", "--json"], ["did you mean 'email'?"]),  # a mistake, not "could not read"
+        (["dead", "retry", "--type", "emial", "--yes"], ["did you mean 'email'?"]),
         (["watch", "--interval", "0"], ["--interval must be from 0.1 to 3600"]),
     ],
 )
@@ -112,6 +116,13 @@ def test_bad_arguments_fail_cleanly_and_change_nothing(queue_file, args, phrases
     before = snapshot_of_tables(queue_file)
     assert_clean_failure(queuetop(*args, "--db", str(queue_file)), *phrases)
     assert snapshot_of_tables(queue_file) == before
+
+
+def test_a_type_merely_idle_is_no_mistake_its_figures_are_zero(queue_file):
+    queuetop("enqueue", "--db", str(queue_file), "-t", "email", "-n", "2")
+    idle = queuetop("stats", "--db", str(queue_file), "--type", "sms", "--json")  # close to no type the queue has
+    assert idle.returncode == 0, idle.stderr
+    assert queuetop("release", "--db", str(queue_file), "--type", "sms").returncode == 0
 
 
 def test_argparse_mistakes_exit_2_in_one_line():

@@ -68,3 +68,12 @@ def test_parameters_are_inlined_by_the_driver_and_arrive_intact(pg_backend):
         row = db.fetchone("SELECT CAST(? AS text), CAST(? AS timestamp), CAST(? AS bigint), CAST(? AS text), "
                           "CAST(? AS double precision)", (nasty, moment, 2**62, None, 0.1))  # fmt: skip
     assert row == (nasty, moment, 2**62, None, 0.1)
+
+
+def test_the_monitors_postgresql_session_never_jit_compiles_a_poll(pg_backend):
+    """A poll's count over a big table passes jit_above_cost, and compiling it cost more than running it
+    (bench/README: pg-boss at 10^6 jobs, 622 -> 313 ms); workers keep the server's setting."""
+    with pg_backend.open(purpose="monitor") as monitor, pg_backend.open() as worker:
+        assert monitor.fetchone("SHOW jit")[0] == "off"
+        assert worker.fetchone("SHOW jit")[0] == worker.fetchone("SELECT reset_val FROM pg_settings WHERE name = "
+                                                                 "'jit'")[0]  # fmt: skip

@@ -156,7 +156,7 @@ def test_release_of_an_unknown_type_is_refused_and_changes_nothing(backend):
     q.claim("w1", lease=1)
     clock.at(5)
     before = queue_rows(q.db, q.layout)
-    with pytest.raises(UsageError, match=r"unknown job type 'emial'.*email"):
+    with pytest.raises(UsageError, match=r"no such job type 'emial' \(did you mean 'email'\?\)"):
         q.release_timed_out("emial")
     assert queue_rows(q.db, q.layout) == before
 

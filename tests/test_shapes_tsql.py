@@ -41,6 +41,19 @@ def test_monitor_reads_never_lock_and_times_are_the_servers_own():
         assert "SYSUTCDATETIME()" not in sql or layout.clock == "utc"
 
 
+def test_no_statement_judges_a_claims_timeout_by_the_clients_clock():
+    """A timeout is compared with the server's now in the statement, never with a time the client sends: worker
+    and monitor hosts whose clocks drift still agree on which claims timed out."""
+    for name in preset_names("mssql"):
+        layout = preset(name)
+        if not layout.has("timeout"):
+            continue
+        column = re.escape(f"[{layout.columns['timeout']}]")
+        for layout_name, label, sql, _ in STATEMENTS:
+            if layout_name == name:
+                assert not re.search(rf"{column} *[<>]=? *(CAST\(\?|\?)", sql), (name, label)
+
+
 def test_identifiers_are_bracketed_and_no_value_is_pasted():
     for _name, _label, sql, _params in STATEMENTS:
         body = sql.removeprefix("/* queuetop */ ")

@@ -10,6 +10,7 @@ least, 128 the default), then the job that has been available longest.
 
 from __future__ import annotations
 
+import difflib
 import signal
 import threading
 import uuid
@@ -292,7 +293,21 @@ class Queue:
         return bool(self.db.fetchone(*self.statements.has_type(check_job_type(job_type)))[0])
 
     def require_known_type(self, job_type: str) -> None:
-        if not self.has_job_type(job_type):
-            known = self.job_types()  # read only to word the error
-            listed = ", ".join(known[:12]) + (" …" if len(known) > 12 else "") if known else "none: the queue is empty"
-            raise UsageError(f"unknown job type {job_type!r}", f"job types of the newest jobs in the queue: {listed}")
+        refuse_typo(self.db, self.statements, job_type)
+
+
+TYPO_CUTOFF = 0.75  # difflib's ratio: "reprot" for "report" (0.83), "emial" for "email" (0.8); not "sms" for "email"
+
+
+def refuse_typo(db: Database, statements: Statements, job_type: str) -> None:
+    """Refuse a job type that has no job in the queue table but is close to one that has ("reprot": did you mean
+    'report'?), naming the types of the newest jobs. A type with jobs, or close to none, passes: a type that is
+    merely idle is not a mistake, and its figures are zero."""
+    if db.fetchone(*statements.has_type(job_type))[0]:
+        return
+    known = [str(row[0]) for row in db.fetchall(*statements.queued_types())]  # read only to word the error
+    close = difflib.get_close_matches(job_type, known, n=1, cutoff=TYPO_CUTOFF)
+    if close:
+        listed = ", ".join(known[:12]) + (" …" if len(known) > 12 else "")
+        raise UsageError(f"no such job type {job_type!r} (did you mean {close[0]!r}?)",
+                         f"job types of the newest jobs in the queue: {listed}")

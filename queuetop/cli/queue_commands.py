@@ -74,7 +74,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     try:
         with open_target(args, purpose="monitor") as db:
-            snapshot = _stats_collector(args, db, settings).poll()
+            collector = _stats_collector(args, db, settings)
+            snapshot = collector.poll()
+            _refuse_typos(db, collector.layout, args.types, snapshot)
+    except UsageError:
+        raise  # a mistake in the command line: one line and exit 2, whatever the format
     except QueuetopError as exc:
         if args.format not in ("json", "openmetrics"):  # the table (--format's default, or none given)
             raise
@@ -106,6 +110,19 @@ def stats_for_a_pipe(args: argparse.Namespace) -> int:
     return cmd_stats(args)
 
 
+def _refuse_typos(db: Database, layout: Layout, types: Sequence[str], snapshot: Snapshot | None = None) -> None:
+    """A --type with nothing to show (no row in the snapshot, or nothing found to act on) that is close to a job
+    type the queue has is a typo: refused, "did you mean" (`act.queue.refuse_typo`). A type merely idle passes."""
+    from queuetop.act.queue import refuse_typo
+
+    if not layout.has_job_type or layout.type_of("type") == "guid":
+        return
+    statements = Statements(db.dialect, layout)
+    for job_type in types:
+        if snapshot is None or snapshot.type_named(job_type) is None:
+            refuse_typo(db, statements, job_type)
+
+
 def _watch_stats(args: argparse.Namespace) -> int:
     """`stats --watch SECONDS [--count N]`: one collector across the polls, so the second poll on has the rates
     and latencies that need two; each poll printed as it comes (a table and a blank line, or one JSON document a
@@ -133,6 +150,8 @@ def _watch_stats(args: argparse.Namespace) -> int:
                         collector.use(db)
                 assert collector is not None
                 snapshot = collector.poll()
+                if polls == 0:
+                    _refuse_typos(db, collector.layout, args.types, snapshot)
                 print(json.dumps(snapshot.to_json()) if args.format == "json" else render_table(snapshot) + "\n",
                       flush=True)  # fmt: skip
             except UsageError:
@@ -215,6 +234,8 @@ def cmd_release(args: argparse.Namespace) -> int:
         scope = f" of type {args.job_type!r}" if args.job_type else ""
         settings = {**settings_from(args), "max_attempts": args.max_attempts}
         result = ShapeQueue(db, layout, settings).release(args.job_type, dry_run=args.dry_run)
+        if result.timed_out == 0 and args.job_type:
+            _refuse_typos(db, layout, [args.job_type])
         if not layout.release_buries:
             what = layout.release.what if layout.release else "claims"
             if result.timed_out == 0:
@@ -267,6 +288,8 @@ def cmd_dead(args: argparse.Namespace) -> int:
         queue = ShapeQueue(db, layout, settings_from(args))
         scope = f" of type {args.job_type!r}" if args.job_type else ""
         found = queue.dead("count", args.job_type)
+        if found == 0 and args.job_type:
+            _refuse_typos(db, layout, [args.job_type])
         if args.action == "count" or found == 0:
             print(f"{found:,} dead job(s){scope}" + ("" if found else ": nothing to do"))
             return 0
