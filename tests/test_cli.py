@@ -108,6 +108,7 @@ def test_release_dry_run_then_release(queue_file):
         (["stats", "--type", "emial"], ["no such job type 'emial' (did you mean 'email'?)"]),
         (["stats", "--type", "emial", "--json"], ["did you mean 'email'?"]),  # a mistake, not "could not read"
         (["dead", "retry", "--type", "emial", "--yes"], ["did you mean 'email'?"]),
+        (["watch", "--type", "emial"], ["did you mean 'email'?"]),  # before the dashboard starts
         (["watch", "--interval", "0"], ["--interval must be from 0.1 to 3600"]),
     ],
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from queuetop.layouts import NATIVE, Layout
 if TYPE_CHECKING:
     from queuetop.cli.config import Effective
     from queuetop.watch.slo import Slos
+    from queuetop.watch.snapshot import Snapshot
 
 
 EXIT_USAGE = 2
@@ -213,3 +215,17 @@ class ProgressLine:
     def end(self) -> None:
         if self._terminal and self.done:
             print(file=sys.stderr)
+
+
+def refuse_typos(db: Database, layout: Layout, types: Sequence[str], snapshot: Snapshot | None = None) -> None:
+    """A --type with nothing to show (no row in the snapshot, or nothing found to act on) that is close to a job
+    type the queue has is a typo: refused, "did you mean" (`act.queue.refuse_typo`). A type merely idle passes."""
+    from queuetop.act.queue import refuse_typo
+    from queuetop.layouts.sql import Statements
+
+    if not layout.has_job_type or layout.type_of("type") == "guid":
+        return
+    statements = Statements(db.dialect, layout)
+    for job_type in types:
+        if snapshot is None or snapshot.type_named(job_type) is None:
+            refuse_typo(db, statements, job_type)

@@ -17,6 +17,7 @@ from queuetop.cli.common import (
     _announce,
     _layout_name,
     open_target,
+    refuse_typos,
     resolve_layout,
     settings_from,
     target_label,
@@ -76,7 +77,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         with open_target(args, purpose="monitor") as db:
             collector = _stats_collector(args, db, settings)
             snapshot = collector.poll()
-            _refuse_typos(db, collector.layout, args.types, snapshot)
+            refuse_typos(db, collector.layout, args.types, snapshot)
     except UsageError:
         raise  # a mistake in the command line: one line and exit 2, whatever the format
     except QueuetopError as exc:
@@ -110,19 +111,6 @@ def stats_for_a_pipe(args: argparse.Namespace) -> int:
     return cmd_stats(args)
 
 
-def _refuse_typos(db: Database, layout: Layout, types: Sequence[str], snapshot: Snapshot | None = None) -> None:
-    """A --type with nothing to show (no row in the snapshot, or nothing found to act on) that is close to a job
-    type the queue has is a typo: refused, "did you mean" (`act.queue.refuse_typo`). A type merely idle passes."""
-    from queuetop.act.queue import refuse_typo
-
-    if not layout.has_job_type or layout.type_of("type") == "guid":
-        return
-    statements = Statements(db.dialect, layout)
-    for job_type in types:
-        if snapshot is None or snapshot.type_named(job_type) is None:
-            refuse_typo(db, statements, job_type)
-
-
 def _watch_stats(args: argparse.Namespace) -> int:
     """`stats --watch SECONDS [--count N]`: one collector across the polls, so the second poll on has the rates
     and latencies that need two; each poll printed as it comes (a table and a blank line, or one JSON document a
@@ -151,7 +139,7 @@ def _watch_stats(args: argparse.Namespace) -> int:
                 assert collector is not None
                 snapshot = collector.poll()
                 if polls == 0:
-                    _refuse_typos(db, collector.layout, args.types, snapshot)
+                    refuse_typos(db, collector.layout, args.types, snapshot)
                 print(json.dumps(snapshot.to_json()) if args.format == "json" else render_table(snapshot) + "\n",
                       flush=True)  # fmt: skip
             except UsageError:
@@ -235,7 +223,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         settings = {**settings_from(args), "max_attempts": args.max_attempts}
         result = ShapeQueue(db, layout, settings).release(args.job_type, dry_run=args.dry_run)
         if result.timed_out == 0 and args.job_type:
-            _refuse_typos(db, layout, [args.job_type])
+            refuse_typos(db, layout, [args.job_type])
         if not layout.release_buries:
             what = layout.release.what if layout.release else "claims"
             if result.timed_out == 0:
@@ -289,7 +277,7 @@ def cmd_dead(args: argparse.Namespace) -> int:
         scope = f" of type {args.job_type!r}" if args.job_type else ""
         found = queue.dead("count", args.job_type)
         if found == 0 and args.job_type:
-            _refuse_typos(db, layout, [args.job_type])
+            refuse_typos(db, layout, [args.job_type])
         if args.action == "count" or found == 0:
             print(f"{found:,} dead job(s){scope}" + ("" if found else ": nothing to do"))
             return 0

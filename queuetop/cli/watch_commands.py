@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from queuetop.cli.common import (
     _layout_name,
     _naming,
     open_target,
+    refuse_typos,
     resolve_layout,
     settings_from,
 )
@@ -128,10 +130,15 @@ def _watch_layout(args: argparse.Namespace, target: Target, auto_init: bool) -> 
     from queuetop.layouts import load_layout, require_table, with_tables
 
     if auto_init:
+        if args.types and Path(target.value).expanduser().exists():  # a mistyped --type, before the dashboard
+            with suppress(ConnectError, SchemaMissing), Database.open(target, purpose="monitor") as db:
+                refuse_typos(db, NATIVE, args.types)
         return NATIVE, None
     try:
         with Database.open(target, purpose="monitor") as db:
-            return resolve_layout(args, db)
+            layout, note = resolve_layout(args, db)
+            refuse_typos(db, layout, args.types)  # a mistyped --type, before the dashboard
+            return layout, note
     except (ConnectError, SchemaMissing):
         name = _layout_name(args)
         if not name:
