@@ -110,13 +110,58 @@ class EnqueueModal(ModalScreen[EnqueueRequest | None]):
         self.dismiss(None)
 
 
+RECOUNT_S = 2.0  # a dialog over counted rows counts them again this often while it is open
+
+
 @dataclass(frozen=True)
 class ReleaseChoice:
     job_type: str | None  # None: all job types
+    counted: int = 0  # what the dialog showed when confirmed: the outcome is told against it
 
 
-class ReleaseModal(HandlesThreadResults, ModalScreen[ReleaseChoice | None]):
-    """Choose the scope, see the dry-run count, confirm."""
+@dataclass(frozen=True)
+class DeadChoice:
+    action: str  # "retry" | "delete"
+    counted: int
+
+
+class Recounting(HandlesThreadResults):
+    """A dialog over a counted set of rows: counted when it opens, then again every RECOUNT_S while it is open
+    (one count at a time, the verdict updated in place), so what it offers to change is what is there now; the
+    last count goes with the choice, for the outcome to be told against it ("released 3 of the 8 counted")."""
+
+    _counting = False
+
+    def start_counting(self) -> None:
+        self.count_now()
+        self.set_interval(RECOUNT_S, self.count_now)  # type: ignore[attr-defined]
+
+    def count_now(self) -> None:
+        if self._counting:
+            return
+        self._counting = True
+        in_thread(self, self.count_call(), self._count_done, self._count_failed, group="recount")  # type: ignore[arg-type]
+
+    def _count_done(self, result: object) -> None:
+        self._counting = False
+        self.counted(result)
+
+    def _count_failed(self, error: QueuetopError) -> None:
+        self._counting = False
+        self.failed(error)
+
+    def count_call(self) -> Callable[[], object]:
+        raise NotImplementedError
+
+    def counted(self, result: object) -> None:
+        raise NotImplementedError
+
+    def failed(self, error: QueuetopError) -> None:
+        raise NotImplementedError
+
+
+class ReleaseModal(Recounting, ModalScreen[ReleaseChoice | None]):
+    """Choose the scope, see the dry-run count (kept up to date while open), confirm."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
@@ -145,45 +190,47 @@ class ReleaseModal(HandlesThreadResults, ModalScreen[ReleaseChoice | None]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
-        self._dry_run()
+        self.start_counting()
 
     @on(RadioSet.Changed)
     def _scope_changed(self, event: RadioSet.Changed) -> None:
         self.scope = self.job_type if event.pressed.id == "one" else None
-        self._dry_run()
-
-    def _dry_run(self) -> None:
-        scope = self.scope
-        self.found = None
+        self.found = None  # the other scope's count is not this one's
         self.query_one("#confirm", Button).disabled = True
         self.query_one("#verdict", Static).update("Counting…")
-        in_thread(self, lambda: self._count(scope), lambda result: self._counted(scope, result), self._failed,
-                  group="release-dry-run")  # fmt: skip
+        self._counting = False  # a count of the old scope still on its way is dropped when it comes
+        self.count_now()
 
-    def _counted(self, scope: str | None, result: ReleaseResult) -> None:
+    def count_call(self) -> Callable[[], tuple[str | None, ReleaseResult]]:
+        scope = self.scope
+        return lambda: (scope, self._count(scope))
+
+    def counted(self, result: object) -> None:
+        scope, found = result  # type: ignore[misc]
         if scope != self.scope:
             return  # the user changed the scope meanwhile; that count is on its way
-        self.found = result
-        verdict = describe_release(result, scope, self.what)
-        self.query_one("#verdict", Static).update(verdict if result.timed_out == 0 else f"{verdict} Release them?")
-        self.query_one("#verdict", Static).set_class(result.timed_out == 0, "nothing")
-        self.query_one("#confirm", Button).disabled = result.timed_out == 0
+        self.found = found
+        verdict = describe_release(found, scope, self.what)
+        self.query_one("#verdict", Static).update(verdict if found.timed_out == 0 else f"{verdict} Release them?")
+        self.query_one("#verdict", Static).set_class(found.timed_out == 0, "nothing")
+        self.query_one("#confirm", Button).disabled = found.timed_out == 0
 
-    def _failed(self, error: QueuetopError) -> None:
+    def failed(self, error: QueuetopError) -> None:
         self.query_one("#verdict", Static).update(f"Could not count the {self.what or 'timed-out claims'}: {error}")
 
     @on(Button.Pressed, "#confirm")
     def action_confirm(self) -> None:
         if self.found is not None and self.found.timed_out:
-            self.dismiss(ReleaseChoice(self.scope))
+            self.dismiss(ReleaseChoice(self.scope, self.found.timed_out))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
 
 
-class DeadModal(HandlesThreadResults, ModalScreen[str | None]):
-    """Dead jobs of one type: their count first, then retry (back to pending, attempts reset) or delete."""
+class DeadModal(Recounting, ModalScreen[DeadChoice | None]):
+    """Dead jobs of one type: their count first (kept up to date while open), then retry (back to pending,
+    attempts reset) or delete."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
@@ -206,36 +253,41 @@ class DeadModal(HandlesThreadResults, ModalScreen[str | None]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
-        in_thread(self, self._count, self._counted, self._failed, group="dead-count")
+        self.start_counting()
 
-    def _counted(self, found: int) -> None:
+    def count_call(self) -> Callable[[], int]:
+        return self._count
+
+    def counted(self, result: object) -> None:
+        found = int(result)  # type: ignore[call-overload]
         self.found = found
         verdict = f"{found:,} dead job(s)." if found else "No dead jobs: nothing to do."
         self.query_one("#verdict", Static).update(verdict)
         for button in ("#retry", "#delete"):
             self.query_one(button, Button).disabled = found == 0
 
-    def _failed(self, error: QueuetopError) -> None:
+    def failed(self, error: QueuetopError) -> None:
         self.query_one("#verdict", Static).update(f"Could not count the dead jobs: {error}")
 
     @on(Button.Pressed, "#retry")
     def action_retry(self) -> None:
         if self.found:
-            self.dismiss("retry")
+            self.dismiss(DeadChoice("retry", self.found))
 
     @on(Button.Pressed, "#delete")
     def action_delete(self) -> None:
         if self.found:
-            self.dismiss("delete")
+            self.dismiss(DeadChoice("delete", self.found))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
 
 
-class CountConfirmModal(HandlesThreadResults, ModalScreen[bool]):
-    """One action on a counted set of rows: the dry-run count first, then confirm (True) or cancel (False). The
-    confirm button stays disabled until the count is in, and while it is 0."""
+class CountConfirmModal(Recounting, ModalScreen[int | None]):
+    """One action on a counted set of rows: the dry-run count first (kept up to date while open), then confirm
+    (the count shown, for the outcome to be told against) or cancel (None). The confirm button stays disabled
+    until the count is in, and while it is 0."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
@@ -256,22 +308,26 @@ class CountConfirmModal(HandlesThreadResults, ModalScreen[bool]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
-        in_thread(self, self._count, self._counted, self._failed, group="dry-run")
+        self.start_counting()
 
-    def _counted(self, found: int) -> None:
+    def count_call(self) -> Callable[[], int]:
+        return self._count
+
+    def counted(self, result: object) -> None:
+        found = int(result)  # type: ignore[call-overload]
         self.found = found
         self.query_one("#verdict", Static).update(self._verdict(found))
         self.query_one("#verdict", Static).set_class(found == 0, "nothing")
         self.query_one("#confirm", Button).disabled = found == 0
 
-    def _failed(self, error: QueuetopError) -> None:
+    def failed(self, error: QueuetopError) -> None:
         self.query_one("#verdict", Static).update(f"Could not count them: {error}")
 
     @on(Button.Pressed, "#confirm")
     def action_confirm(self) -> None:
         if self.found:
-            self.dismiss(True)
+            self.dismiss(self.found)
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
-        self.dismiss(False)
+        self.dismiss(None)

@@ -16,6 +16,7 @@ from queuetop.tui.detail import DetailScreen
 from queuetop.tui.main import MainScreen
 from queuetop.tui.modals import (
     CountConfirmModal,
+    DeadChoice,
     DeadModal,
     EnqueueModal,
     ReleaseChoice,
@@ -122,13 +123,15 @@ class Writes:
         if choice is None:
             return
         actions, job_type = self.session.actions, choice.job_type
-        in_thread(self, lambda: actions.release(job_type), lambda result: self._released(job_type, result),
-                  self._action_failed, group="release")  # fmt: skip
+        in_thread(self, lambda: actions.release(job_type),
+                  lambda result: self._released(job_type, choice.counted, result), self._action_failed,
+                  group="release")  # fmt: skip
 
-    def _released(self, job_type: str | None, result: ReleaseResult) -> None:
+    def _released(self, job_type: str | None, counted: int, result: ReleaseResult) -> None:
         layout = self._layout()
         what = None if layout.release is None or layout.release_buries else layout.release.what
-        self.notify(describe_release(result, job_type, what), markup=False)
+        self.notify(describe_release(result, job_type, what) + meanwhile(counted, result.released + result.dead,
+                    "finished or were claimed again", "more timed out"), markup=False)  # fmt: skip
         self.poll_soon()
 
     def _detail_type(self, layout: Layout) -> str | None:
@@ -145,15 +148,18 @@ class Writes:
         self.push_screen(DeadModal(job_type, lambda: actions.dead("count", job_type)),
                          lambda choice: self._dead(job_type, choice))  # fmt: skip
 
-    def _dead(self, job_type: str | None, choice: str | None) -> None:
+    def _dead(self, job_type: str | None, choice: DeadChoice | None) -> None:
         if choice is None:
             return
         actions, scope = self.session.actions, f" of type {job_type!r}" if job_type else ""
-        done = "back to pending" if choice == "retry" else "deleted"
-        in_thread(self, lambda: actions.dead(choice, job_type),
-                  lambda changed: (self.notify(f"{changed:,} dead job(s){scope} {done}.", markup=False),
-                                   self.poll_soon()),
-                  self._action_failed, group="dead")  # fmt: skip
+        done = "back to pending" if choice.action == "retry" else "deleted"
+
+        def changed(count: int) -> None:
+            self.notify(f"{count:,} dead job(s){scope} {done}." + meanwhile(
+                choice.counted, count, "were retried or deleted", "more died"), markup=False)
+            self.poll_soon()
+
+        in_thread(self, lambda: actions.dead(choice.action, job_type), changed, self._action_failed, group="dead")
 
     # -- workers and scheduled jobs --------------------------------------------------------------------------
     def action_workers(self) -> None:
@@ -180,17 +186,20 @@ class Writes:
                                            hint, "Release"),
                          lambda confirmed: self._release_worker(worker, confirmed))  # fmt: skip
 
-    def _release_worker(self, worker: WorkerStats, confirmed: bool | None) -> None:
-        if not confirmed:
+    def _release_worker(self, worker: WorkerStats, counted: int | None) -> None:
+        if not counted:
             return
         actions, name = self.session.actions, worker.worker
-        in_thread(self, lambda: actions.release_worker(name), lambda result: self._worker_released(worker, result),
-                  self._action_failed, group="release")  # fmt: skip
+        in_thread(self, lambda: actions.release_worker(name),
+                  lambda result: self._worker_released(worker, counted, result), self._action_failed,
+                  group="release")  # fmt: skip
 
-    def _worker_released(self, worker: WorkerStats, result: ReleaseResult) -> None:
+    def _worker_released(self, worker: WorkerStats, counted: int, result: ReleaseResult) -> None:
         dead = f"; {result.dead:,} out of attempts moved to dead" if result.dead else ""
         self.notify(f"Released {result.released:,} of {result.timed_out:,} timed-out claim(s) of {worker.name} back "
-                    f"to pending{dead}.", markup=False)  # fmt: skip
+                    f"to pending{dead}." + meanwhile(counted, result.released + result.dead,
+                                                     "completed or were released", "more timed out"),
+                    markup=False)  # fmt: skip
         self.poll_soon()
 
     def action_make_available(self) -> None:
@@ -213,14 +222,29 @@ class Writes:
                                            hint, "Make available"),
                          lambda confirmed: self._make_available(job_type, confirmed))  # fmt: skip
 
-    def _make_available(self, job_type: str | None, confirmed: bool | None) -> None:
-        if not confirmed:
+    def _make_available(self, job_type: str | None, counted: int | None) -> None:
+        if not counted:
             return
         actions = self.session.actions
-        in_thread(self, lambda: actions.make_available(job_type),
-                  lambda result: (self.notify(result.describe(job_type), markup=False), self.poll_soon()),
-                  self._action_failed, group="make-available")  # fmt: skip
+
+        def made(result: ScheduledResult) -> None:
+            self.notify(result.describe(job_type) + meanwhile(counted, result.made_available,
+                                                              "were claimed or made available", "more were "
+                                                              "scheduled"), markup=False)  # fmt: skip
+            self.poll_soon()
+
+        in_thread(self, lambda: actions.make_available(job_type), made, self._action_failed, group="make-available")
 
     def _action_failed(self, error: QueuetopError) -> None:
         self.notify(f"The action failed and changed nothing: {error}", severity="error", timeout=10, markup=False)
 
+
+
+def meanwhile(counted: int, done: int, fewer: str, more: str) -> str:
+    """What changed between the count a dialog showed and the action: "" when it did exactly that many, else
+    " 8 were counted: 5 finished or were claimed again meanwhile." (or "3 more timed out")."""
+    if done == counted:
+        return ""
+    if done < counted:
+        return f" {counted:,} were counted: {counted - done:,} {fewer} meanwhile."
+    return f" {counted:,} were counted: {done - counted:,} {more} meanwhile."
