@@ -46,9 +46,10 @@ def init_at_once(target_text: str, layout=NATIVE) -> list[list]:
 
 
 def created_once(results: list[list]) -> None:
-    """Each object was created by exactly one of the inits; the others found it."""
+    """Each object was created by exactly one of the inits; the others found it. A column added since the first
+    release comes with its table on a fresh install: created by none."""
     for i, step in enumerate(results[0]):
-        assert sum(steps[i].created for steps in results) == 1, step
+        assert sum(steps[i].created for steps in results) == (0 if step.kind == "column" else 1), step
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])

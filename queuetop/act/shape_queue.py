@@ -31,6 +31,7 @@ from queuetop.db import Database
 from queuetop.layouts import Layout
 from queuetop.layouts.model import CALL_FIELDS
 from queuetop.layouts.predicate import roles_of
+from queuetop.layouts.schema import require_current
 from queuetop.layouts.sql import Statements
 
 RELEASE_BATCH = 500  # rows looked at per round of a release
@@ -184,6 +185,8 @@ class ShapeQueue:
             raise UsageError(f"layout {self.layout.name} has nothing to release: {nothing_to_release(self.layout)}; "
                              "it declares no [release] section")
         job_type = self._filter_type(job_type)
+        if not dry_run:
+            require_current(self.db, self.layout)
         if self.layout.batch_claims:  # in bulk, skipping rows others hold; out of attempts → dead
             queue = Queue(self.db, self.layout, max_attempts=self.settings.get("max_attempts", DEFAULT_MAX_ATTEMPTS))
             return queue.release_timed_out(job_type, dry_run=dry_run)
@@ -263,6 +266,7 @@ class ShapeQueue:
         job_type = self._filter_type(job_type)
         if action == "count":
             return self._count("dead", job_type)
+        require_current(self.db, self.layout)
         if action == "retry" and self.layout.dead_move_back:
             return self._move_back(job_type, on_progress)
         statement = (self.statements.retry_dead(job_type, self.settings, batch=MAINTENANCE_BATCH) if action == "retry"

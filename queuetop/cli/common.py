@@ -38,12 +38,12 @@ LOG_PATH = log_path()
 # -- opening the target ----------------------------------------------------------------------------------
 def open_target(args: argparse.Namespace, purpose: str = "worker", create: bool = False) -> Database:
     """Open --db. The embedded default is created, schema and all, on first use."""
-    from queuetop.layouts.schema import init_schema, schema_present
+    from queuetop.layouts.schema import init_schema, schema_current
 
     target = parse_target(args.db)
     embedded = _is_embedded_default(args, target) and _layout_name(args) in (None, "native")
     db = Database.open(target, purpose=purpose, create=create or embedded)
-    if embedded and not schema_present(db):
+    if embedded and not schema_current(db):  # queuetop's own file: made, or brought up to date, as it is opened
         init_schema(db)
     return db
 
@@ -190,31 +190,6 @@ def with_per_target(args: argparse.Namespace) -> argparse.Namespace:
     first = args.per_target[0]
     first.per_target = args.per_target
     return first
-
-
-class ProgressLine:
-    """A long write's progress on stderr, "3,000 of 12,000 dead job(s) back to pending": rewritten in place on a
-    terminal, a line at most every `every_s` seconds elsewhere (a log keeps a trace, not a flood)."""
-
-    def __init__(self, total: int, what: str, every_s: float = 5.0) -> None:
-        import time
-
-        self.total, self.what, self.every_s, self.done = total, what, every_s, 0
-        self._clock = time.monotonic
-        self._last = self._clock()
-        self._terminal = sys.stderr.isatty()
-
-    def __call__(self, done: int) -> None:
-        self.done = done
-        if self._terminal:
-            print(f"\r{done:,} of {self.total:,} {self.what}", end="", file=sys.stderr, flush=True)
-        elif self._clock() - self._last >= self.every_s:
-            self._last = self._clock()
-            print(f"{done:,} of {self.total:,} {self.what}", file=sys.stderr, flush=True)
-
-    def end(self) -> None:
-        if self._terminal and self.done:
-            print(file=sys.stderr)
 
 
 def refuse_typos(db: Database, layout: Layout, types: Sequence[str], snapshot: Snapshot | None = None) -> None:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from queuetop.cli.common import (
     EXIT_USAGE,
-    ProgressLine,
     _announce,
     _layout_name,
     open_target,
@@ -23,6 +22,7 @@ from queuetop.cli.common import (
     target_label,
 )
 from queuetop.core import format as fmt
+from queuetop.core.progress import ProgressLine
 from queuetop.db import Database, QueuetopError, UsageError, parse_target
 from queuetop.layouts import NATIVE, PRESET_NAMES, Layout
 from queuetop.layouts.sql import Statements
@@ -291,15 +291,19 @@ def cmd_dead(args: argparse.Namespace) -> int:
                 print("nothing changed")
                 return 0
         done = "back to pending" if args.action == "retry" else "deleted"
-        progress = ProgressLine(found, f"dead job(s){scope} {done}")
+        line, so_far = ProgressLine(sys.stderr), [0]
+
+        def progress(changed: int) -> None:
+            so_far[0] = changed
+            line.show(f"{changed:,} of {found:,} dead job(s){scope} {done}")
+
         try:
             changed = queue.dead(args.action, args.job_type, on_progress=progress)
         except KeyboardInterrupt:  # between two batches: what they changed is committed
-            progress.end()
-            print(f"stopped: {progress.done:,} of {found:,} dead job(s){scope} {done}, the others unchanged",
-                  file=sys.stderr)
+            line.done(f"stopped: {so_far[0]:,} of {found:,} dead job(s){scope} {done}, the others unchanged")
             raise
-        progress.end()
+        if so_far[0] and line.tty:
+            line.done("")  # the progress line ends; the result follows on a line of its own
         print(f"{changed:,} dead job(s){scope} {done}")
     return 0
 

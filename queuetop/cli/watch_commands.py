@@ -129,15 +129,16 @@ def _watch_layout(args: argparse.Namespace, target: Target, auto_init: bool) -> 
     from queuetop.db import ConnectError, SchemaMissing
     from queuetop.layouts import load_layout, require_table, with_tables
 
+    types = getattr(args, "types", None) or []  # the dashboard's --type (serve has none)
     if auto_init:
-        if args.types and Path(target.value).expanduser().exists():  # a mistyped --type, before the dashboard
+        if types and Path(target.value).expanduser().exists():  # a mistyped --type, before the dashboard
             with suppress(ConnectError, SchemaMissing), Database.open(target, purpose="monitor") as db:
-                refuse_typos(db, NATIVE, args.types)
+                refuse_typos(db, NATIVE, types)
         return NATIVE, None
     try:
         with Database.open(target, purpose="monitor") as db:
             layout, note = resolve_layout(args, db)
-            refuse_typos(db, layout, args.types)  # a mistyped --type, before the dashboard
+            refuse_typos(db, layout, types)  # a mistyped --type, before the dashboard
             return layout, note
     except (ConnectError, SchemaMissing):
         name = _layout_name(args)

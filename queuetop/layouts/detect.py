@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from queuetop.core.errors import QueuetopError, SchemaMissing, UsageError
 from queuetop.db import Database
 from queuetop.layouts import PRESET_NAMES, Layout, load_layout, with_tables
+from queuetop.layouts.sql.init import ADDED_ROLES
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,8 @@ def check_layout(db: Database, layout: Layout, catalog: Catalog | None = None) -
         if source is None:
             continue
         for role, col in columns.items():
+            if layout.made_by_init and role in ADDED_ROLES:
+                continue  # an install made before has the native schema without it: init adds it, writes say so
             if col.lower() not in source.columns:
                 raise UsageError(f"table {source.display} has no column {col} (the {role.removeprefix('c_')} of "
                                  f"layout {layout.name})", _fitting_hint(source))

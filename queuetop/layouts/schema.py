@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from queuetop.db import Database
+from queuetop.db import Database, UsageError
 from queuetop.layouts import NATIVE, Layout
 from queuetop.layouts.sql import Statements
 from queuetop.layouts.sql.base import TAG
@@ -55,6 +55,29 @@ def init_schema(db: Database, layout: Layout = NATIVE) -> list[SchemaStep]:
 
 
 def schema_present(db: Database, layout: Layout = NATIVE) -> bool:
-    """True when every object of the native schema is there."""
-    objects = Statements(db.dialect, layout).schema_objects()
+    """True when the native schema is there: every object but the columns added since its first release (an
+    install made before is still the native schema; `missing_columns` names what `init` would add to it)."""
+    objects = [obj for obj in Statements(db.dialect, layout).schema_objects() if obj.kind != "column"]
     return all(db.fetchone(obj.exists_sql, obj.exists_params) for obj in objects)
+
+
+def schema_current(db: Database, layout: Layout = NATIVE) -> bool:
+    """True when every object of the native schema is there, the columns added since included."""
+    return schema_present(db, layout) and not missing_columns(db, layout)
+
+
+def missing_columns(db: Database, layout: Layout = NATIVE) -> list[str]:
+    """The columns this queuetop's native schema has and this install lacks ("WorkCompleted.JobInfo")."""
+    return [obj.name for obj in Statements(db.dialect, layout).schema_objects()
+            if obj.kind == "column" and not db.fetchone(obj.exists_sql, obj.exists_params)]  # fmt: skip
+
+
+def require_current(db: Database, layout: Layout) -> None:
+    """Refuse a write to a native schema made by an older queuetop, before any SQL of it is sent: the writes carry
+    the columns added since (a dead job's payload), and would fail on each with the database's own words."""
+    if not layout.made_by_init:
+        return
+    missing = missing_columns(db, layout)
+    if missing:
+        raise UsageError(f"the queue schema was made by an older queuetop: it lacks {', '.join(missing)}",
+                         "run `queuetop init` once: it adds what is missing and changes nothing else")

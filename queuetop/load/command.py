@@ -14,10 +14,10 @@ import sys
 import time
 import uuid
 from dataclasses import replace
-from typing import TextIO
 
 from queuetop.act.shape_queue import check_guid
 from queuetop.act.shape_worker import check_claim_form
+from queuetop.core.progress import ProgressLine
 from queuetop.db import ConnectError, Database, QueuetopError, Target, UsageError, parse_target
 from queuetop.db.target import ENV_VAR
 from queuetop.layouts import CLAIM_FORMS, NATIVE, Layout
@@ -35,7 +35,6 @@ DEFAULT_LEASE_S = 30.0
 SEED_GUID_TYPES = ("AC351A46-49E4-4F0C-BF8C-F45255012150", "FB0F15E0-2A97-46A3-951B-6655E4D7A06A")
 _TYPE_NAMESPACE = uuid.UUID("0b8f3c52-64a4-4a11-8f0e-3d1f3f3c8a7e")
 PROGRESS_EVERY_S = 0.5
-PROGRESS_EVERY_PIPE_S = 5.0  # when stderr is not a terminal: a line now and then, not a flood
 
 
 def add_load_arguments(parser: argparse.ArgumentParser) -> None:
@@ -176,34 +175,11 @@ def report_of(db: Database, facts: RunFacts) -> LoadReport:
 
 
 def _ensure_embedded_schema(target: Target, layout: Layout) -> None:
-    from queuetop.layouts.schema import init_schema, schema_present
+    from queuetop.layouts.schema import init_schema, schema_current
 
     with Database.open(target, create=True) as db:
-        if not schema_present(db, layout):
+        if not schema_current(db, layout):  # queuetop's own file: made, or brought up to date
             init_schema(db, layout)
-
-
-class ProgressLine:
-    """A line rewritten in place on a terminal; on a pipe, a line every few seconds."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.tty = stream.isatty()
-        self._last = 0.0
-
-    def show(self, line: str) -> None:
-        if self.tty:
-            self.stream.write("\r\x1b[K" + line)
-        elif time.monotonic() - self._last >= PROGRESS_EVERY_PIPE_S:
-            self.stream.write(line + "\n")
-            self._last = time.monotonic()
-        else:
-            return
-        self.stream.flush()
-
-    def done(self, line: str) -> None:
-        self.stream.write(("\r\x1b[K" if self.tty else "") + line + "\n")
-        self.stream.flush()
 
 
 # -- background loads ----------------------------------------------------------------------------------------

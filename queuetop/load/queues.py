@@ -16,7 +16,7 @@ from queuetop.act.shape_queue import ShapeQueue, nothing_to_release
 from queuetop.act.shape_worker import ShapeWorker, Taken
 from queuetop.db import Database
 from queuetop.layouts import Layout
-from queuetop.layouts.schema import schema_present
+from queuetop.layouts.schema import require_current, schema_present
 from queuetop.layouts.sql import Statements
 
 
@@ -38,6 +38,7 @@ class NativeLoadQueue:
 
         if not schema_present(db, layout):
             raise SchemaMissing(db.target.display)
+        require_current(db, layout)  # a run's completions carry the columns added since
         row = db.fetchone(*Statements(db.dialect, layout).max_job_id())
         return max(int(row[0] or 0), int(row[1] or 0))
 

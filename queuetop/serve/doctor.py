@@ -35,6 +35,7 @@ from queuetop.db.diagnostics.sqlite import SQLiteDiagnostics
 from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import STATES, Layout
 from queuetop.layouts.predicate import Bool, parse_predicate, roles_of
+from queuetop.layouts.schema import missing_columns
 from queuetop.layouts.sql import Statements
 from queuetop.serve.doctor_claims import claim_findings
 from queuetop.serve.doctor_sqlserver import permission_finding, sqlserver_findings
@@ -193,6 +194,8 @@ class Doctor:
         if isinstance(self.diagnostics, MSSQLDiagnostics):
             findings += self._guarded("SQL Server settings", lambda: sqlserver_findings(self.db, self.layout,
                                                                                     self.diagnostics))
+        if self.layout.made_by_init:
+            findings += self._guarded("native schema", self._schema_findings)
         findings += claim_findings(self.layout, self.db.dialect.name)
         findings += self._guarded("plans", self._plan_findings)
         findings += self._guarded("table sizes", self._size_findings)
@@ -294,6 +297,19 @@ class Doctor:
         if pending is not None and pending.table == "queue" and pending.condition == Bool(True):
             return {self.layout.queue_table.lower()}
         return set()
+
+    def _schema_findings(self) -> list[Finding]:
+        """The columns this queuetop's native schema has that an install made by an older one lacks."""
+        missing = missing_columns(self.db, self.layout)
+        if not missing:
+            return [Finding("native schema's columns", Status.OK, "every column of this queuetop's schema is there")]
+        added = [obj.create_sql.removeprefix("/* queuetop */ ") + ";" for obj in
+                 Statements(self.db.dialect, self.layout).schema_objects() if obj.name in missing]  # fmt: skip
+        return [Finding("native schema's columns", Status.WARN,
+                        f"made by an older queuetop: lacks {', '.join(missing)}",
+                        "every move of a finished job into the completed table carries it, so completions, releases "
+                        "and dead retries fail until it is added (a dead job retried keeps its payload in it); "
+                        "`queuetop init` adds it and changes nothing else", "\n".join(added))]
 
     def _missing_native_indexes(self) -> dict[str, str]:
         """Native indexes the schema lacks, with the statement `queuetop init` would run for each."""

@@ -35,7 +35,7 @@ from queuetop.db import (
     TransientError,
 )
 from queuetop.layouts import NATIVE, Layout
-from queuetop.layouts.schema import init_schema, schema_present
+from queuetop.layouts.schema import init_schema, schema_current
 from queuetop.watch.blocking import Blocking, read_blocking
 from queuetop.watch.collector import ShapeCollector, collector_for
 from queuetop.watch.snapshot import Snapshot
@@ -190,7 +190,7 @@ class Monitor:
             raise self._file_gone()
         db = self._open(self.target, purpose="monitor", create=create)
         try:
-            if create and self.layout.made_by_init and not schema_present(db, self.layout):
+            if create and self.layout.made_by_init and not schema_current(db, self.layout):
                 init_schema(db, self.layout)
             identity = self._sqlite_identity()
         except BaseException:

@@ -12,6 +12,12 @@ from typing import Any
 from queuetop.layouts.sql.base import TAG, Statement, StatementsBase
 
 PG_NOW_UTC = "(clock_timestamp() AT TIME ZONE 'UTC')"  # a column default: the time of the row's own insert
+# Columns the native tables gained after their first release, by role: `init` adds each to a table made before
+# it (a table made now has it already); an install without one is still the native schema for watching, and its
+# writes are refused until `init` ran (`schema.require_current`). WorkCompleted.JobInfo: a dead job retried keeps
+# its payload.
+ADDED_COLUMNS = (("completed", "c_info", {"mssql": "nvarchar(max)", "postgresql": "text", "sqlite": "TEXT"}),)
+ADDED_ROLES = frozenset(role for _, role, _ in ADDED_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -167,6 +173,7 @@ class InitSQL(StatementsBase):
                 CREATE TABLE {completed} (
                   {c_id} bigint NOT NULL,
                   {c_type} nvarchar(128) NOT NULL,
+                  {c_info} nvarchar(max) NULL,
                   {c_created} datetime2(3) NULL,
                   {c_claimed_at} datetime2(3) NULL,
                   {c_completed} datetime2(3) NOT NULL,
@@ -175,6 +182,7 @@ class InitSQL(StatementsBase):
                   {c_outcome} varchar(16) NOT NULL,
                   CONSTRAINT [PK_WorkCompleted] PRIMARY KEY CLUSTERED ({c_id}))""")),
         ]  # fmt: skip
+        objects += self._added_columns()
         queue = self.dialect.qualify(layout.schema, layout.queue_table)
         # A large enqueue or release must never escalate to a table lock: READPAST cannot skip one, so every
         # claimer would wait on it and fail with 1222. Row locks only, on the table queuetop made.
@@ -222,6 +230,7 @@ class InitSQL(StatementsBase):
                 CREATE TABLE IF NOT EXISTS {completed} (
                   {c_id} bigint PRIMARY KEY,
                   {c_type} varchar(128) NOT NULL,
+                  {c_info} text NULL,
                   {c_created} timestamp(3) NULL,
                   {c_claimed_at} timestamp(3) NULL,
                   {c_completed} timestamp(3) NOT NULL,
@@ -229,6 +238,7 @@ class InitSQL(StatementsBase):
                   {c_attempts} integer NULL,
                   {c_outcome} varchar(16) NOT NULL)""")),
         ]  # fmt: skip
+        objects += self._added_columns()
         for index in self.index_definitions():
             objects.append(SchemaObject("index", index.name, *qualified(index.name), self.create_index_sql(index)))
         return objects
@@ -262,6 +272,7 @@ class InitSQL(StatementsBase):
                 CREATE TABLE {completed} (
                   {c_id} INTEGER PRIMARY KEY,
                   {c_type} TEXT NOT NULL,
+                  {c_info} TEXT NULL,
                   {c_created} TEXT NULL,
                   {c_claimed_at} TEXT NULL,
                   {c_completed} TEXT NOT NULL,
@@ -269,9 +280,29 @@ class InitSQL(StatementsBase):
                   {c_attempts} INTEGER NULL,
                   {c_outcome} TEXT NOT NULL)""")),
         ]  # fmt: skip
+        objects += self._added_columns()
         for index in self.index_definitions():
             objects.append(SchemaObject("index", index.name, *exists("index", index.name),
                                         self.create_index_sql(index)))
+        return objects
+
+    def _added_columns(self) -> list[SchemaObject]:
+        layout, d, objects = self.layout, self.dialect, []
+        for table_role, role, sql_types in ADDED_COLUMNS:
+            table = layout.queue_table if table_role == "queue" else layout.completed_table
+            assert table is not None
+            column, qualified = layout.columns[role], d.qualify(layout.schema, table)
+            if d.name == "mssql":
+                exists: tuple[str, tuple[Any, ...]] = ("SELECT 1 WHERE COL_LENGTH(?, ?) IS NOT NULL",
+                                                       (qualified, column))
+            elif d.name == "postgresql":
+                exists = ("SELECT 1 FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND "
+                          "column_name = ?", (d.schema_for(layout.schema) or "public", table, column))  # fmt: skip
+            else:
+                exists = ("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", (table, column))
+            add = "ADD COLUMN" if d.name != "mssql" else "ADD"
+            alter = f"{TAG}ALTER TABLE {qualified} {add} {d.quote(column)} {sql_types[d.name]} NULL"
+            objects.append(SchemaObject("column", f"{table}.{column}", *exists, alter))
         return objects
 
     def _pg_schema_lock(self) -> Statement | None:

@@ -3,6 +3,7 @@
                 CREATE TABLE [queuetop].[WorkCompleted] (
                   [WorkQueueID] bigint NOT NULL,
                   [JobType] nvarchar(128) NOT NULL,
+                  [JobInfo] nvarchar(max) NULL,
                   [CreatedDate] datetime2(3) NULL,
                   [RetrievedDate] datetime2(3) NULL,
                   [CompletedDate] datetime2(3) NOT NULL,

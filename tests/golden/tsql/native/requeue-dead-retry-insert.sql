@@ -1,2 +1,2 @@
 -- native: requeue dead retry insert
-/* queuetop */ INSERT INTO [queuetop].[WorkQueue] ([JobType], [CreatedDate]) SELECT [JobType], [CreatedDate] FROM [queuetop].[WorkCompleted] WHERE [WorkQueueID] IN (CAST(? AS bigint), CAST(? AS bigint)) AND [Outcome] = 'dead';
+/* queuetop */ INSERT INTO [queuetop].[WorkQueue] ([JobType], [CreatedDate], [JobInfo]) SELECT [JobType], [CreatedDate], [JobInfo] FROM [queuetop].[WorkCompleted] WHERE [WorkQueueID] IN (CAST(? AS bigint), CAST(? AS bigint)) AND [Outcome] = 'dead';

@@ -1,0 +1,2 @@
+-- native: init: create column WorkCompleted.JobInfo
+/* queuetop */ ALTER TABLE [queuetop].[WorkCompleted] ADD [JobInfo] nvarchar(max) NULL;

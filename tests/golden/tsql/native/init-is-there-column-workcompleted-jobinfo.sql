@@ -1,0 +1,2 @@
+-- native: init: is there column WorkCompleted.JobInfo
+SELECT 1 WHERE COL_LENGTH(?, ?) IS NOT NULL;
