@@ -18,7 +18,6 @@ Each named type costs about 18 series (8 gauges, 2 counters with their `_created
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -91,7 +90,7 @@ class TypeCap:
                 self._last[row.job_type][counter] = value
             total = sum(getattr(row, counter) for row in known)
             sums[counter] = self._base[counter] + total if known or self._base[counter] else None
-        return dataclasses.replace(TypeStats(OTHER), oldest_age_s=max(ages) if ages else None, **sums)
+        return TypeStats(OTHER, oldest_age_s=max(ages) if ages else None, **sums)  # type: ignore[arg-type]
 
 
 def _busiest(row: TypeStats) -> tuple:
