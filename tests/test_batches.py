@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from queuetop.act import shape_queue, workers
+from queuetop.act import batches, shape_queue, workers
 from queuetop.act.queue import Queue
 from queuetop.act.shape_queue import ShapeQueue
 from queuetop.act.workers import make_available
@@ -24,6 +24,7 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shape_queue, "MAINTENANCE_BATCH", BATCH)
     monkeypatch.setattr(shape_queue, "RELEASE_BATCH", BATCH)  # the native dead retry's sets of ids
     monkeypatch.setattr(workers, "MAINTENANCE_BATCH", BATCH)
+    monkeypatch.setattr(batches, "MAINTENANCE_BATCH", BATCH)  # the native release's
 
 
 def bury(db: Database, backend: Backend, count: int, job_type: str = "email", first_id: int = 1_000_000) -> None:
@@ -79,3 +80,20 @@ def test_scheduled_jobs_are_made_available_a_batch_per_statement(backend: Backen
         assert (result.scheduled, result.made_available) == (230, 230)
         assert len([sql for sql in sent if "UPDATE" in sql]) == 3  # 100, 100, 30: the short one ends it
         assert make_available(db, backend.layout, "email", dry_run=True).scheduled == 0
+
+
+def test_a_release_after_an_outage_takes_a_batch_of_claims_per_statement(backend: Backend) -> None:
+    import time
+
+    with backend.open() as db:
+        queue = Queue(db, backend.layout, max_attempts=5)
+        queue.enqueue_many("email", 250)
+        assert len(queue.claim("crashed", ["email"], batch=250, lease=0.05)) == 250
+        time.sleep(0.1)
+        sent: list[str] = []
+        result = Queue(counting(sent, db), backend.layout, max_attempts=5).release_timed_out("email")
+        assert (result.timed_out, result.released, result.dead) == (250, 250, 0)
+        gives_back = [sql for sql in sent if sql.removeprefix("/* queuetop */ ").startswith("UPDATE")]
+        # PostgreSQL: 100, 100, 50 (the short one ends it); SQLite: one statement in its one write transaction
+        assert len(gives_back) == (3 if backend.name == "postgres" else 1)
+        assert queue.release_timed_out("email", dry_run=True).timed_out == 0

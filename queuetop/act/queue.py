@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
+from queuetop.act import batches
 from queuetop.core.errors import STOP_SIGNALS, Stopped
 from queuetop.db import Database, LeaseLost, QueuetopError, UsageError, retry_transient
 from queuetop.layouts import NATIVE, Layout
@@ -271,10 +272,8 @@ class Queue:
         found = int(self.db.fetchone(*self.statements.count_state(self.release_state, job_type))[0])
         if dry_run or found == 0:
             return ReleaseResult(timed_out=found, dry_run=dry_run)
-        if not self.statements.claim_in_transaction:  # one statement each, skipping rows others hold
-            bury, back = self.statements.release_state(self.release_state, job_type, self.max_attempts)
-            dead = self.db.execute(*bury[0])
-            return ReleaseResult(timed_out=found, released=self.db.execute(*back), dead=dead)
+        if not self.statements.claim_in_transaction:  # statements of a batch each, skipping rows others hold
+            return self._release_in_batches(job_type, found)
         with self.db.transaction():  # SQLite: one write lock, one clock, read inside it
             now = self.db.fetchone(*self.statements.clock())[0]
             bury, back = self.statements.release_state(self.release_state, job_type, self.max_attempts, now)
@@ -283,6 +282,20 @@ class Queue:
                 self.db.execute(*bury[1])
             released = self.db.execute(*back)
         return ReleaseResult(timed_out=found, released=released, dead=dead)
+
+    def _release_in_batches(self, job_type: str | None, found: int) -> ReleaseResult:
+        """Bury, then give back, at most MAINTENANCE_BATCH claims a statement, each committed on its own, until
+        both come back short or the count taken first is reached (`act.batches`: a release after an outage must
+        not take a row lock per timed-out claim in one statement)."""
+        size = batches.MAINTENANCE_BATCH
+        bury, back = self.statements.release_state(self.release_state, job_type, self.max_attempts, batch=size)
+        dead = released = 0
+        while True:
+            buried = self.db.execute(*bury[0])
+            given = self.db.execute(*back)
+            dead, released = dead + buried, released + given
+            if (buried < size and given < size) or dead + released >= found:
+                return ReleaseResult(timed_out=found, released=released, dead=dead)
 
     def job_types(self) -> list[str]:
         """The job types of the newest jobs in the queue table (pending or claimed; NEWEST_FOR_TYPES of them)."""

@@ -32,6 +32,7 @@ class _Rows:
     where: Callable[[list, bool], str]
     hint: str
     fixed_now: bool = False
+    top: bool = False  # T-SQL: the pick is `TOP (?)` rows (`__batch`), the first `?` of the statement
 
 
 class LeaseSQL(ClaimSQL):
@@ -61,6 +62,10 @@ class LeaseSQL(ClaimSQL):
     def _batch_limit(self, binds: list) -> str:
         binds.append(lambda s: int(s["__batch"]))
         return self.dialect.param("int")
+
+    def _top(self, binds: list) -> str:
+        """T-SQL's `TOP (?) ` of `__batch` rows."""
+        return f"TOP ({self._batch_limit(binds)}) "
 
     def _asked_type(self, binds: list, index: int) -> str:
         """The typed `?` of the index-th job type asked for."""
@@ -174,7 +179,8 @@ class LeaseSQL(ClaimSQL):
 
         def build(binds: list) -> str:
             if self._tsql():
-                pick = f"WITH qt_moved AS (SELECT * FROM {queue}{rows.hint} WHERE {rows.where(binds, False)}) "
+                top = self._top(binds) if rows.top else ""
+                pick = f"WITH qt_moved AS (SELECT {top}* FROM {queue}{rows.hint} WHERE {rows.where(binds, False)}) "
                 carried = ", ".join(f"deleted.{self.col(role)}" for role in roles)
                 return (f"{pick}DELETE FROM qt_moved OUTPUT {carried}, {self.now()}, {outcome_sql(binds)} "
                         f"INTO {completed} ({', '.join(into)})")
@@ -246,15 +252,19 @@ class LeaseSQL(ClaimSQL):
         return self._bound("give_back", build, {"__id": job_id, "__token": token})
 
     # -- releasing the claims that timed out -------------------------------------------------------------------
-    def release_state(self, state: str, job_type: str | None, max_attempts: int,
-                      now: Any = None) -> tuple[list[Statement], Statement]:  # fmt: skip
+    def release_state(self, state: str, job_type: str | None, max_attempts: int, now: Any = None,
+                      batch: int | None = None) -> tuple[list[Statement], Statement]:  # fmt: skip
         """(the claims in `state` out of attempts moved to the completed table as dead (`_move`), the others given
         back to pending), of one job type or all. Rows others hold are skipped, and the state is checked again
         under the lock, so a job claimed anew meanwhile is left alone. On SQLite "now" is the `__now` parameter,
-        read once inside the write lock by the caller (`now`), so the burial's INSERT and DELETE agree on the rows."""
+        read once inside the write lock by the caller (`now`), so the burial's INSERT and DELETE agree on the rows.
+        `batch`: each statement takes at most that many (SQL Server `TOP (?)`, PostgreSQL `LIMIT ?` in its locked
+        pick; not SQLite, whose one transaction holds the write lock whatever the count), for a caller that runs
+        them again until they come back short (`act.batches`)."""
         spec = self.layout.states[state]
         fixed_now = self.dialect.name == "sqlite"
-        settings: dict[str, Any] = {"max_attempts": max_attempts, "__type": job_type, "__now": now}
+        batch = None if fixed_now else batch
+        settings: dict[str, Any] = {"max_attempts": max_attempts, "__type": job_type, "__now": now, "__batch": batch}
 
         def typed(binds: list) -> str:
             if job_type is None:
@@ -268,18 +278,20 @@ class LeaseSQL(ClaimSQL):
                              f"{typed(binds)}")
                 if self.dialect.name != "postgresql":
                     return condition
+                limit = f" LIMIT {self._batch_limit(binds)}" if batch is not None else ""
                 return (f"{self.col('id')} IN (SELECT {self.col('id')} FROM {self.table('queue')} WHERE {condition}"
-                        f"{self._skip_locked()})")
+                        f"{limit}{self._skip_locked()})")
 
-            return _Rows(where, LOCKED_PICK, fixed_now)
+            return _Rows(where, LOCKED_PICK, fixed_now, top=batch is not None)
 
-        key = f"{state}:{job_type is not None}"
+        key = f"{state}:{job_type is not None}:{batch is not None}"
         bury = self._move(f"dead:{key}", rows(">="), "dead", settings)
         back = rows("<")
 
         def build(binds: list) -> str:
             if self._tsql():
-                return (f"WITH qt_back AS (SELECT * FROM {self.table('queue')}{LOCKED_PICK} WHERE "
+                top = self._top(binds) if back.top else ""
+                return (f"WITH qt_back AS (SELECT {top}* FROM {self.table('queue')}{LOCKED_PICK} WHERE "
                         f"{back.where(binds, False)}) UPDATE qt_back SET {self._clear_sets()}")
             return f"UPDATE {self.table('queue')} SET {self._clear_sets()} WHERE {back.where(binds, fixed_now)}"
 

@@ -1,0 +1,2 @@
+-- native: release_state in batches: back to pending
+/* queuetop */ WITH qt_back AS (SELECT TOP (CAST(? AS int)) * FROM [queuetop].[WorkQueue] WITH (ROWLOCK, READPAST, UPDLOCK) WHERE ([RetrievedDate] IS NOT NULL AND [TimeoutDate] < SYSUTCDATETIME()) AND [Attempts] < CAST(? AS int) AND [JobType] = CAST(? AS nvarchar(128))) UPDATE qt_back SET [RetrievedDate] = NULL, [RetrievedBy] = NULL, [ProcessingMark] = NULL, [TimeoutDate] = NULL;
