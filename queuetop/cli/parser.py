@@ -12,6 +12,7 @@ from queuetop import __version__
 from queuetop.cli.common import EXIT_USAGE, LAYOUT_ENV_VAR, LOG_PATH
 from queuetop.cli.config import CONFIG_ENV_VAR, default_config_path
 from queuetop.cli.fleet_commands import cmd_alerts, cmd_check, cmd_config, cmd_grafana, cmd_serve
+from queuetop.cli.job_commands import cmd_jobs
 from queuetop.cli.queue_commands import (
     cmd_dead,
     cmd_detect,
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
     pass
 
 
-COMMANDS = ("init", "stats", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect", "doctor",
-            "workers", "check", "serve", "alerts", "grafana", "config", "history")
+COMMANDS = ("init", "stats", "jobs", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect",
+            "doctor", "workers", "check", "serve", "alerts", "grafana", "config", "history")
 
 
 LAYOUT_HELP = f"""
@@ -192,6 +193,24 @@ examples:
     dead.add_argument("--type", "-t", dest="job_type", metavar="T", help="only this job type")
     dead.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     dead.set_defaults(run=cmd_dead)
+
+    jobs = command("jobs", "list the jobs of one state, a page at a time: every column, oldest (or soonest) first",
+                   """\
+  queuetop jobs                                   the oldest pending jobs, 50 at a time
+  queuetop jobs --state timed_out --type email    claims past their timeout, soonest first
+  queuetop jobs --state dead --json | jq '.jobs[].info'
+  queuetop jobs --state pending --after '["2026-11-26T15:00:01", 1047]'   the page after that job
+Pending jobs oldest first, scheduled soonest due, claims soonest to time out, dead by when they died; the id
+breaks ties. A full page ends with the --after that continues it: each page is a range of an index from the
+last job's position (keyset), never a count of the rows before it.
+""", t_is_type=True)
+    jobs.add_argument("--state", default="pending", metavar="STATE",
+                      help="pending (default), scheduled, claimed, timed_out, dead: the layout's states")
+    jobs.add_argument("--type", "-t", dest="job_type", metavar="T", help="only this job type")
+    jobs.add_argument("--limit", type=int, default=50, metavar="N", help="jobs per page (default 50)")
+    jobs.add_argument("--after", metavar="JSON", help="continue after this job (the line a full page ends with)")
+    jobs.add_argument("--json", action="store_true", help="print JSON: the jobs and the next page's --after")
+    jobs.set_defaults(run=cmd_jobs)
 
     workers = command("workers", "who holds what: per claimer, from the claims (held, timed out, the last minute)", """\
   queuetop workers                        one line per worker; a worker whose claims all timed out: probably dead

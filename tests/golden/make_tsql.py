@@ -89,6 +89,12 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
                                                                      ["created", "id"], 20))],
         "insert": [("", lambda: (s.insert(fields, delayed=False), params))],
     }
+    if "pending" in layout.states:  # `queuetop jobs`: the first page, and the page after a job (keyset)
+        roles = [role for role in layout.columns if not role.startswith("c_")]
+        order = ["created", "id"] if layout.has("created") else ["id"]
+        after = [NOW, 10][-len(order):]
+        out["job_rows"] = [("pending, first page", lambda: s.job_rows("pending", job_type, roles, order, None, 50)),
+                           ("pending, after a job", lambda: s.job_rows("pending", job_type, roles, order, after, 50))]
     if layout.made_by_init:  # the schema `init` makes: its turns, and the columns of each index it finds
         out["schema_lock"] = [("", s.schema_lock)]
         out["index_columns_sql"] = [(index.name, lambda index=index: s.index_columns_sql(index))

@@ -1,0 +1,87 @@
+"""Down to the job: the jobs of one state (of one type), a page at a time, every column the layout names for them.
+
+Each state is read in the order a person asks of it — pending oldest first, scheduled soonest due, claims soonest
+to time out, finished and dead newest last by id — with the row's id last as the tie-break, and a page goes on
+from the last row's order values (keyset paging, `Statements.job_rows`): a page deep into a big table costs what
+the first does. `queuetop jobs` prints it; its JSON is `JobPage.as_json`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from queuetop.core.errors import UsageError
+from queuetop.db import Database
+from queuetop.layouts import Layout
+from queuetop.layouts.sql import statements_on
+
+# The order of each state's jobs, by role (those the layout has), before the id.
+ORDER = {"pending": ("created",), "scheduled": ("available",), "claimed": ("timeout", "claimed_at"),
+         "timed_out": ("timeout", "claimed_at"), "dead": ("c_completed",)}  # fmt: skip
+MAX_LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class JobPage:
+    state: str
+    job_type: str | None
+    columns: tuple[str, ...]  # the roles of each job, as the layout names them (no c_ prefix)
+    jobs: tuple[Mapping[str, Any], ...]
+    after: tuple[Any, ...] | None  # the next page's --after (the last job's order values); None: no more
+
+    def as_json(self) -> dict[str, Any]:
+        return {"state": self.state, "job_type": self.job_type,
+                "jobs": [{role: _plain(value) for role, value in job.items()} for job in self.jobs],
+                "next_after": None if self.after is None else [_plain(value) for value in self.after]}  # fmt: skip
+
+
+def read_jobs(db: Database, layout: Layout, state: str, job_type: str | None = None,
+              after: Sequence[Any] | None = None, limit: int = 50,
+              settings: Mapping[str, Any] | None = None) -> JobPage:  # fmt: skip
+    """One page of the jobs in `state` (of `job_type`), after the job whose order values are `after`."""
+    if state not in layout.states:
+        known = ", ".join(name for name in layout.states)
+        raise UsageError(f"layout {layout.name} has no state {state!r}", f"its states: {known}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise UsageError(f"--limit must be from 1 to {MAX_LIMIT:,}, not {limit}")
+    prefix = "c_" if layout.states[state].table == "completed" else ""
+    roles = [role for role in layout.columns if role.startswith("c_") == bool(prefix)]
+    order = [role for role in (ORDER.get(state, ())) if role.startswith("c_") == bool(prefix) and layout.has(role)]
+    order.append(prefix + "id")
+    if after is not None and len(after) != len(order):
+        raise UsageError(f"--after takes {len(order)} value(s) for state {state!r} (the order "
+                         f"{', '.join(role.removeprefix('c_') for role in order)}), not {len(after)}",
+                         "copy it from the line `queuetop jobs` prints after a full page")
+    typed = job_type if layout.has_job_type else None
+    decode = db.dialect.decode_time
+    after_values = None if after is None else [_parse(layout.type_of(role), value) for role, value in
+                                                zip(order, after, strict=True)]  # fmt: skip
+    rows = db.fetchall(*statements_on(db, layout).job_rows(state, typed, roles, order, after_values, limit,
+                                                           dict(settings or {})))  # fmt: skip
+    times = {role for role in roles if layout.type_of(role) in ("datetime", "datetime2")}
+    jobs = tuple({role.removeprefix(prefix): decode(value) if role in times else value
+                  for role, value in zip(roles, row, strict=True)} for row in rows)  # fmt: skip
+    last = tuple(jobs[-1][role.removeprefix(prefix)] for role in order) if len(jobs) == limit else None
+    return JobPage(state, typed, tuple(role.removeprefix(prefix) for role in roles), jobs, last)
+
+
+def _parse(layout_type: str | None, value: Any) -> Any:
+    """An --after value as the statement takes it: a time from its ISO text, the rest as given."""
+    if layout_type in ("datetime", "datetime2") and isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            raise UsageError(f"--after: {value!r} is not a time", "copy it from `queuetop jobs`' last line") from None
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """A value as JSON has it: times as ISO text, anything else it cannot say as text."""
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
