@@ -73,3 +73,35 @@ def test_the_command_prints_a_page_and_the_after_that_continues_it(queue_file) -
     assert "--after" in table.stderr and table.stdout.splitlines()[0].startswith("ID")
     assert_clean_failure(queuetop("jobs", "--db", db, "--after", "3"), "--after '3' is not a JSON list")
     assert_clean_failure(queuetop("jobs", "--db", db, "--state", "nope"), "has no state 'nope'")
+
+
+def test_one_job_is_found_wherever_it_is_now_with_its_state(backend: Backend) -> None:
+    from queuetop.act.jobs import read_job
+
+    with backend.open() as db:
+        queue = Queue(db, backend.layout, max_attempts=1)
+        waiting = queue.enqueue("email", info=PAYLOAD)
+        done_id = queue.enqueue("report")
+        held = queue.enqueue("sms")
+        (done,) = queue.claim("w", ["report"], lease=30)
+        queue.complete(done.id, done.token)
+        queue.claim("w2", ["sms"], lease=30)
+        view = read_job(db, backend.layout, waiting)
+        assert (view.state, view.table, view.columns["info"]) == ("pending", "WorkQueue", PAYLOAD)
+        assert read_job(db, backend.layout, held).columns["claimed_by"] == "w2"
+        assert read_job(db, backend.layout, held).state == "claimed"
+        finished = read_job(db, backend.layout, done_id)
+        assert (finished.state, finished.table) == ("finished (succeeded)", "WorkCompleted")
+        assert read_job(db, backend.layout, 10**9) is None
+
+
+def test_the_job_command_prints_every_column_and_refuses_what_is_not_there(queue_file) -> None:  # noqa: F811
+    db = str(queue_file)
+    queuetop("enqueue", "--db", db, "-t", "email", "--info", PAYLOAD)
+    shown = queuetop("job", "1", "--db", db)
+    assert shown.returncode == 0 and shown.stdout.startswith("job 1: pending, in WorkQueue")
+    assert '"to": "ops@example.com"' in shown.stdout  # the payload, pretty-printed
+    document = json.loads(queuetop("job", "1", "--db", db, "--json").stdout)
+    assert document["columns"]["info"] == PAYLOAD and document["state"] == "pending"
+    assert_clean_failure(queuetop("job", "99", "--db", db), "no job 99 in WorkQueue or WorkCompleted")
+    assert_clean_failure(queuetop("job", "x", "--db", db), "job id 'x' is not a whole number")

@@ -1,4 +1,5 @@
-"""Down to the job: the jobs of one state (of one type), a page at a time, every column the layout names for them.
+"""Down to the job: the jobs of one state (of one type), a page at a time, every column the layout names for them;
+and one job by its id, wherever it is now (`read_job`).
 
 Each state is read in the order a person asks of it — pending oldest first, scheduled soonest due, claims soonest
 to time out, finished and dead newest last by id — with the row's id last as the tie-break, and a page goes on
@@ -66,6 +67,43 @@ def read_jobs(db: Database, layout: Layout, state: str, job_type: str | None = N
                   for role, value in zip(roles, row, strict=True)} for row in rows)  # fmt: skip
     last = tuple(jobs[-1][role.removeprefix(prefix)] for role in order) if len(jobs) == limit else None
     return JobPage(state, typed, tuple(role.removeprefix(prefix) for role in roles), jobs, last)
+
+
+@dataclass(frozen=True)
+class JobView:
+    """One job: the table it is in now, its state there, every column the layout names for it."""
+
+    job_id: Any
+    table: str  # the table's name
+    state: str  # a state of the layout, "done" or "finished (OUTCOME)", or "in no state"
+    columns: Mapping[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": _plain(self.job_id), "table": self.table, "state": self.state,
+                "columns": {role: _plain(value) for role, value in self.columns.items()}}  # fmt: skip
+
+
+def read_job(db: Database, layout: Layout, job_id: Any, settings: Mapping[str, Any] | None = None) -> JobView | None:
+    """The job with this id: in the queue table, else in the completed table; None where it is in neither (never
+    enqueued, or deleted since: a finished job of a shape that deletes them)."""
+    statements, decode = statements_on(db, layout), db.dialect.decode_time
+    for table, prefix in (("queue", ""), ("completed", "c_")):
+        if table == "completed" and not layout.completed_table:
+            break
+        roles = [role for role in layout.columns if role.startswith("c_") == bool(prefix)]
+        row = db.fetchone(*statements.job_by_id(table, roles, job_id, dict(settings or {})))
+        if not row:
+            continue
+        times = {role for role in roles if layout.type_of(role) in ("datetime", "datetime2")}
+        columns = {role.removeprefix(prefix): decode(value) if role in times else value
+                   for role, value in zip(roles, row, strict=False)}  # fmt: skip
+        state = row[len(roles)]
+        if state is None:
+            outcome = columns.get("outcome")
+            state = f"finished ({outcome})" if table == "completed" and outcome else "in no state"
+        name = layout.queue_table if table == "queue" else layout.completed_table
+        return JobView(job_id, str(name), str(state), columns)
+    return None
 
 
 def _parse(layout_type: str | None, value: Any) -> Any:

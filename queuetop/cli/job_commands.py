@@ -1,4 +1,5 @@
-"""`queuetop jobs`: the jobs of one state, a page at a time (act/jobs.py), as a table or JSON for scripts."""
+"""`queuetop jobs`: the jobs of one state, a page at a time, and `queuetop job ID`: one job, every column (act/jobs.py),
+as text or JSON for scripts."""
 
 from __future__ import annotations
 
@@ -52,6 +53,50 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         print(f"\n{len(page.jobs):,} {args.state} job(s){scope} on this page; the next one: the same command with "
               f"--after {shlex.quote(json.dumps(page.as_json()['next_after']))}", file=sys.stderr)  # fmt: skip
     return 0
+
+
+def cmd_job(args: argparse.Namespace) -> int:
+    from queuetop.act.jobs import read_job
+
+    with open_target(args, purpose="monitor") as db:
+        layout, note = resolve_layout(args, db)
+        _announce(note)
+        view = read_job(db, layout, _job_id(layout.type_of("id"), args.job_id), settings_from(args))
+    if view is None:
+        raise UsageError(f"no job {args.job_id} in {layout.queue_table}"
+                         + (f" or {layout.completed_table}" if layout.completed_table else ""),
+                         "it finished and was deleted, or was never enqueued; `queuetop jobs` lists the jobs there are")
+    if args.json:
+        print(json.dumps(view.as_json(), indent=2))
+        return 0
+    print(f"job {args.job_id}: {view.state}, in {view.table}")
+    width = max(fmt.cells(role) for role in view.columns)
+    for role, value in view.columns.items():
+        text = "—" if value is None else value.isoformat(sep=" ") if hasattr(value, "isoformat") else str(value)
+        print(f"  {fmt.pad(role, width)}  {_pretty(text, ' ' * (width + 4))}")
+    return 0
+
+
+def _job_id(id_type: str | None, text: str) -> object:
+    """The id as the layout's id column takes it: a whole number, or a GUID (seed 001's requests)."""
+    from queuetop.act.shape_queue import check_guid
+
+    if id_type == "guid":
+        return check_guid(text)
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"job id {text!r} is not a whole number", "e.g. queuetop job 1047") from None
+
+
+def _pretty(text: str, indent: str) -> str:
+    """A payload that is JSON, pretty-printed under its value's column; anything else as it is."""
+    if text[:1] not in "{[":
+        return text
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+    except ValueError:
+        return text
 
 
 def _cell(value: object) -> str:

@@ -12,7 +12,7 @@ from queuetop import __version__
 from queuetop.cli.common import EXIT_USAGE, LAYOUT_ENV_VAR, LOG_PATH
 from queuetop.cli.config import CONFIG_ENV_VAR, default_config_path
 from queuetop.cli.fleet_commands import cmd_alerts, cmd_check, cmd_config, cmd_grafana, cmd_serve
-from queuetop.cli.job_commands import cmd_jobs
+from queuetop.cli.job_commands import cmd_job, cmd_jobs
 from queuetop.cli.queue_commands import (
     cmd_dead,
     cmd_detect,
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     pass
 
 
-COMMANDS = ("init", "stats", "jobs", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect",
+COMMANDS = ("init", "stats", "jobs", "job", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect",
             "doctor", "workers", "check", "serve", "alerts", "grafana", "config", "history")
 
 
@@ -211,6 +211,15 @@ last job's position (keyset), never a count of the rows before it.
     jobs.add_argument("--after", metavar="JSON", help="continue after this job (the line a full page ends with)")
     jobs.add_argument("--json", action="store_true", help="print JSON: the jobs and the next page's --after")
     jobs.set_defaults(run=cmd_jobs)
+
+    job = command("job", "show one job by its id, wherever it is now: its state and every column", """\
+  queuetop job 1047
+  queuetop job 1047 --json | jq .columns.info
+Looked for in the queue table, then in the completed table (a job that finished and was deleted is gone).
+""")
+    job.add_argument("job_id", metavar="ID", help="the job's id (a GUID for seed 001's requests)")
+    job.add_argument("--json", action="store_true", help="print JSON: id, table, state, columns")
+    job.set_defaults(run=cmd_job)
 
     workers = command("workers", "who holds what: per claimer, from the claims (held, timed out, the last minute)", """\
   queuetop workers                        one line per worker; a worker whose claims all timed out: probably dead

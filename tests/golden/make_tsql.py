@@ -93,8 +93,13 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
         roles = [role for role in layout.columns if not role.startswith("c_")]
         order = ["created", "id"] if layout.has("created") else ["id"]
         after = [NOW, 10][-len(order):]
-        out["job_rows"] = [("pending, first page", lambda: s.job_rows("pending", job_type, roles, order, None, 50)),
-                           ("pending, after a job", lambda: s.job_rows("pending", job_type, roles, order, after, 50))]
+        page = (job_type, roles, order)  # bound now: the names are used again below
+        out["job_rows"] = [("pending, first page", lambda p=page: s.job_rows("pending", *p, None, 50)),
+                           ("pending, after a job", lambda p=page: s.job_rows("pending", *p, after, 50))]
+        out["job_by_id"] = [("queue", lambda r=roles: s.job_by_id("queue", r, 7))]
+        if layout.completed_table:
+            finished = [role for role in layout.columns if role.startswith("c_")]
+            out["job_by_id"].append(("completed", lambda r=finished: s.job_by_id("completed", r, 7)))
     if layout.made_by_init:  # the schema `init` makes: its turns, and the columns of each index it finds
         out["schema_lock"] = [("", s.schema_lock)]
         out["index_columns_sql"] = [(index.name, lambda index=index: s.index_columns_sql(index))

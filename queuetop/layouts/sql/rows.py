@@ -124,19 +124,9 @@ class RowSQL(StatementsBase):
         first of the layout's states of that table whose condition holds, else NULL (taken: a claim that is
         final, or a row in no state)."""
         prefix = "c_" if table == "completed" else ""
-        states = [name for name, state in self.layout.states.items() if state.table == table]
-        spec, claim = self.layout.completions, self.layout.claim
 
         def build(binds: list) -> str:
-            arms = []
-            if claim is not None and claim.finish and spec is not None and spec.table == table:
-                done = f"{self.col(spec.at)} IS NOT NULL"
-                if spec.where is not None:
-                    done += f" AND {self.condition(spec.where.condition, binds)}"
-                arms.append(f"WHEN {done} THEN 'done'")
-            arms += [f"WHEN {self.condition(self.layout.states[name].condition, binds)} THEN '{name}'"
-                     for name in states]  # fmt: skip
-            case = f"CASE {' '.join(arms)} ELSE NULL END" if arms else "NULL"
+            case = self._state_case(table, binds)
             if low_id is not None:
                 where = f"{self.col(prefix + 'id')} >= {self.dialect.param(self.layout.type_of(prefix + 'id'))}"
             else:
@@ -147,6 +137,35 @@ class RowSQL(StatementsBase):
         sql, params = self._bound(f"row_states:{table}:{low_id is not None}", build,
                                   {**(settings or {}), "__since_s": since_s or 0})  # fmt: skip
         return sql, (*params, *(() if low_id is None else (low_id,)))
+
+    def _state_case(self, table: str, binds: list) -> str:
+        """`CASE` naming a row's state: "done" where the shape's completion holds (on shapes that complete jobs),
+        else the first of the layout's states of that table whose condition holds, else NULL."""
+        spec, claim = self.layout.completions, self.layout.claim
+        arms = []
+        if claim is not None and claim.finish and spec is not None and spec.table == table:
+            done = f"{self.col(spec.at)} IS NOT NULL"
+            if spec.where is not None:
+                done += f" AND {self.condition(spec.where.condition, binds)}"
+            arms.append(f"WHEN {done} THEN 'done'")
+        arms += [f"WHEN {self.condition(state.condition, binds)} THEN '{name}'"
+                 for name, state in self.layout.states.items() if state.table == table]  # fmt: skip
+        return f"CASE {' '.join(arms)} ELSE NULL END" if arms else "NULL"
+
+    def job_by_id(self, table: str, roles: Sequence[str], job_id: Any,
+                  settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
+        """One job by its id in one table: `roles`, then its state (`_state_case`). READPAST where the monitor
+        reads so: a job a worker is changing right now is not waited for (it is read again a moment later)."""
+        prefix = "c_" if table == "completed" else ""
+
+        def build(binds: list) -> str:
+            case = self._state_case(table, binds)
+            id_param = self.dialect.param(self.layout.type_of(prefix + "id"))
+            return (f"SELECT {', '.join(self.col(role) for role in roles)}, {case} FROM {self.table(table)}"
+                    f"{self._row_hint()} WHERE {self.col(prefix + 'id')} = {id_param}")
+
+        sql, params = self._bound(f"job_by_id:{table}:{roles}", build, settings)
+        return sql, (*params, self.dialect.encode_value(self.layout.type_of(prefix + "id"), job_id))
 
     # -- workers: who holds what, from the claims (issue 11) -----------------------------------------------
     def _claimer_filter(self, worker: str | None) -> str:

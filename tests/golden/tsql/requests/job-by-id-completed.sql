@@ -1,0 +1,2 @@
+-- requests: job_by_id completed
+/* queuetop */ SELECT [id], [request], [InsertedDate], [RemovedDate], [CompletedDate], CASE WHEN [CompletedDate] IS NOT NULL THEN 'done' WHEN ([CompletedDate] IS NULL AND [RemovedDate] >= DATEADD(millisecond, ?, GETDATE())) THEN 'claimed' WHEN ([CompletedDate] IS NULL AND [RemovedDate] < DATEADD(millisecond, ?, GETDATE())) THEN 'lost' ELSE NULL END FROM [dbo].[RequestsCompleted] WITH (READPAST) WHERE [id] = CAST(? AS uniqueidentifier);
