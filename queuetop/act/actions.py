@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
+from queuetop.act.jobs import JobView, read_job
 from queuetop.act.queue import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_PRIORITY,
@@ -314,6 +316,11 @@ class Actions:
         with self._writer.use() as db:
             return release_worker(db, self.layout, worker, dry_run=dry_run, max_attempts=self.max_attempts,
                                   settings=self.settings)  # fmt: skip
+
+    def job(self, job_id: Any) -> JobView | None:
+        """One job by its id, wherever it is now (`jobs.read_job`), on the drill-down's connection."""
+        with self._reader.use() as db:
+            return read_job(db, self.layout, job_id, self.settings)
 
     def make_available(self, job_type: str | None, dry_run: bool = False) -> ScheduledResult:
         """Count (dry run) or make available now the jobs (of one type) scheduled for later."""

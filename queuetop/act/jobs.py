@@ -9,6 +9,7 @@ the first does. `queuetop jobs` prints it; its JSON is `JobPage.as_json`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -104,6 +105,22 @@ def read_job(db: Database, layout: Layout, job_id: Any, settings: Mapping[str, A
         name = layout.queue_table if table == "queue" else layout.completed_table
         return JobView(job_id, str(name), str(state), columns)
     return None
+
+
+def shown_value(value: Any, indent: str = "") -> str:
+    """A column's value for a person: "—" for none, a time as ISO, a JSON payload pretty-printed (its lines after
+    the first indented by `indent`, to stay under their column), anything else as text."""
+    if value is None:
+        return "—"
+    if isinstance(value, datetime | date):
+        return value.isoformat(sep=" ") if isinstance(value, datetime) else value.isoformat()
+    text = str(value)
+    if text[:1] in "{[":
+        try:
+            return json.dumps(json.loads(text), indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+        except ValueError:
+            pass
+    return text
 
 
 def _parse(layout_type: str | None, value: Any) -> Any:

@@ -56,7 +56,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def cmd_job(args: argparse.Namespace) -> int:
-    from queuetop.act.jobs import read_job
+    from queuetop.act.jobs import read_job, shown_value
 
     with open_target(args, purpose="monitor") as db:
         layout, note = resolve_layout(args, db)
@@ -72,8 +72,7 @@ def cmd_job(args: argparse.Namespace) -> int:
     print(f"job {args.job_id}: {view.state}, in {view.table}")
     width = max(fmt.cells(role) for role in view.columns)
     for role, value in view.columns.items():
-        text = "—" if value is None else value.isoformat(sep=" ") if hasattr(value, "isoformat") else str(value)
-        print(f"  {fmt.pad(role, width)}  {_pretty(text, ' ' * (width + 4))}")
+        print(f"  {fmt.pad(role, width)}  {shown_value(value, ' ' * (width + 4))}")
     return 0
 
 
@@ -87,16 +86,6 @@ def _job_id(id_type: str | None, text: str) -> object:
         return int(text)
     except ValueError:
         raise UsageError(f"job id {text!r} is not a whole number", "e.g. queuetop job 1047") from None
-
-
-def _pretty(text: str, indent: str) -> str:
-    """A payload that is JSON, pretty-printed under its value's column; anything else as it is."""
-    if text[:1] not in "{[":
-        return text
-    try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
-    except ValueError:
-        return text
 
 
 def _cell(value: object) -> str:

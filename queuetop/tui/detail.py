@@ -1,5 +1,5 @@
 """The drill-down: one job type up close — its figures, oldest pending jobs, claims in flight, recent
-completions, and its own charts. Escape goes back to the table.
+completions, and its own charts; Enter on a job opens it (tui/job.py). Escape goes back to the table.
 
 The figures and charts come with every poll; the three lists are read on the drill-down connection in a
 worker after each poll (one read at a time), so a slow database slows this screen and nothing else.
@@ -188,6 +188,17 @@ class DetailScreen(HandlesThreadResults, Screen):
 
     def action_back(self) -> None:
         self.dismiss()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a job in a list: the job view (tui/job.py), read by its id wherever it is now."""
+        from queuetop.tui.job import JobScreen
+
+        detail = self.detail
+        lists = {"pending": detail.pending, "claims": detail.claims, "completions": detail.completions} \
+            if detail is not None else {}  # fmt: skip
+        jobs = lists.get(event.data_table.id or "", ())
+        if 0 <= event.cursor_row < len(jobs):
+            self.app.push_screen(JobScreen(jobs[event.cursor_row].id))
 
     def on_screen_resume(self) -> None:
         self.dashboard.refresh_screen()  # shown again (a drill-down or dialog closed): catch up at once
