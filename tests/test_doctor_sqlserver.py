@@ -124,13 +124,17 @@ def test_a_well_kept_database_is_ok_on_every_sql_server_check():
 
 
 def test_an_enabled_trigger_is_said_with_the_writes_it_breaks():
-    found = findings_of(Catalog(current(), triggers={"[queuetop].[WorkCompleted]": ["trg_audit"]}))["triggers"]
-    assert found.status is Status.WARN and found.summary == "WorkCompleted: trg_audit"
-    assert "error 331" in found.meaning and "error 334" not in found.meaning
-    assert found.fix.endswith("DISABLE TRIGGER [trg_audit] ON [queuetop].[WorkCompleted];")
+    found = findings_of(Catalog(current(), triggers={"[queuetop].[WorkCompleted]": ["trg_audit"]}))
+    on_completed = found["triggers on the completed table"]
+    assert on_completed.status is Status.WARN and on_completed.summary == "WorkCompleted: trg_audit"
+    assert "error 331" in on_completed.meaning
+    assert on_completed.fix.endswith("DISABLE TRIGGER [trg_audit] ON [queuetop].[WorkCompleted];")
     from .test_doctor_tsql import tsql_violations
 
-    assert tsql_violations(found.fix) == []
+    assert tsql_violations(on_completed.fix) == []
+    on_queue = findings_of(Catalog(current(), triggers={"[queuetop].[WorkQueue]": ["trg_stamp"]}))
+    assert on_queue["triggers on the queue table"].status is Status.OK  # read back through a table variable
+    assert "table variable" in on_queue["triggers on the queue table"].meaning
 
 
 def test_forced_parameterization_and_ansi_nulls_off_are_said_with_their_fix():

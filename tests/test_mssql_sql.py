@@ -75,14 +75,29 @@ def test_without_rcsi_counts_read_nolock_and_the_drill_down_reads_past_locked_ro
 
 
 class AnswersRCSI:
-    """A connection as `Database._configure_reads` sees it: its dialect, and the database's answer."""
+    """A connection as `Database._configure_reads` sees it: its dialect, and the database's answers (RCSI, and the
+    tables with an enabled trigger)."""
 
-    def __init__(self, dialect: MSSQLDialect, on: bool) -> None:
-        self.dialect, self.on = dialect, on
+    def __init__(self, dialect: MSSQLDialect, on: bool, triggers: tuple[tuple[str, str], ...] = ()) -> None:
+        self.dialect, self.on, self.triggers = dialect, on, triggers
 
     def fetchone(self, sql, params=()):
         assert "is_read_committed_snapshot_on" in sql
         return (self.on,)
+
+    def fetchall(self, sql, params=()):
+        assert "sys.triggers" in sql
+        return list(self.triggers)
+
+
+def test_on_a_queue_table_with_a_trigger_what_a_write_reads_back_goes_through_a_table_variable():
+    d = MSSQLDialect()
+    Database._configure_reads(AnswersRCSI(d, True, (("queuetop", "WorkQueue"), ("dbo", "Audit"))))  # type: ignore[arg-type]
+    assert d.has_triggers("queuetop", "workqueue") and not d.has_triggers("queuetop", "WorkCompleted")
+    insert = Statements(d, NATIVE).insert(["type"], delayed=False)
+    assert insert.startswith("/* queuetop */ DECLARE @qt_out TABLE (qt_0 bigint); INSERT INTO")
+    assert "OUTPUT inserted.[WorkQueueID] INTO @qt_out" in insert and insert.endswith("; SELECT * FROM @qt_out")
+    assert "@qt_out" not in Statements(MSSQLDialect(), NATIVE).insert(["type"], delayed=False)  # no trigger: as ever
 
 
 def test_with_rcsi_every_read_is_plain_and_committed():

@@ -77,3 +77,11 @@ def test_the_monitors_postgresql_session_never_jit_compiles_a_poll(pg_backend):
         assert monitor.fetchone("SHOW jit")[0] == "off"
         assert worker.fetchone("SHOW jit")[0] == worker.fetchone("SELECT reset_val FROM pg_settings WHERE name = "
                                                                  "'jit'")[0]  # fmt: skip
+
+
+def test_a_batchs_rows_are_read_past_the_statements_before_them(pg_backend):
+    """What SQL Server's table-variable form relies on (`StatementsBase.through_table`: DECLARE; a write with
+    OUTPUT ... INTO; SELECT), through a real ODBC driver: the rows of the batch's SELECT, not "no results"."""
+    with pg_backend.open() as db:
+        batch = "CREATE TEMPORARY TABLE qt_probe (n integer); INSERT INTO qt_probe VALUES (7); SELECT n FROM qt_probe"
+        assert db.fetchall(batch) == [(7,)]

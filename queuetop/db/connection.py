@@ -163,13 +163,19 @@ class Database:
 
     def _configure_reads(self) -> None:
         """Settle, once per connection, how the monitor's reads avoid blocking writers: where the database may
-        answer that its reads are snapshots (SQL Server's read-committed snapshot), ask it."""
+        answer that its reads are snapshots (SQL Server's read-committed snapshot), ask it; and which tables have
+        an enabled trigger, where a statement may not read back what it wrote without a table variable."""
         question = self.dialect.read_snapshot_sql()
         if question is None:
             return
         row = self.fetchone(question)
         if row and row[0]:
             self.dialect.reads_committed_snapshot()
+        triggers = self.dialect.triggered_tables_sql()
+        if triggers is not None:
+            found = self.fetchall(triggers)
+            self.dialect.tables_with_triggers = frozenset(  # type: ignore[attr-defined]
+                (str(row[0]).lower(), str(row[1]).lower()) for row in found if len(row) >= 2)
 
     def _measure_clock_offset(self) -> None:
         before = utc_now()
@@ -209,8 +215,11 @@ class Database:
             cursor = self._connection.cursor()
             try:
                 cursor.execute(sql, tuple(params))
-                if cursor.description is None:  # psqlODBC: a RETURNING that matched no row has no result set
-                    return []
+                # A batch's statements before its rows have none (SQL Server's DECLARE, an UPDATE's count: see
+                # `through_table`); psqlODBC: a RETURNING that matched no row has no result set
+                while cursor.description is None:
+                    if not getattr(cursor, "nextset", None) or not cursor.nextset():
+                        return []
                 return [tuple(row) for row in cursor.fetchall()]
             finally:
                 cursor.close()

@@ -79,26 +79,30 @@ def _writer_findings(db: Database, layout: Layout, diag: MSSQLDiagnostics) -> li
 
 
 def _trigger_findings(db: Database, layout: Layout, diag: MSSQLDiagnostics) -> list[Finding]:
-    """queuetop reads the rows it writes back with OUTPUT: without INTO on the queue table (enqueue's new id, a
-    claim's rows: error 334 with a trigger enabled there), INTO the completed table (a finished job's move:
-    error 331). Watching is unaffected."""
-    tables = [("queue", layout.queue_table, "enqueue (its new id) and claims (their rows) read back with OUTPUT: "
-                                            "error 334")]
-    if layout.completed_table:
-        tables.append(("completed", layout.completed_table, "each move of a finished job into it (complete, fail, a "
-                                                             "release's burial) is an OUTPUT INTO it: error 331"))
-    found = [(name, triggers, fails) for _, name, fails in tables
-             if (triggers := diag.enabled_triggers(db, layout.schema, name))]  # fmt: skip
-    if not found:
-        return [Finding("triggers", Status.OK, "no enabled trigger on the queue's tables: every OUTPUT works")]
-    return [Finding(
-        "triggers", Status.WARN, "; ".join(f"{name}: {', '.join(triggers)}" for name, triggers, _ in found),
-        "SQL Server refuses OUTPUT on a table with an enabled trigger, so queuetop's writes that read back what they "
-        "wrote fail: " + "; ".join(f"on {name}, {fails}" for name, _, fails in found) + ". Watching is unaffected "
-        "(queuetop does not yet read its writes back through a table variable)",
-        "\n".join(f"-- only if the trigger's work can move elsewhere (or while a load test runs):\nDISABLE TRIGGER "
-                  f"{db.dialect.quote(trigger)} ON {db.dialect.qualify(layout.schema, name)};"
-                  for name, triggers, _ in found for trigger in triggers))]
+    """Enabled triggers on the queue's tables. On the queue table SQL Server refuses OUTPUT without INTO (error
+    334): queuetop's enqueue and claims read back what they wrote through a table variable there instead
+    (`StatementsBase.through_table`). On the completed table it refuses OUTPUT INTO it (error 331): each move of a
+    finished job is one, so those fail. Watching is unaffected either way."""
+    on_queue = diag.enabled_triggers(db, layout.schema, layout.queue_table)
+    on_completed = diag.enabled_triggers(db, layout.schema, layout.completed_table) if layout.completed_table else []
+    findings = []
+    if on_queue:
+        findings.append(Finding(
+            "triggers on the queue table", Status.OK, f"{layout.queue_table}: {', '.join(on_queue)}",
+            "SQL Server refuses OUTPUT without INTO on it (error 334): queuetop's enqueue and claims read back what "
+            "they wrote through a table variable there"))
+    if on_completed:
+        findings.append(Finding(
+            "triggers on the completed table", Status.WARN, f"{layout.completed_table}: {', '.join(on_completed)}",
+            "each move of a finished job into it (complete, fail, a release's burial) is an OUTPUT INTO it, which "
+            "SQL Server refuses on a table with an enabled trigger (error 331): those writes fail; watching is "
+            "unaffected",
+            "\n".join(f"-- only if the trigger's work can move elsewhere (or while a load test runs):\nDISABLE TRIGGER "
+                      f"{db.dialect.quote(trigger)} ON {db.dialect.qualify(layout.schema, layout.completed_table)};"
+                      for trigger in on_completed)))  # fmt: skip
+    if not findings:
+        findings.append(Finding("triggers", Status.OK, "no enabled trigger on the queue's tables"))
+    return findings
 
 
 def _database_findings(db: Database, diag: MSSQLDiagnostics) -> list[Finding]:

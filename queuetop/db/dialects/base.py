@@ -136,6 +136,14 @@ class Dialect:
         return ", ".join("?" * count)
 
     # -- connections -------------------------------------------------------------------------------------
+    def triggered_tables_sql(self) -> str | None:
+        """(schema, table) of every table with an enabled trigger, where that changes how a statement may read back
+        what it wrote (SQL Server); None elsewhere."""
+        return None
+
+    def has_triggers(self, schema: str | None, table: str) -> bool:
+        return False
+
     def session_setup(self, purpose: str) -> list[str]:
         """Statements run once on a new connection. `purpose` is "monitor" or "worker"."""
         return []

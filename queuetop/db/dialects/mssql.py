@@ -35,8 +35,19 @@ class MSSQLDialect(Dialect):
     row_hint = " WITH (READPAST)"
     reads = "dirty"
 
+    # Tables with an enabled trigger refuse `OUTPUT` without `INTO` (error 334): a statement that reads back what
+    # it wrote there goes through a table variable instead (`StatementsBase.through_table`). Read per connection.
+    tables_with_triggers: frozenset[tuple[str, str]] = frozenset()
+
     def read_snapshot_sql(self) -> str | None:
         return "SELECT is_read_committed_snapshot_on FROM sys.databases WHERE database_id = DB_ID()"
+
+    def triggered_tables_sql(self) -> str | None:
+        return ("SELECT OBJECT_SCHEMA_NAME(parent_id), OBJECT_NAME(parent_id) FROM sys.triggers "
+                "WHERE parent_class = 1 AND is_disabled = 0")
+
+    def has_triggers(self, schema: str | None, table: str) -> bool:
+        return ((schema or "dbo").lower(), table.lower()) in self.tables_with_triggers
 
     def reads_committed_snapshot(self) -> None:
         """With read-committed snapshot (RCSI) on, plain reads see committed rows without blocking: no hints."""

@@ -153,7 +153,9 @@ class ActSQL(StatementsBase):
             for role, value in layout.enqueue_constants.items():
                 columns.append(self.col(role))
                 values.append(self.dialect.bit_literal(value) if layout.type_of(role) == "bit" else str(int(value)))
-            return self.dialect.insert_returning_sql(self.table("queue"), columns, values, self.col("id"))
+            sql = self.dialect.insert_returning_sql(self.table("queue"), columns, values, self.col("id"))
+            before, _ = self.dialect.returning(self.col("id"))
+            return self.through_table(sql, before.removeprefix(" OUTPUT "), ["id"]) if before else sql
 
         return self._render(f"insert:{','.join(fields)}:{delayed}", build)[0]
 

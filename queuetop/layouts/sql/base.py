@@ -39,6 +39,20 @@ class StatementsBase:
         self.layout = layout
         self._cache: dict[str, tuple[str, tuple[Bind, ...]]] = {}
 
+    def through_table(self, sql: str, output: str, roles: Sequence[str | None]) -> str:
+        """`sql`, which says `OUTPUT {output}` on the queue table, as SQL Server takes it from a table with an
+        enabled trigger (error 334 otherwise): the same rows `INTO` a table variable, then selected from it, one
+        batch (`Database.fetchall` reads past the statements before the rows). `roles`: each output column's role,
+        for its type (None: a NULL it returns). Unchanged elsewhere."""
+        layout = self.layout
+        if not self.dialect.has_triggers(self.dialect.schema_for(layout.schema), layout.queue_table):
+            return sql
+        types = [self.dialect.sql_type(layout.type_of(role) or "") if role else "sql_variant" for role in roles]
+        columns = ", ".join(f"qt_{n} {sql_type or 'sql_variant'}" for n, sql_type in enumerate(types))
+        changed = sql.replace(f"OUTPUT {output}", f"OUTPUT {output} INTO @qt_out", 1)
+        assert changed != sql, "the statement has no such OUTPUT"
+        return f"DECLARE @qt_out TABLE ({columns}); {changed}; SELECT * FROM @qt_out"
+
     # -- names -------------------------------------------------------------------------------------------
     def table(self, which: str) -> str:
         layout = self.layout

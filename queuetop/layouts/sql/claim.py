@@ -74,6 +74,10 @@ class ClaimSQL(StatementsBase):
         return ", ".join(prefix + self.col(role) if self.layout.has(role) else f"NULL AS qt_{role}"
                          for role in self.CLAIM_COLUMNS)  # fmt: skip
 
+    def _claim_roles(self, roles: Sequence[str] = ()) -> list[str | None]:
+        """The role of each column `_claim_output` (and then `roles`) returns, None for a NULL (`through_table`)."""
+        return [role if self.layout.has(role) else None for role in (*self.CLAIM_COLUMNS, *roles)]
+
     def _claim_statement(self, key: str, build: Callable[[list], str], values: dict[str, Any]) -> Statement:
         return self._bound(key, build, {**values, "__lease": values.get("__lease", 0)})
 
@@ -84,15 +88,17 @@ class ClaimSQL(StatementsBase):
 
         def build(binds: list) -> str:
             if self._tsql():
+                output = self._claim_output("inserted.")
                 if form == "update_top":
                     target = self.dialect.qualify(self.layout.schema, self.layout.pending_view) \
                         if claim.through_view and self.layout.pending_view else table
                     sets = self._sets(claim.sets, binds)
-                    return (f"UPDATE TOP (1) {target} WITH (READPAST) SET {sets} "
-                            f"OUTPUT {self._claim_output('inserted.')} WHERE {self._claimable(binds, typed)}")
+                    return self.through_table(f"UPDATE TOP (1) {target} WITH (READPAST) SET {sets} OUTPUT {output} "
+                                              f"WHERE {self._claimable(binds, typed)}", output, self._claim_roles())
                 pick = f"SELECT TOP (1) * FROM {table} WITH (READPAST) WHERE {self._claimable(binds, typed)}"
-                return (f"WITH qt_next AS ({pick}{self._order()}) UPDATE qt_next SET {self._sets(claim.sets, binds)} "
-                        f"OUTPUT {self._claim_output('inserted.')}")
+                return self.through_table(f"WITH qt_next AS ({pick}{self._order()}) UPDATE qt_next SET "
+                                          f"{self._sets(claim.sets, binds)} OUTPUT {output}", output,
+                                          self._claim_roles())  # fmt: skip
             sets = self._sets(claim.sets, binds)
             pick = (f"SELECT {self.col('id')} FROM {table} WHERE {self._claimable(binds, typed)}{self._order()} "
                     f"LIMIT 1{self._skip_locked()}")

@@ -87,8 +87,10 @@ class LeaseSQL(ClaimSQL):
         if count <= 1:
             limit = self._batch_limit(binds)
             where = self._pending(binds) + ("".join(f" AND {self._type_is(binds, 0)}" for _ in range(count)))
-            return (f"WITH qt_next AS (SELECT TOP ({limit}) * FROM {table}{LOCKED_PICK} WHERE {where}{self._order()}) "
-                    f"UPDATE qt_next SET {self._sets(claim.sets, binds)} OUTPUT {self._batch_output('inserted.')}")
+            output = self._batch_output("inserted.")
+            return self.through_table(f"WITH qt_next AS (SELECT TOP ({limit}) * FROM {table}{LOCKED_PICK} WHERE "
+                                      f"{where}{self._order()}) UPDATE qt_next SET {self._sets(claim.sets, binds)} "
+                                      f"OUTPUT {output}", output, self._claim_roles(self.BATCH_DETAIL))  # fmt: skip
         # seed 004's UPDATE ... FROM ... INNER JOIN form, over one TOP (n) seek per type
         sets = self._sets(claim.sets, binds)
         output = self._batch_output("inserted.")
@@ -100,9 +102,10 @@ class LeaseSQL(ClaimSQL):
             arms.append(f"SELECT * FROM (SELECT TOP ({arm_limit}) {keys} FROM {table}{LOCKED_PICK} WHERE "
                         f"{self._pending(binds)} AND {self._type_is(binds, index)}{self._order()}) AS qt_arm{index}")
         picked = f"SELECT TOP ({limit}) qt_all.{self.col('id')} FROM ({' UNION ALL '.join(arms)}) AS qt_all"
-        return (f"UPDATE qt_q SET {sets} OUTPUT {output} FROM {table} AS qt_q{LOCKED_PICK} INNER JOIN ({picked}"
-                f"{self._order('qt_all.')}) AS qt_picked ON qt_q.{self.col('id')} = qt_picked.{self.col('id')} "
-                f"WHERE {self._pending(binds)}")  # the pick again, under the lock: still claimable
+        return self.through_table(
+            f"UPDATE qt_q SET {sets} OUTPUT {output} FROM {table} AS qt_q{LOCKED_PICK} INNER JOIN ({picked}"
+            f"{self._order('qt_all.')}) AS qt_picked ON qt_q.{self.col('id')} = qt_picked.{self.col('id')} "
+            f"WHERE {self._pending(binds)}", output, self._claim_roles(self.BATCH_DETAIL))  # still claimable
 
     def _claim_batch_pg(self, binds: list, count: int) -> str:
         table, claim = self.table("queue"), self._claim_spec()
@@ -348,8 +351,9 @@ class LeaseSQL(ClaimSQL):
             into = f"INSERT INTO {self.table('queue')} ({', '.join(columns)})"
             before, after = self.dialect.returning(self.col("id"))
             if self._tsql():
-                return (f"{into}{before} SELECT TOP ({count_param}) {', '.join(row)} FROM sys.all_columns AS a "
-                        "CROSS JOIN sys.all_columns AS b")
+                return self.through_table(f"{into}{before} SELECT TOP ({count_param}) {', '.join(row)} FROM "
+                                          "sys.all_columns AS a CROSS JOIN sys.all_columns AS b",
+                                          before.removeprefix(" OUTPUT "), ["id"])  # fmt: skip
             if self.dialect.name == "postgresql":
                 binds.append(lambda s: int(s["__count"]))
                 return f"{into} SELECT {', '.join(row)} FROM generate_series(1, {count_param}){after}"

@@ -1,0 +1,2 @@
+-- native: insert_rows through a table variable
+/* queuetop */ DECLARE @qt_out TABLE (qt_0 bigint); INSERT INTO [queuetop].[WorkQueue] ([JobType], [JobInfo], [Priority], [CreatedDate], [AvailableDate]) OUTPUT inserted.[WorkQueueID] INTO @qt_out SELECT TOP (CAST(? AS int)) CAST(? AS nvarchar(128)), CAST(? AS nvarchar(max)), CAST(? AS tinyint), SYSUTCDATETIME(), DATEADD(millisecond, ?, DATEADD(second, ?, SYSUTCDATETIME())) FROM sys.all_columns AS a CROSS JOIN sys.all_columns AS b; SELECT * FROM @qt_out;

@@ -1,0 +1,2 @@
+-- processed: claim_one seed's own claim (cte) through a table variable
+/* queuetop */ DECLARE @qt_out TABLE (qt_0 bigint, qt_1 sql_variant, qt_2 sql_variant, qt_3 sql_variant); WITH qt_next AS (SELECT TOP (1) * FROM [dbo].[work_items] WITH (READPAST) WHERE ([PROCESSED] = 0) ORDER BY [ID]) UPDATE qt_next SET [PROCESSED] = 1 OUTPUT inserted.[ID], NULL AS qt_type, NULL AS qt_token, NULL AS qt_attempts INTO @qt_out; SELECT * FROM @qt_out;

@@ -1,0 +1,2 @@
+-- queuesample: claim_one seed's own claim (update_top) through a table variable
+/* queuetop */ DECLARE @qt_out TABLE (qt_0 bigint, qt_1 uniqueidentifier, qt_2 sql_variant, qt_3 sql_variant); UPDATE TOP (1) [QueueSample].[WorkQueue_Pending] WITH (READPAST) SET [RetrievedDate] = GETDATE(), [RetrievedBy] = CAST(? AS uniqueidentifier) OUTPUT inserted.[WorkQueueID], inserted.[JobType], NULL AS qt_token, NULL AS qt_attempts INTO @qt_out WHERE ([RetrievedDate] IS NULL) AND [JobType] = CAST(? AS uniqueidentifier); SELECT * FROM @qt_out;

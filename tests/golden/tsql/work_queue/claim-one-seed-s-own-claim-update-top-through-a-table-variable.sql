@@ -1,0 +1,2 @@
+-- work_queue: claim_one seed's own claim (update_top) through a table variable
+/* queuetop */ DECLARE @qt_out TABLE (qt_0 int, qt_1 sql_variant, qt_2 sql_variant, qt_3 sql_variant); UPDATE TOP (1) [dbo].[work_queue] WITH (READPAST) SET [processed_flag] = 1 OUTPUT inserted.[work_queue_id], NULL AS qt_type, NULL AS qt_token, NULL AS qt_attempts INTO @qt_out WHERE ([processed_flag] = 0); SELECT * FROM @qt_out;
