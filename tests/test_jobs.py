@@ -105,3 +105,22 @@ def test_the_job_command_prints_every_column_and_refuses_what_is_not_there(queue
     assert document["columns"]["info"] == PAYLOAD and document["state"] == "pending"
     assert_clean_failure(queuetop("job", "99", "--db", db), "no job 99 in WorkQueue or WorkCompleted")
     assert_clean_failure(queuetop("job", "x", "--db", db), "job id 'x' is not a whole number")
+
+
+def test_one_jobs_actions_happen_only_while_it_is_still_in_their_state(backend: Backend) -> None:
+    from queuetop.act.jobs import read_job
+    from queuetop.act.shape_queue import ShapeQueue
+    from queuetop.act.workers import make_job_available
+
+    with backend.open() as db:
+        queue = Queue(db, backend.layout, max_attempts=1)
+        later = queue.enqueue("email", delay_s=3600)
+        assert read_job(db, backend.layout, later).state == "scheduled"
+        assert make_job_available(db, backend.layout, later) == 1
+        assert read_job(db, backend.layout, later).state == "pending"
+        assert make_job_available(db, backend.layout, later) == 0  # no longer scheduled: left alone
+        (job,) = queue.claim("w", ["email"], lease=30)
+        assert queue.fail(job.id, job.token) == "dead"
+        assert ShapeQueue(db, backend.layout).dead_job("delete", later) == 1
+        assert ShapeQueue(db, backend.layout).dead_job("delete", later) == 0 and read_job(db, backend.layout, later) \
+            is None  # fmt: skip

@@ -30,7 +30,14 @@ from queuetop.act.queue import (
     check_priority,
 )
 from queuetop.act.shape_queue import ShapeQueue, check_guid
-from queuetop.act.workers import ScheduledResult, WorkersView, make_available, read_workers, release_worker
+from queuetop.act.workers import (
+    ScheduledResult,
+    WorkersView,
+    make_available,
+    make_job_available,
+    read_workers,
+    release_worker,
+)
 from queuetop.db import Database, QueuetopError, Target, UsageError
 from queuetop.layouts import NATIVE, Layout
 from queuetop.layouts.sql import statements_on
@@ -316,6 +323,17 @@ class Actions:
         with self._writer.use() as db:
             return release_worker(db, self.layout, worker, dry_run=dry_run, max_attempts=self.max_attempts,
                                   settings=self.settings)  # fmt: skip
+
+    def dead_job(self, action: str, job_id: Any) -> int:
+        """Retry or delete one dead job while it is still dead (compare-and-set): 1, or 0 when it moved on."""
+        with self._writer.use() as db:
+            return ShapeQueue(db, self.layout, {**self.settings, "max_attempts": self.max_attempts}).dead_job(
+                action, job_id)
+
+    def make_job_available(self, job_id: Any) -> int:
+        """One scheduled job available now while it is still scheduled: 1, or 0 when it moved on."""
+        with self._writer.use() as db:
+            return make_job_available(db, self.layout, job_id, self.settings)
 
     def job(self, job_id: Any) -> JobView | None:
         """One job by its id, wherever it is now (`jobs.read_job`), on the drill-down's connection."""

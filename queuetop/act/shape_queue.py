@@ -254,6 +254,22 @@ class ShapeQueue:
         return deleted
 
     # -- dead jobs ---------------------------------------------------------------------------------------
+    def dead_job(self, action: str, job_id: Any) -> int:
+        """"retry" or "delete" one dead job, only while it is still dead (compare-and-set on its state): 1, or 0
+        when it moved on meanwhile."""
+        self.layout.require(f"dead {action}")
+        require_current(self.db, self.layout)
+        if action == "retry" and self.layout.dead_move_back:
+            (insert, insert_params), (delete, delete_params) = self.statements.requeue(
+                "dead", [job_id], self.settings, self.layout.dead_move_back)
+            with self.db.transaction():
+                inserted = self.db.execute(insert, insert_params)
+                if self.db.execute(delete, delete_params) != inserted:
+                    raise QueuetopError(f"job {job_id} changed while it was retried: nothing was changed", "try again")
+            return inserted
+        with self.db.transaction():
+            return self.db.execute(*self.statements.change_job(action, "dead", job_id, self.settings))
+
     def dead(self, action: str, job_type: str | None = None, on_progress: Progress | None = None) -> int:
         """"count", "retry" (back to pending, as if never tried) or "delete" the dead jobs (of one type). Counting
         needs only the dead state (so it agrees with `stats`); retry and delete need their declaration, and run

@@ -264,6 +264,16 @@ def no_scheduled_state(layout: Layout) -> str | None:
     return f"layout {layout.name} has no scheduled jobs: its rows have no time before which a job may not be taken"
 
 
+def make_job_available(db: Database, layout: Layout, job_id: Any, settings: Mapping[str, Any] | None = None) -> int:
+    """One scheduled job available now, only while it is still scheduled: 1, or 0 when it moved on meanwhile."""
+    reason = no_scheduled_state(layout)
+    if reason is not None:
+        raise UsageError(reason)
+    with db.transaction():
+        return db.execute(*Statements(db.dialect, layout).change_job("make_available", "scheduled", job_id,
+                                                                     dict(settings or {})))
+
+
 def make_available(db: Database, layout: Layout, job_type: str | None = None, *, dry_run: bool = False,
                    settings: Mapping[str, Any] | None = None, on_progress: Progress | None = None,
                    ) -> ScheduledResult:  # fmt: skip

@@ -1,10 +1,13 @@
 """The job view: one job up close (Enter on a job in the drill-down), read by its id wherever it is now — its
 state, the table it is in, every column the layout names, a JSON payload pretty-printed. Read on the drill-down's
-connection off the UI thread; `r` reads it again, Escape goes back."""
+connection off the UI thread; `r` reads it again, Escape goes back. The actions that make sense on that one job,
+where the layout declares them: `d` a dead job retried or deleted, `a` a scheduled job made available now — each
+counted again while its dialog is open, and done only while the job is still in that state (compare-and-set: a
+job that moved on meanwhile is left alone, and the notice says so)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,14 +21,18 @@ from queuetop.db import QueuetopError
 from queuetop.tui.session import Dashboard
 from queuetop.tui.threads import HandlesThreadResults, in_thread
 
+if TYPE_CHECKING:
+    from queuetop.tui.app import QueuetopApp
+
 
 def job_text(job_id: Any, view: JobView | None) -> Text:
     """The job as the screen shows it: a title line, then each column and its value."""
     text = Text()
     if view is None:
         text.append(f"job {job_id}: not found", style="bold")
-        text.append("\n\nIt finished and was deleted (a shape that keeps no finished jobs), or was moved again "
-                    "while it was read: press r to look again.", style="dim")  # fmt: skip
+        text.append("\n\nIt finished and was deleted (a shape that keeps no finished jobs), was retried as a new job "
+                    "(a dead job put back into the queue table gets a new id there), or moved while it was read: "
+                    "press r to look again.", style="dim")  # fmt: skip
         return text
     text.append(f"job {job_id}", style="bold")
     text.append(f"  {view.state}", style="bold cyan")
@@ -43,7 +50,17 @@ class JobScreen(HandlesThreadResults, Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", tooltip="back to the drill-down"),
         Binding("r", "reload", "Read again", tooltip="read the job again: it may have moved on"),
+        Binding("d", "dead", "Retry or delete", tooltip="this dead job: back to pending, or deleted"),
+        Binding("a", "available", "Available now", tooltip="this scheduled job: available now"),
     ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`d` on a dead job, `a` on a scheduled one, each only where the layout declares it."""
+        wanted = {"dead": ("dead", "dead delete"), "available": ("scheduled", "make available")}.get(action)
+        if wanted is None:
+            return True
+        state, write = wanted
+        return self.view is not None and self.view.state == state and self._app().refusal(write) is None
 
     def __init__(self, job_id: Any) -> None:
         super().__init__()
@@ -66,6 +83,63 @@ class JobScreen(HandlesThreadResults, Screen):
     def _read(self, view: JobView | None) -> None:
         self.view, self.loaded = view, True
         self.query_one("#job", Static).update(job_text(self.job_id, view))
+        self.refresh_bindings()  # d and a follow the job's state
+
+    def _app(self) -> QueuetopApp:
+        return cast("QueuetopApp", self.app)  # its Writes (refusal, _may_write) and poll_soon
+
+    def _still(self, state: str) -> int:
+        """1 while the job is in `state`, else 0: what a dialog over this one job counts."""
+        view = cast("Dashboard", self.app).session.actions.job(self.job_id)
+        return int(view is not None and view.state == state)
+
+    def action_dead(self) -> None:
+        from queuetop.tui.modals import DeadModal
+
+        app = self._app()
+        if not app._may_write(app.refusal("dead delete"), "retrying or deleting dead jobs"):
+            return
+        app.push_screen(DeadModal(None, lambda: self._still("dead"), title=f"Dead job {self.job_id}"), self._dead)
+
+    def _dead(self, choice: Any) -> None:
+        if choice is None:
+            return
+        actions, job_id = cast("Dashboard", self.app).session.actions, self.job_id
+        done = "back to pending" if choice.action == "retry" else "deleted"
+        in_thread(self, lambda: actions.dead_job(choice.action, job_id),
+                  lambda changed: self._done(changed, done), self._failed_action, group="job-action")
+
+    def action_available(self) -> None:
+        from queuetop.tui.modals import CountConfirmModal
+
+        app = self._app()
+        if not app._may_write(app.refusal("make available"), "making scheduled jobs available"):
+            return
+
+        def verdict(found: int) -> str:
+            return f"Job {self.job_id} is scheduled for later. Make it available now?" if found else \
+                f"Job {self.job_id} is no longer scheduled: nothing to do."  # fmt: skip
+
+        app.push_screen(CountConfirmModal(f"Make job {self.job_id} available now", lambda: self._still("scheduled"),
+                                          verdict, "Its available time becomes now, only while it is still "
+                                          "scheduled.", "Make available"), self._available)  # fmt: skip
+
+    def _available(self, counted: int | None) -> None:
+        if not counted:
+            return
+        actions, job_id = cast("Dashboard", self.app).session.actions, self.job_id
+        in_thread(self, lambda: actions.make_job_available(job_id), lambda changed: self._done(changed, "available "
+                  "now"), self._failed_action, group="job-action")  # fmt: skip
+
+    def _done(self, changed: int, done: str) -> None:
+        app = self._app()
+        app.notify(f"Job {self.job_id} {done}." if changed else f"Job {self.job_id} had moved on meanwhile: nothing "
+                   "changed.", markup=False)  # fmt: skip
+        app.poll_soon()
+        self.action_reload()
+
+    def _failed_action(self, error: QueuetopError) -> None:
+        self._app().notify(f"The action failed and changed nothing: {error}", severity="error", markup=False)
 
     def _failed(self, error: QueuetopError) -> None:
         self.query_one("#job", Static).update(Text(f"job {self.job_id}: could not read it: {error}", style="red"))

@@ -234,16 +234,17 @@ class DeadModal(Recounting, ModalScreen[DeadChoice | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, job_type: str | None, count: Callable[[], int]) -> None:
+    def __init__(self, job_type: str | None, count: Callable[[], int], title: str | None = None) -> None:
         super().__init__()
         self.job_type = job_type
         self._count = count
+        self.title_text = title  # the job view's one job ("Dead job 1047"), else the type's dead jobs
         self.found: int | None = None
 
     def compose(self) -> ComposeResult:
         scope = f" of type {self.job_type!r}" if self.job_type else ""
         with Vertical(id="dialog", classes="dialog"):
-            yield Label(f"Dead jobs{scope}", classes="title")
+            yield Label(self.title_text or f"Dead jobs{scope}", classes="title", markup=False)
             yield Static("Counting…", id="verdict", markup=False)
             yield Static("Retry puts them back to pending as if never tried; delete removes them for good.",
                          classes="hint")  # fmt: skip

@@ -13,6 +13,7 @@ from queuetop.act.workers import ScheduledResult, WorkerStats, can_release_worke
 from queuetop.db import QueuetopError
 from queuetop.layouts import NATIVE, Layout
 from queuetop.tui.detail import DetailScreen
+from queuetop.tui.job import JobScreen
 from queuetop.tui.main import MainScreen
 from queuetop.tui.modals import (
     CountConfirmModal,
@@ -38,7 +39,7 @@ class Writes:
         return screen.selected_type if screen is not None else None
 
     def _may_change_queue(self, verb: str) -> bool:
-        if not isinstance(self.screen, MainScreen | DetailScreen | WorkersScreen):
+        if not isinstance(self.screen, MainScreen | DetailScreen | WorkersScreen | JobScreen):
             return False  # a dialog or the help is open
         if self.session.read_only:
             self.notify(f"This dashboard is read-only (--read-only): {verb} is disabled.", severity="warning")

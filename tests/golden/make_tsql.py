@@ -160,6 +160,13 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
                                  ("in batches", lambda: s.retry_dead(job_type, batch=1000))]
         out["delete_state"] = [("dead", lambda: s.delete_state("dead", job_type)),
                                ("dead in batches", lambda: s.delete_state("dead", job_type, batch=1000))]
+    one_job = [(f"{action} one {state} job", lambda a=action, st=state: s.change_job(a, st, 7))
+               for action, state, offered in (("retry", "dead", layout.dead_actions and not layout.dead_move_back),
+                                              ("delete", "dead", layout.dead_actions),
+                                              ("make_available", "scheduled", "scheduled" in layout.states
+                                               and layout.has("available"))) if offered]  # fmt: skip
+    if one_job:
+        out["change_job"] = one_job
     if "scheduled" in layout.states and layout.has("available"):
         out["make_available"] = [("", lambda: s.make_available(job_type)),
                                  ("in batches", lambda: s.make_available(job_type, batch=1000))]

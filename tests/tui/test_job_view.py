@@ -35,3 +35,29 @@ async def test_enter_on_a_job_shows_it_whole_and_escape_goes_back(sqlite_backend
         assert '"invoice": 1047' in shown and "created" in shown  # the payload pretty-printed, every column
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen), "back to the drill-down")
+
+
+async def test_a_dead_job_is_retried_from_its_view_and_one_that_moved_on_is_left_alone(
+        sqlite_backend: Backend, make_app: AppFactory) -> None:  # fmt: skip
+    from queuetop.act.shape_queue import ShapeQueue
+    from queuetop.tui.modals import DeadModal
+
+    with sqlite_backend.open() as db:
+        queue = Queue(db, sqlite_backend.layout, max_attempts=1)
+        job_id = queue.enqueue("email", info=PAYLOAD)
+        (job,) = queue.claim("w", ["email"], lease=30)
+        assert queue.fail(job.id, job.token) == "dead"
+    app = make_app(sqlite_backend)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.polls >= 1, "a poll")
+        app.push_screen(JobScreen(job_id))
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.loaded, "the job view")
+        assert app.screen.view.state == "dead"
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, DeadModal) and app.screen.found == 1, "the count")
+        await pilot.click("#retry")
+        await wait_for(pilot, lambda: any(note == f"Job {job_id} back to pending." for note in app.notes), "done")
+        with sqlite_backend.open() as db:
+            (again,) = Queue(db, sqlite_backend.layout).claim("w", ["email"], lease=30)
+            assert again.info == PAYLOAD  # the same job, its payload kept
+            assert ShapeQueue(db, sqlite_backend.layout).dead_job("delete", job_id) == 0  # not dead now: untouched

@@ -107,6 +107,25 @@ class ActSQL(StatementsBase):
         """Delete the rows in a state (of one type); `batch`: at most that many (see `_change`)."""
         return self._change(f"delete:{state_name}", state_name, job_type, settings, None, batch)
 
+    def change_job(self, action: str, state_name: str, job_id: Any,
+                   settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
+        """One job's action ("retry" a dead job as dead_retry says, "delete" it, "make_available" a scheduled one),
+        only while the job is still in the state: the state's condition is the compare-and-set, so a job that moved
+        on meanwhile (retried, claimed, deleted) is left alone and the statement changes no row."""
+        state = self.layout.states[state_name]
+        id_role = ("c_" if state.table == "completed" else "") + "id"
+        sets = {"retry": ", ".join(f"{self.col(role)} = {'NULL' if value is None else int(value)}"
+                                   for role, value in self.layout.dead_retry.items()),
+                "make_available": f"{self.col('available')} = {self.now()}", "delete": None}[action]  # fmt: skip
+        verb = f"UPDATE {self.table(state.table)} SET {sets}" if sets else f"DELETE FROM {self.table(state.table)}"
+
+        def build(binds: list) -> str:
+            return (f"{verb} WHERE ({self.condition(state.condition, binds)}) AND {self.col(id_role)} = "
+                    f"{self.dialect.param(self.layout.type_of(id_role))}")
+
+        sql, params = self._bound(f"change_job:{action}:{state_name}", build, settings)
+        return sql, (*params, self.dialect.encode_value(self.layout.type_of(id_role), job_id))
+
     def _change(self, key: str, state_name: str, job_type: str | None, settings: dict[str, Any] | None,
                 sets: str | None, batch: int | None) -> Statement:  # fmt: skip
         """An UPDATE (`sets`) or DELETE of the rows in a state (of one job type). With `batch`, of at most that many
