@@ -7,7 +7,7 @@ job that moved on meanwhile is left alone, and the notice says so)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,9 +20,6 @@ from queuetop.act.jobs import JobView, shown_value
 from queuetop.db import QueuetopError
 from queuetop.tui.session import Dashboard
 from queuetop.tui.threads import HandlesThreadResults, in_thread
-
-if TYPE_CHECKING:
-    from queuetop.tui.app import QueuetopApp
 
 
 def job_text(job_id: Any, view: JobView | None) -> Text:
@@ -85,8 +82,8 @@ class JobScreen(HandlesThreadResults, Screen):
         self.query_one("#job", Static).update(job_text(self.job_id, view))
         self.refresh_bindings()  # d and a follow the job's state
 
-    def _app(self) -> QueuetopApp:
-        return cast("QueuetopApp", self.app)  # its Writes (refusal, _may_write) and poll_soon
+    def _app(self) -> Dashboard:
+        return cast("Dashboard", self.app)
 
     def _still(self, state: str) -> int:
         """1 while the job is in `state`, else 0: what a dialog over this one job counts."""
@@ -97,7 +94,7 @@ class JobScreen(HandlesThreadResults, Screen):
         from queuetop.tui.modals import DeadModal
 
         app = self._app()
-        if not app._may_write(app.refusal("dead delete"), "retrying or deleting dead jobs"):
+        if not app.may_write(app.refusal("dead delete"), "retrying or deleting dead jobs"):
             return
         app.push_screen(DeadModal(None, lambda: self._still("dead"), title=f"Dead job {self.job_id}"), self._dead)
 
@@ -113,7 +110,7 @@ class JobScreen(HandlesThreadResults, Screen):
         from queuetop.tui.modals import CountConfirmModal
 
         app = self._app()
-        if not app._may_write(app.refusal("make available"), "making scheduled jobs available"):
+        if not app.may_write(app.refusal("make available"), "making scheduled jobs available"):
             return
 
         def verdict(found: int) -> str:

@@ -14,6 +14,7 @@ import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -26,6 +27,7 @@ from queuetop.act.actions import (
     PendingJob,
     TypeDetail,
 )
+from queuetop.act.jobs import JobView
 from queuetop.act.queue import ReleaseResult
 from queuetop.act.workers import ScheduledResult, WorkerStats, WorkersView, figures_of, no_claimer
 from queuetop.core.history import drain_eta
@@ -219,6 +221,15 @@ class FixedActions:
 
     def make_available(self, job_type: str | None, dry_run: bool = False) -> ScheduledResult:
         return ScheduledResult(scheduled=120, made_available=0 if dry_run else 120, dry_run=dry_run)
+
+    def job(self, job_id: Any) -> JobView | None:
+        return None  # the scenes show no single job
+
+    def dead_job(self, action: str, job_id: Any) -> int:
+        return 0
+
+    def make_job_available(self, job_id: Any) -> int:
+        return 0
 
 
 def read_workers_of_nothing(layout: Layout) -> WorkersView:

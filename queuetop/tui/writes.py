@@ -51,7 +51,7 @@ class Writes:
             return False
         return True
 
-    def _may_write(self, refusal: str | None, verb: str) -> bool:
+    def may_write(self, refusal: str | None, verb: str) -> bool:
         """Whether a write may go ahead: not where the layout refuses it (the sentence why is shown), nor where the
         dashboard may not change the queue now (`_may_change_queue`)."""
         if refusal is not None:
@@ -86,7 +86,7 @@ class Writes:
 
     def action_enqueue(self) -> None:
         # (refused: the command palette, or a binding shown before the layout was known)
-        if not self._may_write(self.refusal("enqueue"), "enqueue"):
+        if not self.may_write(self.refusal("enqueue"), "enqueue"):
             return
         known = [row.job_type for row in self.session.latest.types] if self.session.latest else []
         self.push_screen(EnqueueModal(self._selected_type(), known, self._layout()), self._enqueue)
@@ -111,7 +111,7 @@ class Writes:
         refusal = None if layout.release is not None else (
             f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}; it declares no [release] "
             "section")  # fmt: skip
-        if not self._may_write(refusal, "release"):
+        if not self.may_write(refusal, "release"):
             return
         job_type = self._selected_type() if layout.has_job_type else None
         what = None if layout.release is None or layout.release_buries else layout.release.what
@@ -142,7 +142,7 @@ class Writes:
     def action_dead_jobs(self) -> None:
         """From the drill-down: the type's dead jobs, counted, then retried or deleted."""
         layout = self._layout()
-        if not self._may_write(self.refusal("dead delete"), "retrying or deleting dead jobs"):
+        if not self.may_write(self.refusal("dead delete"), "retrying or deleting dead jobs"):
             return
         job_type = self._detail_type(layout)
         actions = self.session.actions
@@ -171,7 +171,7 @@ class Writes:
 
     def release_worker(self, worker: WorkerStats) -> None:
         """From the workers panel: one worker's timed-out claims, counted, then released on confirmation."""
-        if not self._may_write(can_release_worker(self._layout()), "release"):
+        if not self.may_write(can_release_worker(self._layout()), "release"):
             return
         actions, name = self.session.actions, worker.worker
 
@@ -206,7 +206,7 @@ class Writes:
     def action_make_available(self) -> None:
         """From the drill-down: the type's jobs scheduled for later, counted, then made available now."""
         layout = self._layout()
-        if not self._may_write(no_scheduled_state(layout), "making scheduled jobs available"):
+        if not self.may_write(no_scheduled_state(layout), "making scheduled jobs available"):
             return
         job_type = self._detail_type(layout)
         actions = self.session.actions
