@@ -28,6 +28,8 @@ MAX_LIMIT = 10_000
 
 @dataclass(frozen=True)
 class JobPage:
+    """One page of one state's jobs."""
+
     state: str
     job_type: str | None
     columns: tuple[str, ...]  # the roles of each job, as the layout names them (no c_ prefix)
@@ -51,7 +53,7 @@ def read_jobs(db: Database, layout: Layout, state: str, job_type: str | None = N
         raise UsageError(f"--limit must be from 1 to {MAX_LIMIT:,}, not {limit}")
     prefix = "c_" if layout.states[state].table == "completed" else ""
     roles = [role for role in layout.columns if role.startswith("c_") == bool(prefix)]
-    order = [role for role in (ORDER.get(state, ())) if role.startswith("c_") == bool(prefix) and layout.has(role)]
+    order = [role for role in ORDER.get(state, ()) if role in roles]  # a joined value is no index's order
     order.append(prefix + "id")
     if after is not None and len(after) != len(order):
         raise UsageError(f"--after takes {len(order)} value(s) for state {state!r} (the order "
