@@ -4,7 +4,7 @@
 Every picture is the real dashboard (the Monitor polling, the Actions reading on their own connections) on a real
 SQLite file in a fresh temporary folder, under a real load, driven by key presses the way a user would:
 
-- native (`main`, `drill-down`, `release`, `workers`, `enqueue`, `narrow`): `queuetop demo`'s load
+- native (`main`, `drill-down`, `job`, `release`, `workers`, `enqueue`, `narrow`): `queuetop demo`'s load
   (`demo_config()`), with its sweeper slowed to once a minute so that timed-out claims wait for the user, plus
   one worker, `render-7`, that claims four report jobs and dies: the workers panel marks it probably dead.
 - `job-queue`: seed 004's own dbo.Job_Queue (its tables as `queuetop demo --layout job_queue` makes them, its
@@ -60,10 +60,11 @@ from queuetop.tui.workers import WorkersScreen  # noqa: E402
 from queuetop.watch.monitor import Monitor  # noqa: E402
 from queuetop.watch.slo import Slos  # noqa: E402
 
-NATIVE_PICTURES = ("main", "drill-down", "release", "workers", "enqueue", "narrow")
+NATIVE_PICTURES = ("main", "drill-down", "job", "release", "workers", "enqueue", "narrow")
 PICTURES = {
     "main": "the demo under load: native schema, embedded SQLite",
     "drill-down": "the demo's report type up close",
+    "job": "Enter on a job in the drill-down: the job view, its state, every column, each time with its age",
     "workers": "W: the workers panel, the workers that died first",
     "release": "r: the release confirmation, with the dry-run count",
     "enqueue": "e: the enqueue dialog",
@@ -137,10 +138,16 @@ async def native_steps(app: QueuetopApp, pilot: Pilot, wanted: set[str], shots: 
     await settle(pilot)
     if "main" in wanted:
         shots["main"] = app.export_screenshot(title=title("main"))
-    if "drill-down" in wanted:
+    if wanted & {"drill-down", "job"}:
         await pilot.press("enter")
         await settle(pilot, lambda: getattr(app.screen, "detail", None) is not None)
-        shots["drill-down"] = app.export_screenshot(title=title("drill-down"))
+        if "drill-down" in wanted:
+            shots["drill-down"] = app.export_screenshot(title=title("drill-down"))
+        if "job" in wanted:
+            await pilot.press("enter")  # the oldest pending job of the type
+            await settle(pilot, lambda: getattr(app.screen, "loaded", False))
+            shots["job"] = app.export_screenshot(title=title("job"))
+            await pilot.press("escape")
         await pilot.press("escape")
     if "release" in wanted:
         await pilot.press("r")

@@ -16,6 +16,7 @@ from datetime import date, datetime
 from typing import Any
 
 from queuetop.core.errors import UsageError
+from queuetop.core.format import duration
 from queuetop.db import Database
 from queuetop.layouts import Layout
 from queuetop.layouts.sql import statements_on
@@ -80,6 +81,7 @@ class JobView:
     table: str  # the table's name
     state: str  # a state of the layout, "done" or "finished (OUTCOME)", or "in no state"
     columns: Mapping[str, Any]
+    now: datetime | None = None  # the database's clock when it was read: each time's age is against it
 
     def as_json(self) -> dict[str, Any]:
         return {"id": _plain(self.job_id), "table": self.table, "state": self.state,
@@ -105,17 +107,25 @@ def read_job(db: Database, layout: Layout, job_id: Any, settings: Mapping[str, A
             outcome = columns.get("outcome")
             state = f"finished ({outcome})" if table == "completed" and outcome else "in no state"
         name = layout.queue_table if table == "queue" else layout.completed_table
-        return JobView(job_id, str(name), str(state), columns)
+        now = decode(db.fetchone(f"SELECT {db.dialect.now_sql(layout.clock)}")[0])
+        return JobView(job_id, str(name), str(state), columns, now)
     return None
 
 
-def shown_value(value: Any, indent: str = "") -> str:
-    """A column's value for a person: "—" for none, a time as ISO, a JSON payload pretty-printed (its lines after
-    the first indented by `indent`, to stay under their column), anything else as text."""
+def shown_value(value: Any, indent: str = "", now: datetime | None = None) -> str:
+    """A column's value for a person: "—" for none, a time as ISO with its age against `now` ("12.3s ago", "in
+    4m05s"), a JSON payload pretty-printed (its lines after the first indented by `indent`, to stay under their
+    column), anything else as text."""
     if value is None:
         return "—"
-    if isinstance(value, datetime | date):
-        return value.isoformat(sep=" ") if isinstance(value, datetime) else value.isoformat()
+    if isinstance(value, datetime):
+        shown = value.isoformat(sep=" ", timespec="milliseconds")
+        if now is None or value.tzinfo != now.tzinfo:
+            return shown
+        ago = (now - value).total_seconds()
+        return f"{shown}  ({duration(ago)} ago)" if ago >= 0 else f"{shown}  (in {duration(-ago)})"
+    if isinstance(value, date):
+        return value.isoformat()
     text = str(value)
     if text[:1] in "{[":
         try:

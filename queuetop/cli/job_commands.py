@@ -72,7 +72,7 @@ def cmd_job(args: argparse.Namespace) -> int:
     print(f"job {args.job_id}: {view.state}, in {view.table}")
     width = max(fmt.cells(role) for role in view.columns)
     for role, value in view.columns.items():
-        print(f"  {fmt.pad(role, width)}  {shown_value(value, ' ' * (width + 4))}")
+        print(f"  {fmt.pad(role, width)}  {shown_value(value, ' ' * (width + 4), view.now)}")
     return 0
 
 

@@ -37,7 +37,7 @@ def job_text(job_id: Any, view: JobView | None) -> Text:
     width = max(len(role) for role in view.columns)
     for role, value in view.columns.items():
         text.append(f"{role:<{width}}  ", style="bold")
-        text.append(shown_value(value, " " * (width + 2)) + "\n", style="dim" if value is None else "")
+        text.append(shown_value(value, " " * (width + 2), view.now) + "\n", style="dim" if value is None else "")
     return text
 
 
