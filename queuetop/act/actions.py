@@ -256,15 +256,13 @@ class Actions:
             if self.layout.batch_claims and job_type is not None and not Queue(db, self.layout).has_job_type(job_type):
                 # A type with only finished jobs left (dead ones, say) has no claims at all.
                 return ReleaseResult(timed_out=0, dry_run=dry_run)
-            queue = ShapeQueue(db, self.layout, {**self.settings, "max_attempts": self.max_attempts})
-            return queue.release(job_type, dry_run=dry_run)
+            return self._shape_queue(db).release(job_type, dry_run=dry_run)
 
     def dead(self, action: str, job_type: str | None = None) -> int:
         """"count", "retry" (back to pending, as if never tried) or "delete" the dead jobs of a type (or all)."""
         job_type = job_type if self.layout.has_job_type else None
         with self._writer.use() as db:
-            return ShapeQueue(db, self.layout, {**self.settings, "max_attempts": self.max_attempts}).dead(
-                action, job_type)
+            return self._shape_queue(db).dead(action, job_type)
 
     def type_detail(self, job_type: str, limit: int = DETAIL_ROWS) -> TypeDetail:
         """The drill-down of any shape: what its states and completions can show (None where it keeps nothing)."""
@@ -324,11 +322,15 @@ class Actions:
             return release_worker(db, self.layout, worker, dry_run=dry_run, max_attempts=self.max_attempts,
                                   settings=self.settings)  # fmt: skip
 
+    def _shape_queue(self, db: Database) -> ShapeQueue:
+        """The shape's queue on `db`, with the settings and the attempt limit its releases and dead jobs are
+        judged by."""
+        return ShapeQueue(db, self.layout, {**self.settings, "max_attempts": self.max_attempts})
+
     def dead_job(self, action: str, job_id: Any) -> int:
         """Retry or delete one dead job while it is still dead (compare-and-set): 1, or 0 when it moved on."""
         with self._writer.use() as db:
-            return ShapeQueue(db, self.layout, {**self.settings, "max_attempts": self.max_attempts}).dead_job(
-                action, job_id)
+            return self._shape_queue(db).dead_job(action, job_id)
 
     def make_job_available(self, job_id: Any) -> int:
         """One scheduled job available now while it is still scheduled: 1, or 0 when it moved on."""

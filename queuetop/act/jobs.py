@@ -3,7 +3,7 @@ and one job by its id, wherever it is now (`read_job`).
 
 Each state is read in the order a person asks of it — pending oldest first, scheduled soonest due, claims soonest
 to time out, finished and dead newest last by id — with the row's id last as the tie-break, and a page goes on
-from the last row's order values (keyset paging, `Statements.job_rows`): a page deep into a big table costs what
+from the last row's order values (keyset paging, `Statements.rows_in_states`): a page deep into a big table costs what
 the first does. `queuetop jobs` prints it; its JSON is `JobPage.as_json`.
 """
 
@@ -61,14 +61,11 @@ def read_jobs(db: Database, layout: Layout, state: str, job_type: str | None = N
                          f"{', '.join(role.removeprefix('c_') for role in order)}), not {len(after)}",
                          "copy it from the line `queuetop jobs` prints after a full page")
     typed = job_type if layout.has_job_type else None
-    decode = db.dialect.decode_time
     after_values = None if after is None else [_parse(layout.type_of(role), value) for role, value in
                                                 zip(order, after, strict=True)]  # fmt: skip
-    rows = db.fetchall(*statements_on(db, layout).job_rows(state, typed, roles, order, after_values, limit,
-                                                           dict(settings or {})))  # fmt: skip
-    times = {role for role in roles if layout.type_of(role) in ("datetime", "datetime2")}
-    jobs = tuple({role.removeprefix(prefix): decode(value) if role in times else value
-                  for role, value in zip(roles, row, strict=True)} for row in rows)  # fmt: skip
+    rows = db.fetchall(*statements_on(db, layout).rows_in_states([state], typed, roles, order, limit,
+                                                                 dict(settings or {}), after=after_values))  # fmt: skip
+    jobs = tuple(_columns(db, layout, roles, row, prefix) for row in rows)
     last = tuple(jobs[-1][role.removeprefix(prefix)] for role in order) if len(jobs) == limit else None
     return JobPage(state, typed, tuple(role.removeprefix(prefix) for role in roles), jobs, last)
 
@@ -91,7 +88,7 @@ class JobView:
 def read_job(db: Database, layout: Layout, job_id: Any, settings: Mapping[str, Any] | None = None) -> JobView | None:
     """The job with this id: in the queue table, else in the completed table; None where it is in neither (never
     enqueued, or deleted since: a finished job of a shape that deletes them)."""
-    statements, decode = statements_on(db, layout), db.dialect.decode_time
+    statements = statements_on(db, layout)
     for table, prefix in (("queue", ""), ("completed", "c_")):
         if table == "completed" and not layout.completed_table:
             break
@@ -99,17 +96,22 @@ def read_job(db: Database, layout: Layout, job_id: Any, settings: Mapping[str, A
         row = db.fetchone(*statements.job_by_id(table, roles, job_id, dict(settings or {})))
         if not row:
             continue
-        times = {role for role in roles if layout.type_of(role) in ("datetime", "datetime2")}
-        columns = {role.removeprefix(prefix): decode(value) if role in times else value
-                   for role, value in zip(roles, row, strict=False)}  # fmt: skip
+        columns = _columns(db, layout, roles, row[: len(roles)], prefix)
         state = row[len(roles)]
         if state is None:
             outcome = columns.get("outcome")
             state = f"finished ({outcome})" if table == "completed" and outcome else "in no state"
         name = layout.queue_table if table == "queue" else layout.completed_table
-        now = decode(db.fetchone(f"SELECT {db.dialect.now_sql(layout.clock)}")[0])
+        now = db.dialect.decode_time(db.fetchone(f"SELECT {db.dialect.now_sql(layout.clock)}")[0])
         return JobView(job_id, str(name), str(state), columns, now)
     return None
+
+
+def _columns(db: Database, layout: Layout, roles: Sequence[str], row: Sequence[Any], prefix: str) -> dict[str, Any]:
+    """A row of `roles` by role (without the completed table's `c_`), its times decoded."""
+    times = {role for role in roles if layout.type_of(role) in ("datetime", "datetime2")}
+    return {role.removeprefix(prefix): db.dialect.decode_time(value) if role in times else value
+            for role, value in zip(roles, row, strict=True)}  # fmt: skip
 
 
 def shown_value(value: Any, indent: str = "", now: datetime | None = None) -> str:

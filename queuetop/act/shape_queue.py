@@ -260,13 +260,7 @@ class ShapeQueue:
         self.layout.require(f"dead {action}")
         require_current(self.db, self.layout)
         if action == "retry" and self.layout.dead_move_back:
-            (insert, insert_params), (delete, delete_params) = self.statements.requeue(
-                "dead", [job_id], self.settings, self.layout.dead_move_back)
-            with self.db.transaction():
-                inserted = self.db.execute(insert, insert_params)
-                if self.db.execute(delete, delete_params) != inserted:
-                    raise QueuetopError(f"job {job_id} changed while it was retried: nothing was changed", "try again")
-            return inserted
+            return self._moved_back([job_id], f"job {job_id} changed while it was retried")
         with self.db.transaction():
             return self.db.execute(*self.statements.change_job(action, "dead", job_id, self.settings))
 
@@ -297,16 +291,20 @@ class ShapeQueue:
             rows = self.db.fetchall(*self.statements.ids_in_state("dead", job_type, RELEASE_BATCH, self.settings))
             if not rows:
                 return moved
-            (insert, insert_params), (delete, delete_params) = self.statements.requeue(
-                "dead", [job_id for job_id, _ in rows], self.settings, self.layout.dead_move_back)
-            with self.db.transaction():
-                inserted = self.db.execute(insert, insert_params)
-                if self.db.execute(delete, delete_params) != inserted:
-                    raise QueuetopError("dead jobs changed while they were retried: nothing was changed",
-                                        "try again")
-            moved += inserted
+            moved += self._moved_back([job_id for job_id, _ in rows], "dead jobs changed while they were retried")
             if on_progress is not None:
                 on_progress(moved)
+
+    def _moved_back(self, ids: list[Any], changed: str) -> int:
+        """These dead jobs back into the queue table, in one transaction kept only when the insert and the delete
+        touched the same rows (`changed`: what the error says otherwise)."""
+        (insert, insert_params), (delete, delete_params) = self.statements.requeue(
+            "dead", ids, self.settings, self.layout.dead_move_back)
+        with self.db.transaction():
+            inserted = self.db.execute(insert, insert_params)
+            if self.db.execute(delete, delete_params) != inserted:
+                raise QueuetopError(f"{changed}: nothing was changed", "try again")
+        return inserted
 
 
 class _Mismatch(Exception):

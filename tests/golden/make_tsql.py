@@ -95,8 +95,8 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
         order = ["created", "id"] if layout.has("created") else ["id"]
         after = [NOW, 10][-len(order):]
         page = (job_type, roles, order)  # bound now: the names are used again below
-        out["job_rows"] = [("pending, first page", lambda p=page: s.job_rows("pending", *p, None, 50)),
-                           ("pending, after a job", lambda p=page: s.job_rows("pending", *p, after, 50))]
+        out["rows_in_states"].append(("pending, after a job (queuetop jobs' keyset)", lambda p=page: s.rows_in_states(
+            ["pending"], *p, 50, after=after)))
         out["job_by_id"] = [("queue", lambda r=roles: s.job_by_id("queue", r, 7))]
         if layout.completed_table:
             finished = [role for role in layout.columns if role.startswith("c_")]

@@ -13,11 +13,16 @@ class RowSQL(StatementsBase):
 
     def rows_in_states(self, state_names: Sequence[str], job_type: str | None, roles: Sequence[str | None],
                        order: Sequence[str], limit: int, settings: dict[str, Any] | None = None,
-                       descending: bool = False) -> Statement:  # fmt: skip
+                       descending: bool = False, after: Sequence[Any] | None = None) -> Statement:  # fmt: skip
         """The given roles (None: NULL) of up to `limit` rows in any of the states (all on one table), ordered.
         The pending rows alone are read as the monitor reads them (`_pending_where`: with the layout's guard, a
-        seek of the index filtered on it, not a scan of the backlog)."""
+        seek of the index filtered on it, not a scan of the backlog). `after`: the order values of the row before
+        the first (`queuetop jobs`' pages, `order` ascending and ending with the id): keyset paging, a range of the
+        order's index, never OFFSET — a deep page costs what the first does. `(k > ? OR (k = ? AND id > ?))`, as
+        every database takes it (SQL Server has no row-value comparison)."""
         states = [self.layout.states[name] for name in state_names]
+        order = [role for role in order if self.layout.has(role)]
+        assert after is None or (not descending and len(after) == len(order)), "a keyset follows the whole order"
 
         def build(binds: list) -> str:
             columns = ", ".join(self.col(role) if role and self.layout.has(role) else "NULL" for role in roles)
@@ -26,46 +31,25 @@ class RowSQL(StatementsBase):
             else:
                 where = " OR ".join(f"({self.condition(state.condition, binds)})" for state in states)
             direction = " DESC" if descending else ""
-            ordering = ", ".join(self.col(role) + direction for role in order if self.layout.has(role))
-            return self.dialect.first_rows_sql(
-                f"SELECT {columns} FROM {self.table(states[0].table)}{self._row_hint()} WHERE ({where})"
-                f"{self._type_filter(states[0], job_type)} ORDER BY {ordering}")
-
-        key = f"rows:{','.join(state_names)}:{job_type is not None}:{roles}:{order}:{descending}"
-        sql, params = self._bound(key, build, settings)
-        return sql, self.dialect.first_rows_params((*params, *self._type_param(states[0], job_type)), limit)
-
-    def job_rows(self, state_name: str, job_type: str | None, roles: Sequence[str], order: Sequence[str],
-                 after: Sequence[Any] | None, limit: int,
-                 settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
-        """`roles` of up to `limit` rows in one state, in `order` (its last role the row's id), after the row whose
-        order values are `after`: keyset paging, a range of the order's index, never OFFSET — the hundredth page
-        of a 10^7-row table costs what the first does. `(k > ? OR (k = ? AND id > ?))`, as every database takes
-        it (SQL Server has no row-value comparison)."""
-        state = self.layout.states[state_name]
-
-        def build(binds: list) -> str:
-            where = self._pending_where(binds) if state_name == "pending" else self.condition(state.condition, binds)
-            columns = ", ".join(self.col(role) for role in roles)
-            ordering = ", ".join(self.col(role) for role in order)
+            ordering = ", ".join(self.col(role) + direction for role in order)
             keyset = ""
             if after is not None:
-                params = [self.dialect.param(self.layout.type_of(role)) for role in order]
                 cols = [self.col(role) for role in order]
-                ties = [f"{cols[i]} = {params[i]}" for i in range(len(order) - 1)]
-                terms = [" AND ".join([*ties[:i], f"{cols[i]} > {params[i]}"]) for i in range(len(order))]
+                params = [self.dialect.param(self.layout.type_of(role)) for role in order]
+                terms = [" AND ".join([*(f"{cols[j]} = {params[j]}" for j in range(i)), f"{cols[i]} > {params[i]}"])
+                         for i in range(len(order))]  # fmt: skip
                 keyset = " AND (" + " OR ".join(f"({term})" for term in terms) + ")"
             return self.dialect.first_rows_sql(
-                f"SELECT {columns} FROM {self.table(state.table)}{self._row_hint()} WHERE ({where})"
-                f"{self._type_filter(state, job_type)}{keyset} ORDER BY {ordering}")
+                f"SELECT {columns} FROM {self.table(states[0].table)}{self._row_hint()} WHERE ({where})"
+                f"{self._type_filter(states[0], job_type)}{keyset} ORDER BY {ordering}")
 
-        key = f"jobs:{state_name}:{job_type is not None}:{roles}:{order}:{after is not None}"
+        key = f"rows:{','.join(state_names)}:{job_type is not None}:{roles}:{order}:{descending}:{after is not None}"
         sql, params = self._bound(key, build, settings)
         values = [self.dialect.encode_value(self.layout.type_of(role), value)
                   for role, value in zip(order, after or (), strict=False)]  # fmt: skip
         # the keyset's `?`s: for k1 > ?, then k1 = ? AND k2 > ?, ...: each term repeats the values before it
-        keyset = [values[j] for i in range(len(values)) for j in range(i + 1)] if after is not None else []
-        return sql, self.dialect.first_rows_params((*params, *self._type_param(state, job_type), *keyset), limit)
+        keyset = [values[j] for i in range(len(values)) for j in range(i + 1)]
+        return sql, self.dialect.first_rows_params((*params, *self._type_param(states[0], job_type), *keyset), limit)
 
     def recent_completions(self, job_type: str | None, since: Any, limit: int,
                            settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip

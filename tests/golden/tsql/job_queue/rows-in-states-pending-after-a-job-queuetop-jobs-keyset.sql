@@ -1,2 +1,2 @@
--- job_queue: job_rows pending, after a job
+-- job_queue: rows_in_states pending, after a job (queuetop jobs' keyset)
 /* queuetop */ SELECT TOP (?) [ID], [Priority], [Available_Date], [Timeout_Date], [Attempts], [Processing_Mark], [Processing_Server], [Last_Attempt_Start_Date], [Last_Attempt_End_Date], [Payload], [Available_Date] FROM [dbo].[Job_Queue] WITH (READPAST) WHERE (([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]))))) AND (([Available_Date] > CAST(? AS datetime)) OR ([Available_Date] = CAST(? AS datetime) AND [ID] > CAST(? AS bigint))) ORDER BY [Available_Date], [ID];

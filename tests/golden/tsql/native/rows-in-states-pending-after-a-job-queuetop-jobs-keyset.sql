@@ -1,2 +1,2 @@
--- native: job_rows pending, after a job
+-- native: rows_in_states pending, after a job (queuetop jobs' keyset)
 /* queuetop */ SELECT TOP (?) [WorkQueueID], [JobType], [JobInfo], [Priority], [CreatedDate], [AvailableDate], [CreatedBy], [RetrievedDate], [RetrievedBy], [ProcessingMark], [TimeoutDate], [Attempts] FROM [queuetop].[WorkQueue] WITH (READPAST) WHERE (([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()) AND [Attempts] >= 0) AND [JobType] = CAST(? AS nvarchar(128)) AND (([CreatedDate] > CAST(? AS datetime2(3))) OR ([CreatedDate] = CAST(? AS datetime2(3)) AND [WorkQueueID] > CAST(? AS bigint))) ORDER BY [CreatedDate], [WorkQueueID];

@@ -1,2 +1,2 @@
--- queuesample: job_rows pending, after a job
+-- queuesample: rows_in_states pending, after a job (queuetop jobs' keyset)
 /* queuetop */ SELECT TOP (?) [WorkQueueID], [JobType], [JobInfo], [CreatedDate], [CreatedBy], [RetrievedDate], [RetrievedBy] FROM [QueueSample].[WorkQueue] WITH (READPAST) WHERE ([RetrievedDate] IS NULL) AND [JobType] = CAST(? AS uniqueidentifier) AND (([CreatedDate] > CAST(? AS datetime)) OR ([CreatedDate] = CAST(? AS datetime) AND [WorkQueueID] > CAST(? AS bigint))) ORDER BY [CreatedDate], [WorkQueueID];

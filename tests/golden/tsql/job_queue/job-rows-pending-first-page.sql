@@ -1,2 +1,0 @@
--- job_queue: job_rows pending, first page
-/* queuetop */ SELECT TOP (?) [ID], [Priority], [Available_Date], [Timeout_Date], [Attempts], [Processing_Mark], [Processing_Server], [Last_Attempt_Start_Date], [Last_Attempt_End_Date], [Payload], [Available_Date] FROM [dbo].[Job_Queue] WITH (READPAST) WHERE (([Processing_Mark] IS NULL AND (([Attempts] = 0 AND [Available_Date] <= GETDATE()) OR ([Attempts] > 0 AND [Attempts] < CAST(? AS int) AND ([Last_Attempt_End_Date] IS NULL OR [Last_Attempt_End_Date] < [Last_Attempt_Start_Date]))))) ORDER BY [Available_Date], [ID];

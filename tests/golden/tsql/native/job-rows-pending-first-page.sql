@@ -1,2 +1,0 @@
--- native: job_rows pending, first page
-/* queuetop */ SELECT TOP (?) [WorkQueueID], [JobType], [JobInfo], [Priority], [CreatedDate], [AvailableDate], [CreatedBy], [RetrievedDate], [RetrievedBy], [ProcessingMark], [TimeoutDate], [Attempts] FROM [queuetop].[WorkQueue] WITH (READPAST) WHERE (([RetrievedDate] IS NULL AND [AvailableDate] <= SYSUTCDATETIME()) AND [Attempts] >= 0) AND [JobType] = CAST(? AS nvarchar(128)) ORDER BY [CreatedDate], [WorkQueueID];
