@@ -29,6 +29,7 @@ from queuetop.tui.widgets import Chart, ChartSpec, Line, StatusBar, StatusView
 from queuetop.watch.snapshot import TypeStats
 
 INFO_CHARS = 48
+CHARTS_FROM_HEIGHT = 40  # rows: below, the charts start hidden (`g` shows them) and the lists have the room
 
 PENDING_COLUMNS = (("id", 10), ("age", 8), ("available", 10), ("priority", 8), ("attempts", 8), ("info", INFO_CHARS))
 CLAIM_COLUMNS = (("id", 7), ("worker", 14), ("held for", 8), ("expires", 14), ("tries", 5))
@@ -44,10 +45,8 @@ STATE_WORDS = {"pending": "pending", "scheduled": "later", "claimed": "claimed",
                "dead": "dead", "lost": "lost", "ended": "ended"}  # fmt: skip
 
 
-def summary_text(job_type: str, row: TypeStats | None, provides: Callable[[str], bool] = _everything,
-                 library: str | None = None, words: Mapping[str, str] | None = None) -> Text:  # fmt: skip
-    """The type's figures in three lines: states, rates, latencies, and a fourth, for a job library's tables,
-    with the library's own words for each state (`Snapshot.library_words`). A figure the shape cannot know
+def summary_text(job_type: str, row: TypeStats | None, provides: Callable[[str], bool] = _everything) -> Text:
+    """The type's figures in three lines: states, rates, latencies. A figure the shape cannot know
     (`Snapshot.provides`) is left out, as the table leaves out its column; one not measured yet is "—"."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(job_type, style="bold")
@@ -84,10 +83,15 @@ def summary_text(job_type: str, row: TypeStats | None, provides: Callable[[str],
         for i, (said, style) in enumerate(known):
             text.append(start if i == 0 else " · ")
             text.append(said, style=style)
-    if library and words:
-        text.append(f"\nin {library}'s words: " + " · ".join(
-            f"{ours} = {words[state]}" for state, ours in STATE_WORDS.items() if state in words), style=DIM)
     return text
+
+
+def words_text(library: str | None, words: Mapping[str, str] | None) -> Text:
+    """For a job library's tables, the library's own word for each state (`Snapshot.library_words`)."""
+    if not library or not words:
+        return Text()
+    return Text(f"in {library}'s words: " + " · ".join(
+        f"{ours} = {words[state]}" for state, ours in STATE_WORDS.items() if state in words), style=DIM)
 
 
 def _three(*values: float | None) -> str:
@@ -145,12 +149,19 @@ class DetailScreen(HandlesThreadResults, Screen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", tooltip="back to the table"),
-        Binding("d", "app.dead_jobs", "Dead jobs", tooltip="retry or delete this type's dead jobs"),
-        Binding("a", "app.make_available", "Available now",
+        Binding("d", "app.dead_jobs", "Dead", tooltip="retry or delete this type's dead jobs"),
+        Binding("a", "app.make_available", "Available",
                 tooltip="make this type's jobs scheduled for later available now: dry-run count, confirm"),
         # Where the layout declares no such write, the key is not offered and says why (QueuetopApp.check_action).
         Binding("d", "app.refused('dead delete')", show=False),
         Binding("a", "app.refused('make available')", show=False),
+        Binding("g", "charts", "Charts", tooltip="show or hide this type's charts (hidden at first on a screen "
+                f"under {CHARTS_FROM_HEIGHT} rows, so that the lists have room)"),
+        # At 80 columns the footer has room for the keys of this screen and the ones that look deeper (W, x, ?):
+        # enqueue and quit still work here, as `?` says, without their place in the footer.
+        Binding("e", "app.enqueue", "Enqueue", show=False),
+        Binding("e", "app.refused('enqueue')", show=False),
+        Binding("q", "app.quit", "Quit", show=False),
     ]
 
     def __init__(self, job_type: str) -> None:
@@ -158,6 +169,7 @@ class DetailScreen(HandlesThreadResults, Screen):
         self.job_type = job_type
         self.detail: TypeDetail | None = None
         self._loading = False
+        self.charts_chosen: bool | None = None  # shown or hidden by `g`; None: by the screen's height
 
     @property
     def dashboard(self) -> Dashboard:
@@ -165,7 +177,8 @@ class DetailScreen(HandlesThreadResults, Screen):
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
-        yield Static(id="summary", markup=False)
+        yield Static(id="summary", markup=False)  # one line each, cut at the edge: the lists keep the room
+        yield Static(id="summary-note", markup=False)  # the library's words, or why the lists could not be read
         yield self._table("pending", "oldest pending jobs", PENDING_COLUMNS)
         with Horizontal(classes="detail-row"):
             yield self._table("claims", "claims in flight, soonest to time out first", CLAIM_COLUMNS)
@@ -173,7 +186,7 @@ class DetailScreen(HandlesThreadResults, Screen):
         with Horizontal(id="detail-charts"):
             yield Chart(self.dashboard.session.series, id="type-depth")
             yield Chart(self.dashboard.session.series, id="type-rates")
-        yield Footer()
+        yield Footer(show_command_palette=False)  # ctrl+p still opens it: at 80 columns the room is for W, x and ?
 
     def _table(self, key: str, title: str, columns: tuple[tuple[str, int], ...]) -> DataTable:
         table: DataTable = DataTable(id=key, cursor_type="row", zebra_stripes=True)
@@ -184,7 +197,19 @@ class DetailScreen(HandlesThreadResults, Screen):
 
     def on_mount(self) -> None:
         self.query_one("#pending", DataTable).focus()
+        self._place_charts()
         self.refresh_data()
+
+    def on_resize(self) -> None:
+        self._place_charts()
+
+    def _place_charts(self) -> None:
+        shown = self.charts_chosen if self.charts_chosen is not None else self.app.size.height >= CHARTS_FROM_HEIGHT
+        self.query_one("#detail-charts").display = shown
+
+    def action_charts(self) -> None:
+        self.charts_chosen = not self.query_one("#detail-charts").display
+        self._place_charts()
 
     def action_back(self) -> None:
         self.dismiss()
@@ -217,6 +242,7 @@ class DetailScreen(HandlesThreadResults, Screen):
         summary = self.query_one("#summary", Static)
         summary.update(self._summary(), layout=False)
         summary.set_class(app.session.past is not None, "past")
+        self._note(words_text(snapshot.library, snapshot.library_words) if snapshot is not None else Text())
         window, cursor = app.window_s, app.cursor_x()
         self.query_one("#type-depth", Chart).show(ChartSpec(
             "depth", (Line("depth", self.job_type, "depth", "cyan"),), window, cursor, marks_of=self.job_type))
@@ -239,8 +265,12 @@ class DetailScreen(HandlesThreadResults, Screen):
         snapshot = self.dashboard.shown
         if snapshot is None:
             return summary_text(self.job_type, None)
-        return summary_text(self.job_type, snapshot.type_named(self.job_type), snapshot.provides, snapshot.library,
-                            snapshot.library_words)
+        return summary_text(self.job_type, snapshot.type_named(self.job_type), snapshot.provides)
+
+    def _note(self, note: Text) -> None:
+        widget = self.query_one("#summary-note", Static)
+        widget.display = bool(note.plain)
+        widget.update(note)
 
     def _load(self) -> None:
         if self._loading:
@@ -267,6 +297,4 @@ class DetailScreen(HandlesThreadResults, Screen):
 
     def _failed(self, error: QueuetopError) -> None:
         self._loading = False
-        summary = self._summary()
-        summary.append(f"\ncould not read the job lists: {error}", style="red")
-        self.query_one("#summary", Static).update(summary, layout=False)
+        self._note(Text(f"could not read the job lists: {error}", style="red"))

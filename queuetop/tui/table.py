@@ -4,7 +4,8 @@ Columns are data (`COLUMNS`: label, width, how to format, how to sort, when to c
 snapshot it needs and how much it matters), shared by the table and the command palette. The table shows only
 the columns the queue's shape can know (`Snapshot.provides`), and in a narrow terminal it drops the least
 important first (`Column.rank`; the sort column always stays), saying so in the header (`+3 ›`, a click names
-them) rather than cutting them off silently. The widget draws with Textual's Line API: each refresh formats only
+them) rather than cutting them off silently; → and ← page through the hidden ones (`column_pages`), as htop's
+arrow keys scroll its columns. The widget draws with Textual's Line API: each refresh formats only
 the lines on screen.
 """
 
@@ -188,6 +189,29 @@ def fitting_columns(columns: Sequence[Column], width: int, keep: str | None = No
     return tuple(shown), tuple(c for c in columns if c in hidden)
 
 
+def column_pages(columns: Sequence[Column], width: int, keep: str | None = None) -> list[tuple[Column, ...]]:
+    """The columns page by page in a width too narrow for all: the first page is `fitting_columns`' (the most
+    important), each next one the columns that always stay (rank 0, `keep`) and as many of those not shown yet
+    as fit, in their order, until every column was on a page. One page when everything fits."""
+    shown, hidden = fitting_columns(columns, width, keep)
+    pages = [shown]
+    while hidden:
+        candidates = tuple(c for c in columns if c in hidden or not c.rank or c.key == keep)
+        shown, rest = fitting_columns(candidates, width, keep)
+        if len(rest) == len(hidden):
+            break  # not even one more fits beside the columns that stay
+        pages.append(shown)
+        hidden = rest
+    return pages
+
+
+def page_marker(page: int, pages: int, hidden: int) -> str:
+    """The header's marker, at most HIDDEN_MARK_WIDTH cells: how many columns are off this page, with an arrow
+    toward each side that has more (→ for the next page, ← for the one before)."""
+    before, after = ("‹" if page > 0 else " "), (" ›" if page < pages - 1 else "")
+    return f"{before}+{hidden}{after}".ljust(HIDDEN_MARK_WIDTH)
+
+
 def widen_types(shown: Sequence[Column], hidden: Sequence[Column], width: int, longest: int
                 ) -> tuple[Column, ...]:  # fmt: skip
     """The shown columns with the type column grown into all the room left over, up to the longest type name
@@ -202,7 +226,8 @@ def hidden_note(hidden: Sequence[Column]) -> str:
     if not hidden:
         return ""
     n = len(hidden)
-    return f"+{n} column{'s' if n > 1 else ''} hidden (widen the terminal): {', '.join(c.label for c in hidden)}"
+    return (f"+{n} column{'s' if n > 1 else ''} off the screen (→ and ← page through them, or widen the terminal): "
+            f"{', '.join(c.label for c in hidden)}")
 
 
 def ordered(rows: Sequence[TypeStats], sort_key: str, descending: bool, needle: str = "") -> list[TypeStats]:
@@ -238,6 +263,9 @@ class QueueTable(ScrollView, can_focus=True):
         Binding("home", "move_to(0)", "First", show=False),
         Binding("end", "move_to(-1)", "Last", show=False),
         Binding("enter", "select", "Open", key_display="⏎", tooltip="drill down into the selected job type"),
+        Binding("right", "page_columns(1)", "Columns", show=False,
+                tooltip="the next page of columns, where the terminal is too narrow for all (the header's +N ›)"),
+        Binding("left", "page_columns(-1)", "Columns", show=False, tooltip="the page of columns before"),
     ]
 
     class Selected(Message):
@@ -262,6 +290,8 @@ class QueueTable(ScrollView, can_focus=True):
         self.columns: tuple[Column, ...] = COLUMNS  # what the shape can fill
         self.shown: tuple[Column, ...] = self.columns  # what fits in the width
         self.hidden: tuple[Column, ...] = ()
+        self.column_page = 0  # which page of columns (→ ←) when the terminal is too narrow for all
+        self._pages = 1
         self._sort = ("depth", True)
         self._headers: tuple[str, ...] = tuple(column.label for column in self.shown)
         self.width_needed = sum(column.width + 2 for column in self.shown)
@@ -316,7 +346,10 @@ class QueueTable(ScrollView, can_focus=True):
     def _fit(self) -> None:
         sort_key, descending = self._sort
         width = self.size.width or 200
-        shown, self.hidden = fitting_columns(self.columns, width, keep=sort_key)
+        pages = column_pages(self.columns, width, keep=sort_key)
+        self._pages, self.column_page = len(pages), min(self.column_page, len(pages) - 1)
+        shown = pages[self.column_page]
+        self.hidden = tuple(column for column in self.columns if column not in shown)
         longest = max((fmt.cells(row.job_type) for row in self.rows), default=0)
         self.shown = widen_types(shown, self.hidden, width, longest)
         headers = [column.label + (("▼" if descending else "▲") if column.key == sort_key else "")
@@ -367,6 +400,12 @@ class QueueTable(ScrollView, can_focus=True):
     def action_move_to(self, index: int) -> None:
         self.cursor = index if index >= 0 else len(self.rows) - 1
 
+    def action_page_columns(self, step: int) -> None:
+        page = min(max(self.column_page + step, 0), self._pages - 1)
+        if page != self.column_page:
+            self.column_page = page
+            self.on_resize()
+
     def action_select(self) -> None:
         if self.selected_type is not None:
             self.post_message(self.Selected(self.selected_type))
@@ -400,7 +439,7 @@ class QueueTable(ScrollView, can_focus=True):
             header = self._component("queue-table--header")
             strip = self._strip([(label, "") for label in self._headers], header)
             if self.hidden:  # say that columns were dropped for width, never cut them off silently
-                strip = Strip([*strip, Segment(f" +{len(self.hidden)} ›".ljust(HIDDEN_MARK_WIDTH), header)])
+                strip = Strip([*strip, Segment(page_marker(self.column_page, self._pages, len(self.hidden)), header)])
         elif y == last and self.totals is not None:
             strip = self._strip(cells(self.totals, self.shown), self._component("queue-table--totals"))
         else:

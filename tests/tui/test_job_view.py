@@ -61,3 +61,30 @@ async def test_a_dead_job_is_retried_from_its_view_and_one_that_moved_on_is_left
             (again,) = Queue(db, sqlite_backend.layout).claim("w", ["email"], lease=30)
             assert again.info == PAYLOAD  # the same job, its payload kept
             assert ShapeQueue(db, sqlite_backend.layout).dead_job("delete", job_id) == 0  # not dead now: untouched
+
+
+async def test_the_drill_down_at_80x24_shows_eight_jobs_and_its_keys_and_g_brings_the_charts(
+        sqlite_backend: Backend, make_app: AppFactory) -> None:  # fmt: skip
+    from textual.widgets._footer import FooterKey
+
+    with sqlite_backend.open() as db:
+        queue = Queue(db, sqlite_backend.layout)
+        for _ in range(12):
+            queue.enqueue("email", info=PAYLOAD)
+    app = make_app(sqlite_backend)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.session.latest and app.session.latest.type_named("email"), "a poll")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen) and app.screen.detail is not None,
+                       "the drill-down with its lists")  # fmt: skip
+        await pilot.pause()
+        pending = app.screen.query_one("#pending", DataTable)
+        assert pending.row_count == 12 and pending.scrollable_content_region.height - pending.header_height >= 5
+        assert not app.screen.query_one("#detail-charts").display  # the lists have the room
+        # (a key's last cell is its description's right padding: the words end one cell before its region does)
+        shown = {key.key for key in app.screen.query(FooterKey) if key.region.width and key.region.right - 1 <= 80}
+        assert {"escape", "W", "x", "question_mark"} <= shown  # back, workers, export, help: all on the line
+        await pilot.press("g")
+        await pilot.pause()
+        assert app.screen.query_one("#detail-charts").display
+        assert app.screen.virtual_size.height <= 24  # the lists give way: the screen does not scroll

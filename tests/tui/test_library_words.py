@@ -38,8 +38,9 @@ async def test_the_drill_down_says_each_state_in_procrastinates_words(make_app: 
                 await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen) and app.screen.detail is not None,
                                "the drill-down")  # fmt: skip
                 summary = text(app.screen.query_one("#summary", Static))
-                assert "claimed 1" in summary and WORDS in summary, summary
-                assert app.screen.query_one("#summary").size.height == 4  # the fourth line is shown, not cut
+                note = text(app.screen.query_one("#summary-note", Static))
+                assert "claimed 1" in summary and WORDS in note, (summary, note)
+                assert app.screen.query_one("#summary-note").size.height == 2  # wrapped at 120 columns, not cut
         stats = queuetop_cli("stats", "--json", "--table", f"{library.schema}.procrastinate_jobs",
                              "--layout", "procrastinate")  # fmt: skip
         assert stats.returncode == 0, stats.stderr

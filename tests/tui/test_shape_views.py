@@ -98,12 +98,23 @@ async def test_80x24_hides_six_columns_and_says_which_200x60_hides_none() -> Non
         assert table.width_needed <= 80
         assert keys(table.shown) == ["type", "depth", "oldest", "timed_out", "arrivals", "completions"]
         assert header_line(app).rstrip().endswith("out/s  +6 ›")
-        assert table.hidden_note == ("+6 columns hidden (widen the terminal): later, claimed, dead, wait p95, "
-                                     "proc p95, drain")
+        assert table.hidden_note == ("+6 columns off the screen (→ and ← page through them, or widen the terminal): "
+                                     "later, claimed, dead, wait p95, proc p95, drain")
         notes: list[str] = []
         app.notify = lambda message, **kwargs: notes.append(message)  # type: ignore[method-assign]
         await pilot.click(QueueTable, offset=(table.width_needed - 3, 0))  # on the marker
         assert notes == [table.hidden_note]
+
+        # → pages through the hidden columns, the type and the sort column staying; every column is reachable
+        seen: set[str] = set()
+        for _ in range(4):
+            seen |= set(keys(table.shown))
+            assert keys(table.shown)[:2] == ["type", "depth"] and table.width_needed <= 80
+            await pilot.press("right")
+        assert seen == set(keys(table.columns)) and table.column_page > 0
+        assert header_line(app).rstrip().endswith(f"‹+{len(table.hidden)}")  # the last page: more only to the left
+        await pilot.press(*["left"] * 4)
+        assert table.column_page == 0 and keys(table.shown)[-1] == "completions"
 
         await pilot.press(*["greater_than_sign"] * 3)  # depth → oldest → later → claimed, a hidden column
         assert app.main.sort_key == "claimed"
