@@ -3,7 +3,7 @@ state, the table it is in, every column the layout names, a JSON payload pretty-
 connection off the UI thread; `r` reads it again, Escape goes back. The actions that make sense on that one job,
 where the layout declares them: `d` a dead job retried or deleted, `a` a scheduled job made available now — each
 counted again while its dialog is open, and done only while the job is still in that state (compare-and-set: a
-job that moved on meanwhile is left alone, and the notice says so)."""
+job that moved on meanwhile is left alone, and the notice says so). `c` copies the id, `C` the payload."""
 
 from __future__ import annotations
 
@@ -49,6 +49,9 @@ class JobScreen(HandlesThreadResults, Screen):
         Binding("r", "reload", "Read again", tooltip="read the job again: it may have moved on"),
         Binding("d", "dead", "Retry or delete", tooltip="this dead job: back to pending, or deleted"),
         Binding("a", "available", "Available now", tooltip="this scheduled job: available now"),
+        Binding("c", "copy('id')", "Copy id", tooltip="copy the job's id to the clipboard (through the terminal: "
+                "OSC 52, which most terminals and tmux with set-clipboard on pass on)"),
+        Binding("C", "copy('info')", "Copy payload", tooltip="copy the job's payload, as stored, to the clipboard"),
     ]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -81,6 +84,23 @@ class JobScreen(HandlesThreadResults, Screen):
         self.view, self.loaded = view, True
         self.query_one("#job", Static).update(job_text(self.job_id, view))
         self.refresh_bindings()  # d and a follow the job's state
+
+    def action_copy(self, what: str) -> None:
+        """The id, or the payload as the database holds it (not pretty-printed: what a script would get)."""
+        if what == "id":
+            self.app.copy_to_clipboard(str(self.job_id))
+            self.notify(f"Copied the id {self.job_id}.", markup=False)
+            return
+        payload = None if self.view is None else self.view.columns.get("info")
+        if payload is None:
+            why = "it was not found" if self.view is None else "it has none" if "info" in self.view.columns \
+                else "its layout names no payload column (role info)"  # fmt: skip
+            self.notify(f"Nothing copied: job {self.job_id}'s payload is not here ({why}).", severity="warning",
+                        markup=False)  # fmt: skip
+            return
+        text = payload if isinstance(payload, str) else str(payload)
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied the payload of job {self.job_id} ({len(text):,} characters).", markup=False)
 
     def _app(self) -> Dashboard:
         return cast("Dashboard", self.app)

@@ -33,6 +33,10 @@ async def test_enter_on_a_job_shows_it_whole_and_escape_goes_back(sqlite_backend
         shown = text(app.screen.query_one("#job", Static))
         assert shown.startswith(f"job {first}  pending  in WorkQueue")
         assert '"invoice": 1047' in shown and "created" in shown  # the payload pretty-printed, every column
+        await pilot.press("c")
+        assert app.clipboard == str(first)
+        await pilot.press("C")
+        assert app.clipboard == PAYLOAD  # as stored, not as pretty-printed
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen), "back to the drill-down")
 
