@@ -225,6 +225,17 @@ class Series:
             track.drop_before(cutoff, self.max_points)
         return True
 
+    def covered_s(self, window_s: float) -> float:
+        """How much of the window the data covers, in seconds back from the newest point: all of it for a wide
+        window read from the history file (the file answers for all of it), else back to the oldest point in
+        memory (after a restart, `load` has put the file's last `keep_s` there)."""
+        if self.latest is None:
+            return 0.0
+        if window_s > self.keep_s and self.store is not None:
+            return window_s
+        first = min((track.times[0] for track in self.tracks.values() if len(track)), default=self.latest)
+        return self.latest - first
+
     def points(self, job_type: str, name: str, window_s: float, buckets: int) -> tuple[list[float], list[float]]:
         """The window as at most `buckets` points: the mean of each completed time bucket, with x in seconds
         before the start of the bucket in progress (so -window_s … -width); unknown values are left out.

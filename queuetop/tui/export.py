@@ -19,7 +19,7 @@ def screen_export(app: Dashboard, snapshot: Snapshot, rows: Sequence[TypeStats],
     latest = app.session.series.latest or 0.0
     data = []
     for chart in charts:
-        spec = chart.spec
+        spec = chart.drawn_spec  # what is on screen: a fresh start's charts span the data they have, not the window
         if spec is None:
             continue
         width = chart.bucket_s or spec.window_s

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from textual import events
@@ -185,8 +185,18 @@ BREACH_MARKER = "▲"  # one per bucket with a breach, along the bottom of the p
 BREACH_LEGEND = f"{BREACH_MARKER} SLO breach"
 
 
-TICK_STEP_S = {60.0: 15.0, 300.0: 60.0, 900.0: 300.0, 3600.0: 900.0, 21600.0: 3600.0, 86400.0: 21600.0,
+TICK_STEP_S = {30.0: 10.0, 60.0: 15.0, 120.0: 60.0, 300.0: 60.0, 900.0: 300.0, 1800.0: 600.0, 3600.0: 900.0,
+               7200.0: 3600.0, 21600.0: 3600.0, 43200.0: 10800.0, 86400.0: 21600.0, 259200.0: 86400.0,
                604800.0: 86400.0}  # fmt: skip
+SPANS_S = tuple(TICK_STEP_S)  # the spans an axis may take: a window, or less while the data is younger than it
+MARKERS = ("•", "+", "x", "o", "*", "#")  # without colour (NO_COLOR), one per line, the legend showing the same
+
+
+def fitted_span(window_s: float, covered_s: float) -> float:
+    """The x axis' span: the window, or while the data collected covers less of it (a fresh start), the shortest
+    span that holds all of it — ten seconds of data on a 1 h window are drawn over 30 s, not crammed into the
+    right edge."""
+    return min(window_s, next((span for span in SPANS_S if span >= covered_s), window_s))
 TICK_UNITS = ((60.0, 1.0, "s"), (3600.0, 60.0, "m"), (86400.0, 3600.0, "h"), (math.inf, 86400.0, "d"))
 
 
@@ -199,11 +209,14 @@ def x_ticks(window_s: float) -> tuple[list[float], list[str]]:
     return positions, labels
 
 
-def y_ticks(top: float, count: int = 4) -> tuple[list[float], list[str]]:
-    """Round ticks from 0 to at least `top`, labelled short (1.5k, 250k, 3M) so the axis stays narrow."""
+def y_ticks(top: float, count: int = 4, whole: bool = False) -> tuple[list[float], list[str]]:
+    """Round ticks from 0 to at least `top`, labelled short (1.5k, 250k, 3M) so the axis stays narrow; for counts
+    (`whole`: depth) whole numbers only, so a queue of 0 or 1 jobs is not drawn against 0.1, 0.2, 0.3."""
     raw = max(top, 1e-9) / count
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    if whole:
+        step = max(1.0, math.ceil(step))
     positions = [0.0, step]
     while positions[-1] < top:
         positions.append(positions[-1] + step)
@@ -217,15 +230,23 @@ def short_number(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".") if value % 1 else f"{value:.0f}"
 
 
-def legend_text(spec: ChartSpec, plotted: set[str], marked: bool = False) -> Text:
+def legend_text(spec: ChartSpec, plotted: set[str], marked: bool = False, width: int | None = None,
+                markers: bool = False) -> Text:  # fmt: skip
     """The title, each line in its colour (dim while it has no point) and, when the window holds any, what the
-    marks along the bottom mean."""
+    marks along the bottom mean. In `width` cells: every entry shown has its label, the ones that do not fit are
+    counted (`+2`). With `markers` (no colour) each line's marker, as the plot draws it, instead of a swatch."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(spec.title + " ", style="bold")
     if marked:  # before the lines, whose labels may be cut off
         text.append(f" {BREACH_LEGEND} ", style=f"bold {BREACH_COLOR}")
-    for line in spec.lines:
-        text.append(" ━ ", style=RICH_COLOR.get(line.color, line.color) if line.label in plotted else "dim")
+    entries = [(f" {MARKERS[i % len(MARKERS)] if markers else '━'} ", line) for i, line in enumerate(spec.lines)]
+    for i, (swatch, line) in enumerate(entries):
+        left = len(entries) - i - 1
+        room = None if width is None else width - text.cell_len - (len(f" +{left}") if left else 0)
+        if room is not None and len(swatch) + fmt.cells(line.label) > room:
+            text.append(f" +{len(entries) - i}", style="dim")
+            break
+        text.append(swatch, style=RICH_COLOR.get(line.color, line.color) if line.label in plotted else "dim")
         text.append(line.label, style="" if line.label in plotted else "dim")
     if not plotted:
         text.append("  (no data yet)", style="dim")
@@ -276,7 +297,7 @@ class Plot(HandlesThreadResults, PlotextPlot):
 
     def on_click(self, event: events.Click) -> None:
         """A click on the plot puts the time cursor there (the app shows the figures of that moment)."""
-        spec = self.chart.spec
+        spec = self.chart.drawn_spec
         plotted = self.size.width - Y_AXIS_COLUMNS - 1
         if spec is None or plotted <= 0:
             return
@@ -292,21 +313,24 @@ class Plot(HandlesThreadResults, PlotextPlot):
         self.call_after_refresh(self._start)
 
     def _start(self) -> None:
-        spec, points, size = self.chart.spec, self.chart.points, self.size
+        spec, points, size = self.chart.drawn_spec, self.chart.points, self.size
         runs = mark_runs(self.chart.marks, self.chart.bucket_s or 0.0)
         theme = self._get_plotext_theme_name(self.app.theme)
-        in_thread(self, lambda: self._build(spec, points, size.width, size.height, theme, runs), self._built,
+        markers = self.app.no_color
+        in_thread(self, lambda: self._build(spec, points, size.width, size.height, theme, runs, markers), self._built,
                   lambda error: self._built(Text(str(error))), group=f"plot-{self.id or id(self)}")  # fmt: skip
 
     def _build(self, spec: ChartSpec | None, points: Points, width: int, height: int, theme: str,
-               marks: tuple[tuple[float, float], ...] = ()) -> Text:  # fmt: skip
-        """In the worker thread: the plotext calls, and nothing else touches this Plot object meanwhile."""
+               marks: tuple[tuple[float, float], ...] = (), markers: bool = False) -> Text:  # fmt: skip
+        """In the worker thread: the plotext calls, and nothing else touches this Plot object meanwhile. With
+        `markers` (no colour), each line drawn with its own character (`MARKERS`), the legend showing which."""
         plt = self.plt
         plt.clear_figure()
         if spec is not None and width > 0 and height > 0:
             top = 0.0
             for line, xs, ys in points:
-                plt.plot(xs, ys, color=line.color, marker="braille")
+                marker = MARKERS[spec.lines.index(line) % len(MARKERS)] if markers else "braille"
+                plt.plot(xs, ys, color=line.color, marker=marker)
                 top = max(top, *ys)
             for start, end in marks:  # along the bottom, over the lines: a breach must not hide behind a line at 0
                 plt.plot([start, end], [0.0, 0.0], marker=BREACH_MARKER, color=BREACH_COLOR)
@@ -314,7 +338,7 @@ class Plot(HandlesThreadResults, PlotextPlot):
                 plt.vline(spec.cursor_x, "white")
             plt.xlim(-spec.window_s, 0)
             plt.xticks(*x_ticks(spec.window_s))
-            positions, labels = y_ticks(top)
+            positions, labels = y_ticks(top, whole=all(line.field == "depth" for line in spec.lines))
             plt.ylim(0, positions[-1])
             plt.yticks(positions, labels)
         plt.plotsize(width, height)
@@ -355,6 +379,7 @@ class Chart(Vertical):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.series = series
         self.spec: ChartSpec | None = None
+        self.drawn_spec: ChartSpec | None = None  # the spec over the span the data covers (`fitted_span`)
         self.points: Points = ()
         self.marks: Marks = ()  # the buckets drawn with a breach mark
         self._legend: Text | None = None
@@ -375,6 +400,10 @@ class Chart(Vertical):
             return
         plot = self.query_one(Plot)
         buckets = max(10, (plot.size.width or 60) - Y_AXIS_COLUMNS)
+        span = fitted_span(spec.window_s, self.series.covered_s(spec.window_s))
+        if span != spec.window_s:
+            spec = replace(spec, window_s=span)  # drawn, clicked and exported over the span the data covers
+        self.drawn_spec = spec
         self.bucket_s = spec.window_s / buckets
         points: list[tuple[Line, tuple[float, ...], tuple[float, ...]]] = []
         for line in spec.lines:
@@ -382,7 +411,8 @@ class Chart(Vertical):
             if xs:
                 points.append((line, tuple(xs), tuple(ys)))
         marks = tuple(self.series.marks(spec.marks_of, spec.window_s, buckets)) if spec.marks_of else ()
-        legend = legend_text(spec, {line.label for line, _, _ in points}, bool(marks))
+        legend = legend_text(spec, {line.label for line, _, _ in points}, bool(marks), max(0, self.size.width - 2),
+                             self.app.no_color)  # fmt: skip
         if legend != self._legend:
             self._legend = legend
             self.query_one(".legend", Static).update(legend, layout=False)
