@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from queuetop.act.actions import ReleaseResult
 from queuetop.act.jobs import read_jobs
 from queuetop.act.queue import Queue
 from queuetop.db import UsageError
@@ -124,3 +125,27 @@ def test_one_jobs_actions_happen_only_while_it_is_still_in_their_state(backend: 
         assert ShapeQueue(db, backend.layout).dead_job("delete", later) == 1
         assert ShapeQueue(db, backend.layout).dead_job("delete", later) == 0 and read_job(db, backend.layout, later) \
             is None  # fmt: skip
+
+
+def test_one_claim_is_released_only_while_it_is_past_its_timeout(backend: Backend) -> None:
+    from queuetop.act.jobs import read_job
+    from queuetop.act.shape_queue import ShapeQueue
+
+    with backend.open() as db:
+        queue = Queue(db, backend.layout, max_attempts=2)
+        first, second, third = (queue.enqueue("email") for _ in range(3))
+        queue.claim("gone", ["email"], batch=3, lease=0.1)
+        live = queue.enqueue("report")
+        queue.claim("busy", ["report"], lease=300)
+        time.sleep(0.3)
+        shapes = ShapeQueue(db, backend.layout, {"max_attempts": 2})
+        assert shapes.release_job(first) == ReleaseResult(timed_out=1, released=1, dead=0)
+        assert read_job(db, backend.layout, first).state == "pending"
+        assert read_job(db, backend.layout, second).state == "timed_out"  # the other claims are left alone
+        assert shapes.release_job(first) == ReleaseResult(timed_out=0)  # no longer timed out: nothing changed
+        assert shapes.release_job(live) == ReleaseResult(timed_out=0)  # a claim in its lease is never taken
+        assert read_job(db, backend.layout, live).state == "claimed"
+        out_of_attempts = ShapeQueue(db, backend.layout, {"max_attempts": 1})
+        assert out_of_attempts.release_job(second) == ReleaseResult(timed_out=1, released=0, dead=1)
+        assert read_job(db, backend.layout, second).state == "dead"
+        assert read_job(db, backend.layout, third).state == "timed_out"

@@ -280,3 +280,27 @@ def test_seed_001_lets_a_worker_that_lost_its_request_complete_the_new_holders_a
     guarded = LoadRun(seeded.target, LoadConfig(types=load_types(None, job_queue), producers=1,
                                                 pools=(ConsumerPool(1),), rate=None, jobs=1), job_queue)  # fmt: skip
     assert [guarded._first_success(lost), guarded._first_success(again)] == [True, True]  # LeaseLost guards it
+
+
+@pytest.mark.parametrize("shape", ["requests", "job_queue"])
+def test_one_claim_of_a_seed_is_released_as_its_release_says_and_only_that_one(seeded_for, shape) -> None:
+    """Seed 001 moves a lost request back (`requeue`); seed 004 clears a timed-out claim by compare-and-set on
+    its mark (`clear`): the job view's `r` does the same to one job, and nothing to a job that moved on."""
+    from queuetop.act.jobs import read_job
+    from queuetop.act.shape_queue import ShapeQueue
+    from queuetop.act.shape_worker import ShapeWorker
+
+    seeded = seeded_for(shape)
+    settings = {"lost_after": 0.2, "timeout_s": 0.2}
+    with seeded.open() as db:
+        shapes = ShapeQueue(db, seeded.layout, settings)
+        shapes.enqueue_many(None, 2)
+        worker = ShapeWorker(db, seeded.layout, settings=settings)
+        taken = [job for _ in range(2) for job in worker.claim("a", lease_s=0.2)]
+        time.sleep(0.4)
+        state = seeded.layout.release.state
+        assert [read_job(db, seeded.layout, job.id, settings).state for job in taken] == [state, state]
+        assert shapes.release_job(taken[0].id).released == 1
+        assert read_job(db, seeded.layout, taken[0].id, settings).state == "pending"
+        assert read_job(db, seeded.layout, taken[1].id, settings).state == state  # the other one untouched
+        assert shapes.release_job(taken[0].id).released == 0  # moved on: nothing changed

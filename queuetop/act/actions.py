@@ -332,6 +332,11 @@ class Actions:
         with self._writer.use() as db:
             return self._shape_queue(db).dead_job(action, job_id)
 
+    def release_job(self, job_id: Any) -> ReleaseResult:
+        """Release one claim while it is still past its timeout (`ShapeQueue.release_job`)."""
+        with self._writer.use() as db:
+            return self._shape_queue(db).release_job(job_id)
+
     def make_job_available(self, job_id: Any) -> int:
         """One scheduled job available now while it is still scheduled: 1, or 0 when it moved on."""
         with self._writer.use() as db:

@@ -283,6 +283,19 @@ class Queue:
             released = self.db.execute(*back)
         return ReleaseResult(timed_out=found, released=released, dead=dead)
 
+    def release_job(self, job_id: Any) -> ReleaseResult:
+        """Release one claim while it is still past its timeout (out of attempts → dead, as `release_timed_out`),
+        in one transaction; all zero when it finished, was released or was claimed again meanwhile."""
+        with self.db.transaction():
+            now = self.db.fetchone(*self.statements.clock())[0] if self.statements.claim_in_transaction else None
+            bury, back = self.statements.release_state(self.release_state, None, self.max_attempts, now,
+                                                       job_id=job_id)  # fmt: skip
+            dead = self.db.execute(*bury[0])
+            for then in bury[1:] if dead else ():  # SQLite's burial is an INSERT, then this DELETE
+                self.db.execute(*then)
+            released = self.db.execute(*back)
+        return ReleaseResult(timed_out=dead + released, released=released, dead=dead)
+
     def _release_in_batches(self, job_type: str | None, found: int) -> ReleaseResult:
         """Bury, then give back, at most MAINTENANCE_BATCH claims a statement, each committed on its own, until
         both come back short or the count taken first is reached (`act.batches`: a release after an outage must

@@ -197,6 +197,27 @@ class ShapeQueue:
         released = self._requeue(job_type) if release.action == "requeue" else self._clear(job_type)
         return ReleaseResult(timed_out=found, released=released, dead=dead)
 
+    def release_job(self, job_id: Any) -> ReleaseResult:
+        """Release one claim as `[release]` says, only while the job is still in its state (compare-and-set): the
+        native schema's out of attempts → dead; a moved-back request (`requeue`) in its one transaction; a
+        cleared claim only while it still holds the token read just before. All zero when it moved on."""
+        release = self.layout.release
+        if release is None:
+            raise UsageError(f"layout {self.layout.name} has nothing to release: {nothing_to_release(self.layout)}; "
+                             "it declares no [release] section")
+        require_current(self.db, self.layout)
+        if self.layout.batch_claims:
+            return Queue(self.db, self.layout, max_attempts=self.settings.get("max_attempts", DEFAULT_MAX_ATTEMPTS)
+                         ).release_job(job_id)  # fmt: skip
+        if release.action == "requeue":
+            released = self._requeue_set(release.state, [job_id]) or 0
+        else:
+            row = self.db.fetchone(*self.statements.job_by_id("queue", ["token"], job_id, self.settings))
+            held = row is not None and row[1] == release.state
+            released = self.db.execute(*self.statements.clear_claim(release.state, self.settings, job_id, row[0])) \
+                if held else 0  # fmt: skip
+        return ReleaseResult(timed_out=released, released=released)
+
     def _filter_type(self, job_type: str | None) -> str | None:
         if job_type is None:
             return None

@@ -1,9 +1,10 @@
 """The job view: one job up close (Enter on a job in the drill-down), read by its id wherever it is now — its
 state, the table it is in, every column the layout names, a JSON payload pretty-printed. Read on the drill-down's
-connection off the UI thread; `r` reads it again, Escape goes back. The actions that make sense on that one job,
-where the layout declares them: `d` a dead job retried or deleted, `a` a scheduled job made available now — each
-counted again while its dialog is open, and done only while the job is still in that state (compare-and-set: a
-job that moved on meanwhile is left alone, and the notice says so). `c` copies the id, `C` the payload."""
+connection off the UI thread, again every REREAD_S (ctrl+r at once); Escape goes back. The actions that make sense
+on that one job, where the layout declares them: `d` a dead job retried or deleted, `a` a scheduled job made
+available now, `r` a claim past its timeout released — each counted again while its dialog is open, and done only
+while the job is still in that state (compare-and-set: a job that moved on meanwhile is left alone, and the notice
+says so). `c` copies the id, `C` the payload."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from queuetop.act.jobs import JobView, shown_value
 from queuetop.db import QueuetopError
 from queuetop.tui.session import Dashboard
 from queuetop.tui.threads import HandlesThreadResults, in_thread
+
+REREAD_S = 2.0  # the job view reads its job again this often
 
 
 def job_text(job_id: Any, view: JobView | None) -> Text:
@@ -46,7 +49,10 @@ class JobScreen(HandlesThreadResults, Screen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", tooltip="back to the drill-down"),
-        Binding("r", "reload", "Read again", tooltip="read the job again: it may have moved on"),
+        Binding("r", "release", "Release", tooltip="this claim past its timeout: back to pending (out of attempts: "
+                "dead, where the shape buries them), only while it is still timed out"),
+        Binding("ctrl+r", "reload", "Read again", show=False, tooltip=f"read the job again now (it is read every "
+                f"{REREAD_S:g} s)"),
         Binding("d", "dead", "Retry or delete", tooltip="this dead job: back to pending, or deleted"),
         Binding("a", "available", "Available now", tooltip="this scheduled job: available now"),
         Binding("c", "copy('id')", "Copy id", tooltip="copy the job's id to the clipboard (through the terminal: "
@@ -56,7 +62,8 @@ class JobScreen(HandlesThreadResults, Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """`d` on a dead job, `a` on a scheduled one, each only where the layout declares it."""
-        wanted = {"dead": ("dead", "dead delete"), "available": ("scheduled", "make available")}.get(action)
+        wanted = {"dead": ("dead", "dead delete"), "available": ("scheduled", "make available"),
+                  "release": (self._release_state(), "release")}.get(action)  # fmt: skip
         if wanted is None:
             return True
         state, write = wanted
@@ -67,6 +74,7 @@ class JobScreen(HandlesThreadResults, Screen):
         self.job_id = job_id
         self.view: JobView | None = None
         self.loaded = False
+        self._reading = False
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -75,12 +83,26 @@ class JobScreen(HandlesThreadResults, Screen):
 
     def on_mount(self) -> None:
         self.action_reload()
+        self.set_interval(REREAD_S, self.action_reload)  # a job moves on by itself: the view follows it
 
     def action_reload(self) -> None:
+        if self._reading:
+            return  # one read at a time: a slow database is not asked twice
+        self._reading = True
         actions, job_id = cast("Dashboard", self.app).session.actions, self.job_id
-        in_thread(self, lambda: actions.job(job_id), self._read, self._failed, group="job")
+        in_thread(self, lambda: actions.job(job_id), self._read, self._failed, group="job", bug=self._not_read)
+
+    def _not_read(self, _error: Exception) -> None:
+        self._reading = False
+
+    def _release_state(self) -> str | None:
+        """The state a release takes a claim from (`[release]`), or None where the layout declares none."""
+        release = getattr(self._app().session.actions, "layout", None)
+        release = getattr(release, "release", None)
+        return release.state if release is not None else None
 
     def _read(self, view: JobView | None) -> None:
+        self._reading = False
         self.view, self.loaded = view, True
         self.query_one("#job", Static).update(job_text(self.job_id, view))
         self.refresh_bindings()  # d and a follow the job's state
@@ -141,6 +163,33 @@ class JobScreen(HandlesThreadResults, Screen):
                                           verdict, "Its available time becomes now, only while it is still "
                                           "scheduled.", "Make available"), self._available)  # fmt: skip
 
+    def action_release(self) -> None:
+        from queuetop.tui.modals import CountConfirmModal
+
+        app, state = self._app(), self._release_state()
+        if not app.may_write(app.refusal("release"), "releasing claims") or state is None:
+            return
+
+        def verdict(found: int) -> str:
+            return f"Job {self.job_id}'s claim is past its timeout. Release it?" if found else \
+                f"Job {self.job_id} is no longer timed out (finished, released or claimed again): " \
+                "nothing to do."  # fmt: skip
+
+        app.push_screen(CountConfirmModal(f"Release job {self.job_id}", lambda: self._still(state), verdict,
+                                          "Back to pending, only while it is still timed out; out of attempts, dead "
+                                          "where the shape buries them.", "Release"), self._release)  # fmt: skip
+
+    def _release(self, counted: int | None) -> None:
+        if not counted:
+            return
+        actions, job_id = cast("Dashboard", self.app).session.actions, self.job_id
+
+        def done(result: Any) -> None:
+            self._done(result.released + result.dead, "dead: it was out of attempts" if result.dead else
+                       "released: back to pending")  # fmt: skip
+
+        in_thread(self, lambda: actions.release_job(job_id), done, self._failed_action, group="job-action")
+
     def _available(self, counted: int | None) -> None:
         if not counted:
             return
@@ -159,6 +208,7 @@ class JobScreen(HandlesThreadResults, Screen):
         self._app().notify(f"The action failed and changed nothing: {error}", severity="error", markup=False)
 
     def _failed(self, error: QueuetopError) -> None:
+        self._reading = False
         self.query_one("#job", Static).update(Text(f"job {self.job_id}: could not read it: {error}", style="red"))
 
     def action_back(self) -> None:

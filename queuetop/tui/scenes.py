@@ -231,6 +231,9 @@ class FixedActions:
     def make_job_available(self, job_id: Any) -> int:
         return 0
 
+    def release_job(self, job_id: Any) -> ReleaseResult:
+        return ReleaseResult(timed_out=0)
+
 
 def read_workers_of_nothing(layout: Layout) -> WorkersView:
     """A shape's panel as its figures allow: no workers to show where it names no claimer."""

@@ -227,6 +227,7 @@ def lease_recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]
     bury, back = s.release_state(state, "email", 3, NOW)
     bury_all, back_all = s.release_state(state, None, 3, NOW)
     bury_batch, back_batch = s.release_state(state, "email", 3, batch=1000)
+    bury_one, back_one = s.release_state(state, None, 3, job_id=1)
     return {
         "claim_batch": [("any type", lambda: s.claim_batch([], values)),
                         ("one type", lambda: s.claim_batch(["a"], values)),
@@ -239,7 +240,8 @@ def lease_recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]
         "release_state": [*numbered("one type: dead", bury), ("one type: back to pending", lambda: back),
                           *numbered("any type: dead", bury_all), ("any type: back to pending", lambda: back_all),
                           *numbered("in batches: dead", bury_batch),
-                          ("in batches: back to pending", lambda: back_batch)],
+                          ("in batches: back to pending", lambda: back_batch),
+                          *numbered("one job: dead", bury_one), ("one job: back to pending", lambda: back_one)],
         "has_type": [("", lambda: s.has_type("email"))],
         "max_job_id": [("", s.max_job_id)],
         "arrivals_after": [("", lambda: s.arrivals_after(10, [])), ("late ids", lambda: s.arrivals_after(10, [3, 7]))],

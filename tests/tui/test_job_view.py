@@ -92,3 +92,38 @@ async def test_the_drill_down_at_80x24_shows_eight_jobs_and_its_keys_and_g_bring
         await pilot.pause()
         assert app.screen.query_one("#detail-charts").display
         assert app.screen.virtual_size.height <= 24  # the lists give way: the screen does not scroll
+
+
+async def test_r_releases_a_timed_out_claim_from_its_view_and_not_one_in_its_lease(
+        sqlite_backend: Backend, make_app: AppFactory) -> None:  # fmt: skip
+    import time
+
+    from queuetop.act.jobs import read_job
+    from queuetop.tui.modals import CountConfirmModal
+
+    with sqlite_backend.open() as db:
+        queue = Queue(db, sqlite_backend.layout)
+        gone = queue.enqueue("email", info=PAYLOAD)
+        queue.claim("gone", ["email"], lease=0.1)
+        busy = queue.enqueue("email")
+        queue.claim("busy", ["email"], lease=300)
+    time.sleep(0.3)
+    app = make_app(sqlite_backend)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.polls >= 1, "a poll")
+        app.push_screen(JobScreen(busy))
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.loaded, "the busy job")
+        assert app.screen.view.state == "claimed" and not app.screen.check_action("release", ())  # r not offered
+        await pilot.press("escape")
+        app.push_screen(JobScreen(gone))
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.view is not None
+                       and app.screen.view.job_id == gone, "the timed-out job")  # fmt: skip
+        assert app.screen.view.state == "timed_out"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, CountConfirmModal) and app.screen.found == 1, "the count")
+        await pilot.click("#confirm")
+        await wait_for(pilot, lambda: f"Job {gone} released: back to pending." in app.notes, "released")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.view.state == "pending",
+                       "the view read again")  # fmt: skip
+    with sqlite_backend.open() as db:
+        assert read_job(db, sqlite_backend.layout, busy).state == "claimed"  # the claim in its lease untouched

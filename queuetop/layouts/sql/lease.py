@@ -256,18 +256,20 @@ class LeaseSQL(ClaimSQL):
 
     # -- releasing the claims that timed out -------------------------------------------------------------------
     def release_state(self, state: str, job_type: str | None, max_attempts: int, now: Any = None,
-                      batch: int | None = None) -> tuple[list[Statement], Statement]:  # fmt: skip
+                      batch: int | None = None, job_id: Any = None) -> tuple[list[Statement], Statement]:  # fmt: skip
         """(the claims in `state` out of attempts moved to the completed table as dead (`_move`), the others given
         back to pending), of one job type or all. Rows others hold are skipped, and the state is checked again
         under the lock, so a job claimed anew meanwhile is left alone. On SQLite "now" is the `__now` parameter,
         read once inside the write lock by the caller (`now`), so the burial's INSERT and DELETE agree on the rows.
         `batch`: each statement takes at most that many (SQL Server `TOP (?)`, PostgreSQL `LIMIT ?` in its locked
         pick; not SQLite, whose one transaction holds the write lock whatever the count), for a caller that runs
-        them again until they come back short (`act.batches`)."""
+        them again until they come back short (`act.batches`). `job_id`: that one claim only (the job view's
+        release), still only while it is in `state`: a job that finished or was claimed again is left alone."""
         spec = self.layout.states[state]
         fixed_now = self.dialect.name == "sqlite"
-        batch = None if fixed_now else batch
-        settings: dict[str, Any] = {"max_attempts": max_attempts, "__type": job_type, "__now": now, "__batch": batch}
+        batch = None if fixed_now or job_id is not None else batch
+        settings: dict[str, Any] = {"max_attempts": max_attempts, "__type": job_type, "__now": now, "__batch": batch,
+                                    "__id": job_id}  # fmt: skip
 
         def typed(binds: list) -> str:
             if job_type is None:
@@ -275,10 +277,16 @@ class LeaseSQL(ClaimSQL):
             binds.append(lambda s: self.dialect.encode_value(self.layout.type_of("type"), s["__type"]))
             return f" AND {self.col('type')} = {self.dialect.param(self.layout.type_of('type'))}"
 
+        def one(binds: list) -> str:
+            if job_id is None:
+                return ""
+            binds.append(lambda s: self.dialect.encode_value(self.layout.type_of("id"), s["__id"]))
+            return f" AND {self.col('id')} = {self.dialect.param(self.layout.type_of('id'))}"
+
         def rows(op: str) -> _Rows:
             def where(binds: list, now_fixed: bool) -> str:
                 condition = (f"{self.condition(spec.condition, binds, now_fixed)} AND {self._attempts(op, binds)}"
-                             f"{typed(binds)}")
+                             f"{typed(binds)}{one(binds)}")
                 if self.dialect.name != "postgresql":
                     return condition
                 limit = f" LIMIT {self._batch_limit(binds)}" if batch is not None else ""
@@ -287,7 +295,7 @@ class LeaseSQL(ClaimSQL):
 
             return _Rows(where, LOCKED_PICK, fixed_now, top=batch is not None)
 
-        key = f"{state}:{job_type is not None}:{batch is not None}"
+        key = f"{state}:{job_type is not None}:{batch is not None}" + (":one" if job_id is not None else "")
         bury = self._move(f"dead:{key}", rows(">="), "dead", settings)
         back = rows("<")
 
