@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from queuetop.act.jobs import JobView, read_job
+from queuetop.act.jobs import JobPage, JobView, read_job, read_jobs
 from queuetop.act.queue import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_PRIORITY,
@@ -341,6 +341,13 @@ class Actions:
         """One scheduled job available now while it is still scheduled: 1, or 0 when it moved on."""
         with self._writer.use() as db:
             return make_job_available(db, self.layout, job_id, self.settings)
+
+    def jobs(self, state: str, job_type: str, limit: int = DETAIL_ROWS) -> JobPage:
+        """The first page of a state's jobs of one type (`jobs.read_jobs`, `queuetop jobs`'s own read), on the
+        drill-down's connection: its first list when switched to scheduled or dead."""
+        with self._reader.use() as db:
+            return read_jobs(db, self.layout, state, job_type if self.layout.has_job_type else None, None, limit,
+                             self.settings)  # fmt: skip
 
     def job(self, job_id: Any) -> JobView | None:
         """One job by its id, wherever it is now (`jobs.read_job`), on the drill-down's connection."""

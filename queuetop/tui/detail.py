@@ -2,12 +2,15 @@
 completions, and its own charts; Enter on a job opens it (tui/job.py). Escape goes back to the table.
 
 The figures and charts come with every poll; the three lists are read on the drill-down connection in a
-worker after each poll (one read at a time), so a slow database slows this screen and nothing else.
+worker after each poll (one read at a time), so a slow database slows this screen and nothing else. The first
+list shows pending jobs, or with `s` those scheduled for later or dead (`queuetop jobs`' own read); the claims
+list has the timed-out ones, marked overdue.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import ClassVar, cast
 
 from rich.text import Text
@@ -18,8 +21,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from queuetop.act.actions import TypeDetail
+from queuetop.act.jobs import JobPage
 from queuetop.core import format as fmt
 from queuetop.db import QueuetopError
+from queuetop.layouts import NATIVE
 from queuetop.store.history_report import ScreenExport
 from queuetop.tui.export import screen_export
 from queuetop.tui.session import Dashboard
@@ -32,6 +37,12 @@ INFO_CHARS = 48
 CHARTS_FROM_HEIGHT = 40  # rows: below, the charts start hidden (`g` shows them) and the lists have the room
 
 PENDING_COLUMNS = (("id", 10), ("age", 8), ("available", 10), ("priority", 8), ("attempts", 8), ("info", INFO_CHARS))
+SCHEDULED_COLUMNS = (("id", 10), ("due", 10), ("age", 8), ("priority", 8), ("attempts", 8), ("info", INFO_CHARS))
+DEAD_COLUMNS = (("id", 10), ("dead for", 10), ("attempts", 8), ("info", INFO_CHARS))
+# The first list's states, in the order `s` goes through those the layout has: its title and columns for each.
+FIRST_LISTS = {"pending": ("oldest pending jobs", PENDING_COLUMNS),
+               "scheduled": ("scheduled for later, soonest due first", SCHEDULED_COLUMNS),
+               "dead": ("dead jobs, longest dead first", DEAD_COLUMNS)}  # fmt: skip
 CLAIM_COLUMNS = (("id", 7), ("worker", 14), ("held for", 8), ("expires", 14), ("tries", 5))
 COMPLETION_COLUMNS = (("id", 8), ("outcome", 9), ("wait", 7), ("processing", 10), ("ago", 7))
 
@@ -122,6 +133,29 @@ def _known(value: object) -> str:
     return "—" if value is None else str(value)
 
 
+def page_rows(page: JobPage, now: datetime) -> list[tuple[Text, ...]]:
+    """A scheduled or dead list's rows from `queuetop jobs`' page: each time as its distance from `now`."""
+    def since(value: object) -> float | None:
+        return (now - value).total_seconds() if isinstance(value, datetime) and value.tzinfo == now.tzinfo else None
+
+    rows = []
+    for job in page.jobs:
+        if page.state == "scheduled":
+            due = since(job.get("available"))
+            rows.append((_right(str(job["id"])), _right("—" if due is None else "in " + fmt.duration(-due)),
+                         _right(fmt.duration(since(job.get("created")))), _right(_known(job.get("priority"))),
+                         _right(_known(job.get("attempts"))), _excerpt(_text(job.get("info")))))  # fmt: skip
+        else:
+            died = since(job.get("completed", job.get("finished")))
+            rows.append((_right(str(job["id"])), _right(fmt.duration(died)), _right(_known(job.get("attempts"))),
+                         _excerpt(_text(job.get("info")))))  # fmt: skip
+    return rows
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
 def claim_rows(detail: TypeDetail) -> list[tuple[Text, ...]]:
     rows = []
     for job in detail.claims:
@@ -155,6 +189,8 @@ class DetailScreen(HandlesThreadResults, Screen):
         # Where the layout declares no such write, the key is not offered and says why (QueuetopApp.check_action).
         Binding("d", "app.refused('dead delete')", show=False),
         Binding("a", "app.refused('make available')", show=False),
+        Binding("s", "next_list", "List", show=False, tooltip="the first list: pending, scheduled for later, dead "
+                "(the states the layout has), in turn"),
         Binding("g", "charts", "Charts", tooltip="show or hide this type's charts (hidden at first on a screen "
                 f"under {CHARTS_FROM_HEIGHT} rows, so that the lists have room)"),
         # At 80 columns the footer has room for the keys of this screen and the ones that look deeper (W, x, ?):
@@ -170,6 +206,8 @@ class DetailScreen(HandlesThreadResults, Screen):
         self.detail: TypeDetail | None = None
         self._loading = False
         self.charts_chosen: bool | None = None  # shown or hidden by `g`; None: by the screen's height
+        self.first_state = "pending"  # what the first list shows (`s`)
+        self.first_ids: tuple[object, ...] = ()  # the ids of its jobs, in order, for Enter
 
     @property
     def dashboard(self) -> Dashboard:
@@ -179,7 +217,7 @@ class DetailScreen(HandlesThreadResults, Screen):
         yield StatusBar(id="status")
         yield Static(id="summary", markup=False)  # one line each, cut at the edge: the lists keep the room
         yield Static(id="summary-note", markup=False)  # the library's words, or why the lists could not be read
-        yield self._table("pending", "oldest pending jobs", PENDING_COLUMNS)
+        yield self._table("pending", *FIRST_LISTS["pending"])
         with Horizontal(classes="detail-row"):
             yield self._table("claims", "claims in flight, soonest to time out first", CLAIM_COLUMNS)
             yield self._table("completions", "recent completions, newest first", COMPLETION_COLUMNS)
@@ -190,10 +228,34 @@ class DetailScreen(HandlesThreadResults, Screen):
 
     def _table(self, key: str, title: str, columns: tuple[tuple[str, int], ...]) -> DataTable:
         table: DataTable = DataTable(id=key, cursor_type="row", zebra_stripes=True)
-        table.border_title = title
+        self._columns(table, title, columns)
+        return table
+
+    def _columns(self, table: DataTable, title: str, columns: tuple[tuple[str, int], ...]) -> None:
+        table.border_title = title + ("  (s: " + ", ".join(self._first_states()[1:]) + ")"
+                                      if table.id == "pending" and len(self._first_states()) > 1 else "")  # fmt: skip
         for label, width in columns:
             table.add_column(label, width=width, key=label)
-        return table
+
+    def _first_states(self) -> list[str]:
+        """The first list's states the layout has, the one shown first: `s` goes round them."""
+        layout = getattr(self.dashboard.session.actions, "layout", None) or NATIVE  # a stand-in: the native schema
+        shown = [state for state in FIRST_LISTS if state in layout.states]
+        at = shown.index(self.first_state) if self.first_state in shown else 0
+        return shown[at:] + shown[:at]
+
+    def action_next_list(self) -> None:
+        states = self._first_states()
+        if len(states) < 2:
+            self.notify("This layout has no scheduled or dead jobs: the first list shows pending ones only.",
+                        markup=False)  # fmt: skip
+            return
+        self.first_state = states[1]
+        table = self.query_one("#pending", DataTable)
+        table.clear(columns=True)
+        self._columns(table, *FIRST_LISTS[self.first_state])
+        self.first_ids = ()
+        self._load()
 
     def on_mount(self) -> None:
         self.query_one("#pending", DataTable).focus()
@@ -219,11 +281,11 @@ class DetailScreen(HandlesThreadResults, Screen):
         from queuetop.tui.job import JobScreen
 
         detail = self.detail
-        lists = {"pending": detail.pending, "claims": detail.claims, "completions": detail.completions} \
-            if detail is not None else {}  # fmt: skip
-        jobs = lists.get(event.data_table.id or "", ())
-        if 0 <= event.cursor_row < len(jobs):
-            self.app.push_screen(JobScreen(jobs[event.cursor_row].id))
+        lists = {"pending": self.first_ids, "claims": tuple(job.id for job in detail.claims),
+                 "completions": tuple(job.id for job in detail.completions)} if detail is not None else {}  # fmt: skip
+        ids = lists.get(event.data_table.id or "", ())
+        if 0 <= event.cursor_row < len(ids):
+            self.app.push_screen(JobScreen(ids[event.cursor_row]))
 
     def on_screen_resume(self) -> None:
         self.dashboard.refresh_screen()  # shown again (a drill-down or dialog closed): catch up at once
@@ -276,17 +338,27 @@ class DetailScreen(HandlesThreadResults, Screen):
         if self._loading:
             return  # one read at a time; the next poll asks again
         self._loading = True
-        actions, job_type = self.dashboard.session.actions, self.job_type  # read here: the worker thread has no app
-        in_thread(self, lambda: actions.type_detail(job_type), self._loaded, self._failed, group="detail",
-                  bug=self._not_loaded)
+        # read here: the worker thread has no app
+        actions, job_type, state = self.dashboard.session.actions, self.job_type, self.first_state
+
+        def read() -> tuple[TypeDetail, JobPage | None]:
+            return actions.type_detail(job_type), None if state == "pending" else actions.jobs(state, job_type)
+
+        in_thread(self, read, self._loaded, self._failed, group="detail", bug=self._not_loaded)
 
     def _not_loaded(self, _error: Exception) -> None:
         self._loading = False  # the app reports the error; the next poll tries again
 
-    def _loaded(self, detail: TypeDetail) -> None:
+    def _loaded(self, read: tuple[TypeDetail, JobPage | None]) -> None:
         self._loading = False
+        detail, page = read
         self.detail = detail
-        for key, rows in (("pending", pending_rows(detail)), ("claims", claim_rows(detail)),
+        if (page.state if page is not None else "pending") != self.first_state:
+            return self._load()  # `s` switched the list while this was read: read what it shows now
+        self.first_ids = tuple(job.id for job in detail.pending) if page is None else \
+            tuple(job["id"] for job in page.jobs)  # fmt: skip
+        first = pending_rows(detail) if page is None else page_rows(page, detail.taken_at)
+        for key, rows in (("pending", first), ("claims", claim_rows(detail)),
                           ("completions", completion_rows(detail))):  # fmt: skip
             table = self.query_one(f"#{key}", DataTable)
             at = table.cursor_row

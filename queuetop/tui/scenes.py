@@ -27,7 +27,7 @@ from queuetop.act.actions import (
     PendingJob,
     TypeDetail,
 )
-from queuetop.act.jobs import JobView
+from queuetop.act.jobs import JobPage, JobView
 from queuetop.act.queue import ReleaseResult
 from queuetop.act.workers import ScheduledResult, WorkerStats, WorkersView, figures_of, no_claimer
 from queuetop.core.history import drain_eta
@@ -233,6 +233,9 @@ class FixedActions:
 
     def release_job(self, job_id: Any) -> ReleaseResult:
         return ReleaseResult(timed_out=0)
+
+    def jobs(self, state: str, job_type: str, limit: int = 20) -> JobPage:
+        return JobPage(state, job_type, (), (), None)  # the scenes list pending jobs only
 
 
 def read_workers_of_nothing(layout: Layout) -> WorkersView:

@@ -127,3 +127,36 @@ async def test_r_releases_a_timed_out_claim_from_its_view_and_not_one_in_its_lea
                        "the view read again")  # fmt: skip
     with sqlite_backend.open() as db:
         assert read_job(db, sqlite_backend.layout, busy).state == "claimed"  # the claim in its lease untouched
+
+
+async def test_s_turns_the_first_list_to_scheduled_then_dead_jobs_and_enter_opens_one(
+        sqlite_backend: Backend, make_app: AppFactory) -> None:  # fmt: skip
+    with sqlite_backend.open() as db:
+        queue = Queue(db, sqlite_backend.layout, max_attempts=1)
+        doomed = queue.enqueue("email", info=PAYLOAD)
+        (job,) = queue.claim("w", ["email"], lease=30)
+        assert queue.fail(job.id, job.token) == "dead"
+        later = queue.enqueue("email", delay_s=3600)
+        pending = queue.enqueue("email")
+    app = make_app(sqlite_backend)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.session.latest and app.session.latest.type_named("email"), "a poll")
+        app.main.query_one(QueueTable).select_type("email")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen) and app.screen.first_ids == (pending,),
+                       "the pending list")  # fmt: skip
+        first = app.screen.query_one("#pending", DataTable)
+        assert first.border_title == "oldest pending jobs  (s: scheduled, dead)"
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.screen.first_ids == (later,), "the scheduled list")
+        assert first.border_title.startswith("scheduled for later") and "in 59m" in str(first.get_row_at(0)[1])
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.screen.first_ids == (doomed,), "the dead list")
+        assert first.border_title.startswith("dead jobs") and [c.label.plain for c in first.columns.values()] == [
+            "id", "dead for", "attempts", "info"]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.loaded, "the dead job")
+        assert app.screen.view.state == "dead" and app.screen.view.job_id == doomed
+        await pilot.press("escape")
+        await pilot.press("s")  # round again: pending
+        await wait_for(pilot, lambda: app.screen.first_ids == (pending,), "pending again")
