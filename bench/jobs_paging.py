@@ -5,8 +5,8 @@ first one does. This measures it on poll_cost.py's native queues (10^4 … 10^7 
   with `read_jobs`' own `after` (the walk itself is timed too: each step is a keyset page);
 - the same deep page read the way a tool without keys would, with OFFSET (the rows before it counted off on
   every read), side by side;
-- per state: pending of the busiest type (oldest first: `CreatedDate, WorkQueueID`) and dead of every type
-  (newest completion last: `CompletedDate, WorkQueueID` of the completed table).
+- per state: pending of the busiest type (oldest first: `CreatedDate, WorkQueueID`) and dead of that type and
+  of every type (longest dead first: `CompletedDate, WorkQueueID` of the completed table).
 
     .venv/bin/python bench/jobs_paging.py                        # 10^4 and 10^6, PostgreSQL and SQLite
     .venv/bin/python bench/jobs_paging.py --sizes 1e4,1e7        # the 10^7 build takes ~3 min a database
@@ -34,7 +34,7 @@ from queuetop.layouts.sql import statements_on
 PAGE = 50
 STEP = 10_000  # the walk's page: each one a keyset page too
 BUSIEST = "type-00"  # poll_cost's mix gives it ≈ 14 % of the rows
-CASES = (("pending", BUSIEST), ("dead", None))
+CASES = (("pending", BUSIEST), ("dead", BUSIEST), ("dead", None))
 
 
 def timed(call: Callable[[], Any], runs: int) -> list[float]:

@@ -79,8 +79,8 @@ def test_an_index_made_by_an_older_queuetop_is_found_with_the_statement_that_upg
     assert found["IX_WorkQueue_Pending"].lacks == ("RetrievedDate",)
     assert found["IX_WorkQueue_Claimed"].lacks == ("RetrievedDate", "RetrievedBy")
     assert found["IX_WorkCompleted_Dead"].upgrade_sql == (
-        "CREATE INDEX [IX_WorkCompleted_Dead] ON [queuetop].[WorkCompleted] ([JobType]) INCLUDE ([Outcome]) "
-        "WHERE [Outcome] = 'dead' WITH (DROP_EXISTING = ON);")
+        "CREATE INDEX [IX_WorkCompleted_Dead] ON [queuetop].[WorkCompleted] ([JobType], [CompletedDate], "
+        "[WorkQueueID]) INCLUDE ([Outcome]) WHERE [Outcome] = 'dead' WITH (DROP_EXISTING = ON);")
     assert all(sql.removeprefix("/* queuetop */ ").startswith("SELECT") for sql, _ in catalog.statements)  # reads
 
 
