@@ -60,7 +60,8 @@ from queuetop.tui.workers import WorkersScreen  # noqa: E402
 from queuetop.watch.monitor import Monitor  # noqa: E402
 from queuetop.watch.slo import Slos  # noqa: E402
 
-NATIVE_PICTURES = ("main", "drill-down", "job", "release", "workers", "enqueue", "narrow")
+NATIVE_PICTURES = ("main", "drill-down", "job", "release", "workers", "enqueue", "narrow", "narrow-drill-down",
+                   "wide")  # fmt: skip
 PICTURES = {
     "main": "the demo under load: native schema, embedded SQLite",
     "drill-down": "the demo's report type up close",
@@ -68,7 +69,9 @@ PICTURES = {
     "workers": "W: the workers panel, the workers that died first",
     "release": "r: the release confirmation, with the dry-run count",
     "enqueue": "e: the enqueue dialog",
-    "narrow": "an 80×24 terminal: the least important columns dropped, and said so",
+    "narrow": "an 80×24 terminal: the least important columns dropped, and said so (→ pages to them)",
+    "narrow-drill-down": "the drill-down at 80×24: the charts give way (g brings them), the lists keep the room",
+    "wide": "a 160×48 terminal: every column, a taller table, wider charts",
     "job-queue": "seed 004's dbo.Job_Queue as it is: its own columns, server local time",
     "work-queue": "seed 002's dbo.work_queue: a processed flag, so only depth and rates",
     "targets": "three targets of the config file in one dashboard (watch --all), one of them down",
@@ -166,11 +169,22 @@ async def native_steps(app: QueuetopApp, pilot: Pilot, wanted: set[str], shots: 
         await settle(pilot)
         shots["enqueue"] = app.export_screenshot(title=title("enqueue"))
         await pilot.press("escape")
-    if "narrow" in wanted:
+    if wanted & {"narrow", "narrow-drill-down"}:
         await pilot.resize_terminal(80, 24)
         await settle(pilot)
         await pilot.pause(1.5)
-        shots["narrow"] = app.export_screenshot(title=title("narrow"))
+        if "narrow" in wanted:
+            shots["narrow"] = app.export_screenshot(title=title("narrow"))
+        if "narrow-drill-down" in wanted:
+            await pilot.press("enter")
+            await settle(pilot, lambda: getattr(app.screen, "detail", None) is not None)
+            shots["narrow-drill-down"] = app.export_screenshot(title=title("narrow-drill-down"))
+            await pilot.press("escape")
+    if "wide" in wanted:
+        await pilot.resize_terminal(160, 48)
+        await settle(pilot)
+        await pilot.pause(1.5)
+        shots["wide"] = app.export_screenshot(title=title("wide"))
 
 
 def _worker_that_dies(target, stop: threading.Event) -> None:

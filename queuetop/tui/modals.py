@@ -19,6 +19,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
@@ -33,6 +34,17 @@ from queuetop.tui.threads import HandlesThreadResults, in_thread
 FIELDS = ("job_type", "count", "payload", "priority")
 GUID_EXAMPLE = "AC351A46-49E4-4F0C-BF8C-F45255012150"
 
+
+
+class Choice(RadioButton):
+    """A radio button that reads without colour too: its dot is the same glyph on and off, told apart by colour
+    alone, so under NO_COLOR it is `[x]` / `[ ]`."""
+
+    @property
+    def _button(self) -> Content:
+        if not self.app.no_color:
+            return super()._button
+        return Content("[x]" if self.value else "[ ]")
 
 class EnqueueModal(ModalScreen[EnqueueRequest | None]):
     """Job type (prefilled from the selection), count, payload, priority."""
@@ -180,8 +192,8 @@ class ReleaseModal(Recounting, ModalScreen[ReleaseChoice | None]):
             yield Label(f"Release {self.what or 'timed-out claims'}", classes="title")
             with RadioSet(id="scope"):
                 if self.job_type is not None:
-                    yield RadioButton(Text(f"only job type {self.job_type!r}"), value=True, id="one")
-                yield RadioButton("all job types", value=self.job_type is None, id="all")
+                    yield Choice(Text(f"only job type {self.job_type!r}"), value=True, id="one")
+                yield Choice("all job types", value=self.job_type is None, id="all")
             yield Static("Counting…", id="verdict", markup=False)
             yield Static(self.hint or "Released claims go back to pending for another worker; a claim that has used "
                          "all its attempts becomes dead instead.", classes="hint")  # fmt: skip

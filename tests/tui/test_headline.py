@@ -108,3 +108,10 @@ async def test_without_colour_a_row_in_trouble_is_marked_and_its_cells_reversed(
         lines = drawn()
         assert any(s.style and s.style.reverse and s.text.strip() == "1" for s in lines["▲ email"])
         assert any(s.style and s.style.underline and "report" in s.text for s in lines["△ report"])
+
+        # a choice in a dialog: [x] and [ ], where colour alone told the chosen one
+        table.select_type("email")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.screen.query("#scope"), "the release dialog")
+        buttons = {button.id: str(button.render()) for button in app.screen.query("#scope RadioButton")}
+        assert buttons["one"].startswith("[x] only job type 'email'") and buttons["all"].startswith("[ ] all job")

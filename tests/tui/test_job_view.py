@@ -3,6 +3,7 @@ its table, every column, the payload pretty-printed; Escape goes back to the dri
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import DataTable, Static
 
 from queuetop.act.queue import Queue
@@ -15,13 +16,14 @@ from tests.tui.conftest import SIZE, AppFactory, text, wait_for
 PAYLOAD = '{"to": "ops@example.com", "invoice": 1047}'
 
 
-async def test_enter_on_a_job_shows_it_whole_and_escape_goes_back(sqlite_backend: Backend,
-                                                                  make_app: AppFactory) -> None:  # fmt: skip
+@pytest.mark.parametrize("size", [(80, 24), SIZE, (200, 60)])
+async def test_enter_on_a_job_shows_it_whole_and_escape_goes_back(sqlite_backend: Backend, make_app: AppFactory,
+                                                                  size: tuple[int, int]) -> None:  # fmt: skip
     with sqlite_backend.open() as db:
         first = Queue(db, sqlite_backend.layout).enqueue("email", info=PAYLOAD)
         Queue(db, sqlite_backend.layout).enqueue("email")
     app = make_app(sqlite_backend)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_for(pilot, lambda: app.session.latest and app.session.latest.type_named("email"), "a poll")
         app.main.query_one(QueueTable).select_type("email")
         await pilot.press("enter")
