@@ -61,9 +61,12 @@ class JobScreen(HandlesThreadResults, Screen):
     ]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """`d` on a dead job, `a` on a scheduled one, each only where the layout declares it."""
-        wanted = {"dead": ("dead", "dead delete"), "available": ("scheduled", "make available"),
-                  "release": (self._release_state(), "release")}.get(action)  # fmt: skip
+        """`d` on a dead job, `a` on a scheduled one, each only where the layout declares it. `r` wherever the
+        layout declares a release, whatever the job's state (it says when there is nothing to release): were it
+        not offered here, the key would fall through to the dashboard's `r`, every type's timed-out claims."""
+        if action == "release":
+            return self._release_state() is not None and self._app().refusal("release") is None
+        wanted = {"dead": ("dead", "dead delete"), "available": ("scheduled", "make available")}.get(action)
         if wanted is None:
             return True
         state, write = wanted
@@ -168,6 +171,10 @@ class JobScreen(HandlesThreadResults, Screen):
 
         app, state = self._app(), self._release_state()
         if not app.may_write(app.refusal("release"), "releasing claims") or state is None:
+            return
+        if self.view is None or self.view.state != state:
+            now = "not found" if self.view is None else self.view.state
+            self.notify(f"Job {self.job_id} is {now}, not past its timeout: nothing to release.", markup=False)
             return
 
         def verdict(found: int) -> str:
