@@ -141,6 +141,7 @@ async def test_a_click_on_a_chart_puts_the_time_cursor_there(sqlite_backend: Bac
         oldest = min(app.session.series.tracks[TOTAL].times)  # the cursor stops at the oldest poll kept
         assert -33.0 <= app.cursor_x() <= -27.0 or abs(app.session.cursor_t - oldest) < 0.001
         assert app.main.query_one("#body").has_class("past")
+        await pilot.press("p")  # polls paused: the newest poll stays where it is while a loaded machine dawdles
         app.scrub_to(app.session.series.latest - 1.0)  # a second back …
         await wait_for(pilot, lambda: session.past is not None and session.cursor_t > session.series.latest - 2.0,
                        "a second back")
