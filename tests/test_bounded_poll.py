@@ -20,7 +20,7 @@ from queuetop.core.history import percentiles
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.layouts import STATES, load_layout, preset_names, with_tables
 from queuetop.layouts.sql import Statements
-from queuetop.watch import collector as collector_module
+from queuetop.watch import tracking
 from queuetop.watch.collector import collector_for
 from queuetop.watch.snapshot import TypeStats
 from queuetop.watch.watermarks import SAMPLE_CAP, SAMPLE_PER_S
@@ -110,7 +110,7 @@ def test_a_sample_weighs_as_many_completions_as_it_stands_for(backend):
 
 
 def test_the_depth_is_exact_again_when_a_load_comes_to_rest(backend, monkeypatch):
-    monkeypatch.setattr(collector_module, "DEPTH_EXACT_UP_TO", 5)
+    monkeypatch.setattr(tracking, "DEPTH_EXACT_UP_TO", 5)
     with backend.open() as db, backend.open("monitor") as monitor_db:
         Queue(db, backend.layout).enqueue_many("bulk", 5000)
         collector = collector_for(monitor_db, backend.layout)
@@ -234,8 +234,8 @@ def bounded_statements():
         if layout.arrivals == "identity":
             out.append((name, "arrival_counts", s.arrival_counts(10, 20)))
         if layout.has("created"):
-            upto = 20 if layout.arrivals == "identity" else None
-            out.append((name, "arrival_counts_since", s.arrival_counts_since(BASE, upto)))
+            ids = (10, 20) if layout.arrivals == "identity" else None
+            out.append((name, "arrival_counts_since", s.arrival_counts_since(BASE, ids)))
         if layout.completions is not None:
             low = 5 if s.ranged else None
             out.append((name, "completion_counts", s.completion_counts(BASE, None, low)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from queuetop.act.queue import Queue
-from queuetop.watch import collector as collector_module
+from queuetop.watch import tracking
 from queuetop.watch.collector import collector_for
 
 from .helpers import full_count_now, layout_sql
@@ -74,7 +74,7 @@ SMALL_CAP = 5
 
 @pytest.fixture
 def small_cap(monkeypatch):
-    monkeypatch.setattr(collector_module, "DEPTH_EXACT_UP_TO", SMALL_CAP)
+    monkeypatch.setattr(tracking, "DEPTH_EXACT_UP_TO", SMALL_CAP)
 
 
 def row(snapshot, job_type):
@@ -194,7 +194,7 @@ def test_a_deep_type_s_depth_stays_right_when_jobs_go_dead(backend, small_cap):
 def test_the_heads_of_many_types_are_read_a_batch_a_statement(backend, monkeypatch):
     """SQL Server takes at most 2,100 parameters a statement: the pending heads (two per type) go 500 types at a
     time (here 2), and every type still shows its depth."""
-    monkeypatch.setattr(collector_module, "HEADS_PER_STATEMENT", 2)
+    monkeypatch.setattr(tracking, "HEADS_PER_STATEMENT", 2)
     names = [f"t{n}" for n in range(5)]
     with backend.open() as db, backend.open("monitor") as monitor_db:
         queue = Queue(db, backend.layout)

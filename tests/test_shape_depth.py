@@ -19,9 +19,9 @@ import pytest
 from queuetop.db.dialects import SQLiteDialect
 from queuetop.layouts import PRESET_NAMES, load_layout
 from queuetop.layouts.sql import Statements
-from queuetop.watch import collector as shape_collector
-from queuetop.watch import recount
-from queuetop.watch.collector import DEPTH_EXACT_UP_TO, collector_for
+from queuetop.watch import recount, tracking
+from queuetop.watch.collector import collector_for
+from queuetop.watch.recount import DEPTH_EXACT_UP_TO
 from queuetop.watch.watermarks import FinishedWatch, TimeWatch
 
 from .helpers import full_count_now
@@ -59,7 +59,7 @@ def untimed(request, backend_name, tmp_path):  # noqa: F811
 
 @pytest.fixture
 def small_cap(monkeypatch):
-    monkeypatch.setattr(shape_collector, "DEPTH_EXACT_UP_TO", CAP)
+    monkeypatch.setattr(tracking, "DEPTH_EXACT_UP_TO", CAP)
 
 
 def enqueue(s: Seeded, n: int, job_type: str = KIND, **extra) -> None:

@@ -121,7 +121,8 @@ def _check_one(args: argparse.Namespace, stop: threading.Event) -> TargetResult:
         db = open_target(args, purpose="monitor")
         try:
             layout, note = resolve_layout(args, db)
-            collector = collector_for(db, layout, settings=settings_from(args), note=note)
+            # a verdict rests on counts, never on a deep queue's sampled first look
+            collector = collector_for(db, layout, settings=settings_from(args), note=note, first_look=False)
         except BaseException:
             db.close()
             raise

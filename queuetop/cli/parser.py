@@ -132,6 +132,7 @@ examples:
   queuetop stats --type email --type report
   queuetop stats --json | jq '.types[] | {job_type, depth, oldest_age_s}'
   queuetop stats --watch 5                  a table every 5 s until Ctrl-C; rates from the second on
+  queuetop stats --exact                    a deep queue counted row by row, not estimated (≈) at first
   queuetop stats --watch 1 --count 60 --json > minute.jsonl     one JSON document a line, 60 of them
   queuetop stats --format openmetrics > /var/lib/node_exporter/textfile/queuetop.prom.$$ && \
     mv /var/lib/node_exporter/textfile/queuetop.prom.$$ /var/lib/node_exporter/textfile/queuetop.prom
@@ -147,6 +148,9 @@ examples:
                        help="poll again every SECONDS (0.1 to 3600) until Ctrl-C: a table each time, or with --json "
                             "one JSON document a line; rates and latencies from the second poll on")
     stats.add_argument("--count", type=int, metavar="N", help="with --watch: stop after N polls")
+    stats.add_argument("--exact", action="store_true",
+                       help="count every row before printing: a deep queue's first look otherwise estimates its "
+                            "depth from a sample (marked ≈) and leaves the rows in no state uncounted")
     stats.set_defaults(run=cmd_stats)
 
     enqueue = command("enqueue", "add test jobs to the queue", """\

@@ -59,14 +59,16 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def _stats_collector(args: argparse.Namespace, db: Database, settings: dict) -> ShapeCollector:
     """The collector `stats` polls (once, or every --watch seconds): the layout resolved and said, --type checked
-    against it; its first poll waits for the rows in no state to be counted whole."""
+    against it. On a deep queue its first poll estimates the depth from a sample and leaves the rows in no state
+    uncounted (firstlook.py), unless --exact: then it counts every row and waits for the rows in no state."""
     from queuetop.watch.collector import collector_for
 
     layout, note = resolve_layout(args, db)
     _announce(note)
     if args.types and not layout.has_job_type:
         raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
-    return collector_for(db, layout, job_types=args.types, settings=settings, note=note, first_count_wait_s=None)
+    return collector_for(db, layout, job_types=args.types, settings=settings, note=note, first_count_wait_s=None,
+                         first_look=not getattr(args, "exact", False))  # the dashboard piped: never exact
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -463,6 +465,9 @@ def render_table(snapshot: Snapshot) -> str:
     if not snapshot.types:
         out.append("(the queue is empty: add jobs with `queuetop enqueue`)")
     out += [line(i) for i in range(1, len(rows) + 1)]
+    if snapshot.totals.depth_is_estimate:
+        out.append("≈ an estimate: a deep queue's first look samples it, later polls track it between full counts "
+                   "(`queuetop stats --exact` counts every row first)")
     if snapshot.totals.in_no_state:
         out.append(f"NO STATE: {snapshot.totals.in_no_state:,} rows in none of layout {snapshot.layout}'s states "
                    f"(a value its states do not name?): `queuetop layouts --show {snapshot.layout}` shows them")

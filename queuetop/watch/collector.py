@@ -15,7 +15,8 @@ its layout alone:
   shallow type is exact on every poll, a deep one is tracked and marked as an estimate (≈). A full count on a
   connection and a thread of its own (`recount.py`) corrects the tracked figures: every minute (at most 1 % of
   the time), at once when a capped count finds more than a tracked figure said, and when the queue comes to rest,
-  so the depth is exact again a poll or two after a load test stops;
+  so the depth is exact again a poll or two after a load test stops (`tracking.py`). A deep queue's first poll
+  starts the tracking from a sample of the queue table instead of a count of every row (`firstlook.py`);
 - arrivals: ids above the highest seen (identity shapes; ids of the last few seconds are counted again, since
   they commit out of order), or rows created past a time watermark (seed 001, whose ids are GUIDs) — counted
   per job type and second in the database, never fetched one by one (`watermarks.py`);
@@ -51,8 +52,10 @@ from queuetop.core.history import EventWindow, LatencyWindow, drain_eta, rate_pe
 from queuetop.db import Database, Timeout
 from queuetop.layouts import NATIVE, STATES, Layout
 from queuetop.layouts.sql import statements_on
-from queuetop.watch.recount import DEPTH_EXACT_UP_TO, Recounter
+from queuetop.watch.firstlook import estimate_pending
+from queuetop.watch.recount import Recounter
 from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.watch.tracking import TrackedDepth
 from queuetop.watch.unaccounted import FIRST_WAIT_S, InNoState
 from queuetop.watch.watermarks import (
     CompletionWatch,
@@ -70,8 +73,7 @@ WINDOW_S = 60.0
 SHORT_WINDOW_S = 10.0
 FULL_PASS_EVERY_S = 60.0  # a read of the whole table this often (and no more than 1 % of the time) ...
 FULL_PASS_MAX_SHARE = 0.01  # ... corrects what a ranged read cannot see (a row changed by hand below the range)
-# Types whose pending heads one statement reads: two parameters each, and SQL Server takes at most 2,100 a statement.
-HEADS_PER_STATEMENT = 500
+LOOK_BACK_IDS = 100_000  # the first poll's look back reads the arrivals among the newest ids this many at most
 
 
 class _History:
@@ -86,19 +88,22 @@ class _History:
 
 def collector_for(db: Database, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
                   settings: dict[str, Any] | None = None, note: str | None = None,
-                  first_count_wait_s: float | None = FIRST_WAIT_S) -> ShapeCollector:  # fmt: skip
+                  first_count_wait_s: float | None = FIRST_WAIT_S,
+                  first_look: bool = True) -> ShapeCollector:  # fmt: skip
     """The collector of a layout (every one, native included, is read by the one engine); `first_count_wait_s`:
-    how long the first poll waits for the count of rows in no state (None: a one-shot look, until it ends)."""
+    how long the first poll waits for the count of rows in no state (None: a one-shot look, until it ends);
+    `first_look`: may the first poll of a deep queue estimate its depth from a sample (`firstlook.py`), or must it
+    count every row (a verdict, `stats --exact`)."""
     return ShapeCollector(db, layout, job_types=job_types, settings=settings, note=note,
-                          first_count_wait_s=first_count_wait_s)
+                          first_count_wait_s=first_count_wait_s, first_look=first_look)
 
 
-class ShapeCollector:
+class ShapeCollector(TrackedDepth):
     """Polls one queue of any layout; keeps the watermarks that make the next poll read only what is new."""
 
     def __init__(self, db: Database, layout: Layout, *, job_types: Iterable[str] = (), window_s: float = WINDOW_S,
                  settings: dict[str, Any] | None = None, note: str | None = None,
-                 first_count_wait_s: float | None = FIRST_WAIT_S) -> None:  # fmt: skip
+                 first_count_wait_s: float | None = FIRST_WAIT_S, first_look: bool = True) -> None:  # fmt: skip
         self.db = db
         self.first_count_wait_s = first_count_wait_s
         self.layout = layout
@@ -144,6 +149,9 @@ class ShapeCollector:
         self._in_no_state = InNoState(self.statements, self.settings, layout.queue_table)
         self._counted_once = False
         self._shown: set[str] = set()
+        # A deep queue's first poll estimates its depth from a sample (firstlook.py) where the shape allows it
+        self._first_look = (first_look and self.tracks_depth and layout.arrivals == "identity"
+                            and not self.statements.ranged)
 
     def settle(self, timeout_s: float = 30.0) -> None:
         """Wait for a background full count in flight (tests, benchmarks); the next poll takes its result."""
@@ -190,16 +198,19 @@ class ShapeCollector:
         tracking = self.tracks_depth and not first
         if tracking:
             self._take_recount(states)
+        estimates = None
+        if first and self._first_look:
+            estimates = estimate_pending(self.db, self.statements, self.settings, reads, self._type)
         # Where the depth is tracked, the background count reads the whole table; elsewhere a full pass does.
         full = not tracking and (not ranged or self._low_id is None or time.monotonic() >= self._next_full_at)
         low = None if full else self._low_id
-        read = [name for name in states if name != "pending"] if tracking else states
-        asked = self._heads_wanted()[:HEADS_PER_STATEMENT] if tracking else []
+        read = [name for name in states if name != "pending"] if tracking or estimates is not None else states
+        asked = self._heads_asked() if tracking else []
         self._moved_now = set()
         asked_at = time.monotonic()
         heads: list[tuple[Any, ...]] = []
         if first:
-            rows = reads.fetch(self.db, self.statements.state_counts(states, self.settings, low,
+            rows = reads.fetch(self.db, self.statements.state_counts(read, self.settings, low,
                                                                      finished=self._finished is not None))
             events: dict[str, list[tuple[Any, ...]]] = {}
         else:
@@ -261,6 +272,9 @@ class ShapeCollector:
                 self._finished.take(events["finished"], seconds(now), self._type, self._completed)
         if tracking:
             live_ids += self._pending_from_heads(now, counts, read, heads, asked, low)
+        elif estimates is not None:  # the first look at a deep queue: tracked from a sample, counted off the poll
+            self._seed(estimates, counts, read)
+            live_ids += self._pending_from_heads(now, counts, read, [], [], low)
         elif self.tracks_depth:  # the first poll counted everything: the tracking starts from it
             self._live = {}
             for by_type in counts.values():
@@ -277,7 +291,8 @@ class ShapeCollector:
                 self._finished.start(finished_from_low, self._low_id, self._type)
         if self._live_rows is not None:
             self._take_live_rows(now, counts)
-        self._in_no_state.step(self.db, seconds(now), self._type, self.first_count_wait_s if first else 0.0)
+        wait = self.first_count_wait_s if first and estimates is None else 0.0  # a deep queue's: a later poll's
+        self._in_no_state.step(self.db, seconds(now), self._type, wait)
         types, totals = self._build(now, counts)
         return Snapshot(
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,
@@ -305,7 +320,7 @@ class ShapeCollector:
         if layout.completions is not None:
             self._done_low = self._completions_low(guess) if ranged else None
             completed = (self._completions.prepare(guess), self._done_low)
-        capped = (self._raw(heads), DEPTH_EXACT_UP_TO + 1, self._counted(heads)) if heads else None
+        capped = self._capped(heads) if heads else None
         finished = None
         if self._finished is not None:
             assert self._low_id is not None  # a layout with `done` is ranged: its first poll set it
@@ -331,118 +346,6 @@ class ShapeCollector:
             if asked:                                             # must take its empty rows
                 events.setdefault(part, [])
         return state_rows, events, head_rows
-
-    # -- tracked depth -------------------------------------------------------------------------------------
-    def _heads_wanted(self) -> list[str]:
-        """The types whose pending heads a poll reads: every type with jobs, as tracked (one, if untyped)."""
-        if not self.layout.has_job_type:
-            return [self.untyped_name]
-        return sorted(t for t, jobs in self._live.items() if jobs > 0 and (not self.only_types or t in self.only_types))
-
-    def _counted(self, names: list[str]) -> list[bool]:
-        """Which of these types a poll counts (up to the cap), where the heads are read over a list of types:
-        those with few jobs as tracked (twice the cap: room for a poll's change). A deep one only has its oldest
-        read; its depth is tracked, and the full count corrects it."""
-        if not self.statements.heads_by_type_list:
-            return [True] * len(names)
-        return [self._live.get(name, 0) <= 2 * DEPTH_EXACT_UP_TO for name in names]
-
-    def _raw(self, names: list[str]) -> list[Any]:
-        if not self.layout.has_job_type:
-            return [None]
-        return [self._raw_types.get(name, name) for name in names]
-
-    def _pending_from_heads(self, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]],
-                            read: list[str], heads: list[tuple[Any, ...]], asked: list[str],
-                            low: int | None) -> list[int]:  # fmt: skip
-        """Depth and oldest per type at a cost bounded by the number of types: counted up to DEPTH_EXACT_UP_TO,
-        tracked above it (the jobs in any state less those in the other states, which were counted), so a deep
-        backlog costs a poll no more than a shallow one. A type first seen in this poll's arrivals is read after
-        it. A capped count above a tracked figure that said shallow means the tracking drifted (a change that
-        bypassed arrivals and completions): a full count starts at once. Returns the lowest ids read (ranged)."""
-        new = [t for t in self._heads_wanted() if t not in asked]
-        for start in range(0, len(new), HEADS_PER_STATEMENT):  # past the poll's own: a statement per 500
-            heads = heads + self.reads.fetch(self.db, self.statements.shape_heads(
-                self._raw(new[start:start + HEADS_PER_STATEMENT]), DEPTH_EXACT_UP_TO + 1, low, self.settings))
-        decode, lows, drifted = self.db.dialect.decode_time, [], False
-        others: dict[str, int] = {}
-        for name in read:
-            for job_type, (count, _) in counts[name].items():
-                others[job_type] = others.get(job_type, 0) + count
-        self._estimated = set()
-        for _, job_type, oldest, _, count, low_read, *_ in heads:  # one row per type asked, even with none pending
-            name, counted = self._type(job_type), count is not None
-            count = int(count or 0)
-            if low_read is not None:
-                lows.append(int(low_read))
-            tracked = self._live.get(name, 0) - others.get(name, 0)
-            if counted and count <= DEPTH_EXACT_UP_TO:
-                depth = count
-            elif counted and tracked <= DEPTH_EXACT_UP_TO:  # more than the tracked figure said: count all soon
-                depth, drifted = DEPTH_EXACT_UP_TO + 1, True
-                self._counted_at_rest.discard(name)
-                self._estimated.add(name)
-            elif not counted and oldest is None:  # not one pending row: the tracking drifted (a change by hand)
-                depth, drifted = 0, True
-            else:
-                depth = tracked
-                if name not in self._counted_at_rest:
-                    self._estimated.add(name)
-            self._live[name] = depth + others.get(name, 0)
-            if depth:
-                counts["pending"][name] = (depth, decode(oldest))
-        for name, jobs in others.items():  # a type with no pending job: its jobs are all in the other states
-            if name not in counts["pending"]:
-                self._live[name] = jobs
-        self._live = {t: jobs for t, jobs in self._live.items() if jobs > 0}
-        t = seconds(now)
-        resting = not self._moved_now and bool(self._estimated)
-        if drifted or self._recount.schedule.due(t, resting):
-            self._start_recount(t)
-        return lows
-
-    def _start_recount(self, t: float) -> None:
-        if self._recount.running:
-            return
-        self._moved = {}
-        layout = self.layout
-        statement = self.statements.shape_recount(
-            [name for name in STATES if name in layout.states], self.settings,
-            self._identities.highest if layout.arrivals == "identity" else None,
-            self._arrivals_by_time.mark if layout.arrivals == "created" else None,
-            self._completions.mark, self._finished.base if self._finished is not None else None)  # fmt: skip
-        if self._finished is not None:
-            self._finished_at_recount = dict(self._finished.seen)
-        self._recount.start(self.db, t, lambda db: db.fetchall(*statement))
-
-    def _take_recount(self, states: list[str]) -> None:
-        """Put right the tracked figures with a finished full count, less what had moved past the marks when it was
-        taken, plus what the polls have seen move since it began."""
-        counts = self._recount.take()
-        if counts is None:
-            return
-        ranged = self.statements.ranged
-        total: dict[str, int] = {}
-        past: dict[str, int] = {}  # arrived after the marks (already in the count) less completed after them
-        lows = []
-        for part, job_type, _, *per_state in counts:
-            part, name = part.strip(), self._type(job_type)
-            if part == "now":
-                continue
-            if part in ("arrived", "done"):
-                past[name] = past.get(name, 0) + (int(per_state[0]) if part == "arrived" else -int(per_state[0]))
-                continue
-            if part == "finished":  # finished since the poll before the count: that poll's count of them is out
-                past[name] = past.get(name, 0) - (int(per_state[0]) - self._finished_at_recount.get(name, 0))
-                continue
-            if ranged and per_state[len(states)] is not None:
-                lows.append(int(per_state[len(states)]))
-            total[name] = total.get(name, 0) + sum(int(c or 0) for c in per_state[:len(states)])
-        types = set(total) | set(self._moved) | set(self._live)
-        self._live = {t: total.get(t, 0) - past.get(t, 0) + self._moved.get(t, 0) for t in types}
-        self._counted_at_rest = {t for t in types if t not in self._moved}
-        if ranged and lows and self._low_id is not None:  # a row made live by hand below the range comes in
-            self._low_id = min(self._low_id, *lows)
 
     def _completions_low(self, now: datetime) -> int | None:
         """The low id of the last poll before the completions' overlap began: every job finished since was still
@@ -475,14 +378,6 @@ class ShapeCollector:
         self._history_of(job_type).completions.add(at, jobs)
         self._track(job_type, -(jobs - dead))  # a job that went dead is still in a state: dead (native)
 
-    def _track(self, job_type: str, jobs: int) -> None:
-        if not self.tracks_depth or not self._counted_once:  # the first poll's full count already holds these
-            return
-        self._live[job_type] = self._live.get(job_type, 0) + jobs
-        self._moved[job_type] = self._moved.get(job_type, 0) + jobs
-        self._moved_now.add(job_type)
-        self._counted_at_rest.discard(job_type)
-
     def _sampled(self, job_type: str, at: float, wait: float | None, processing: float | None, weight: float) -> None:
         self._history_of(job_type).latency.add(at, wait, processing, weight)
         if not self.only_types or job_type in self.only_types:
@@ -501,13 +396,17 @@ class ShapeCollector:
             self._identities.begin(int(reads.fetch(db, self.statements.max_id())[0][0] or 0))
         self._observed["arrivals"] = seconds(now)
         if self.layout.has("created"):  # look back one window, so a one-shot `stats` has a rate
-            since = now - timedelta(seconds=self.window_s)
-            statement = self.statements.arrival_counts_since(since, self._identities.highest)
+            since, highest = now - timedelta(seconds=self.window_s), self._identities.highest
+            statement = self.statements.arrival_counts_since(since, (highest - LOOK_BACK_IDS, highest))
+            counted, earliest = 0, seconds(now)
             for job_type, second, jobs, _, _ in reads.fetch(db, statement):
                 at = decode(second)
                 if at is not None:
                     self._history_of(self._type(job_type)).arrivals.add(seconds(at) + 0.5, int(jobs))
-            self._observed["arrivals"] = seconds(since)
+                    counted, earliest = counted + int(jobs), min(earliest, seconds(at))
+            # The newest ids only, a range of the key: where they all arrived within the window, the rates are
+            # over the time they cover, not the whole window.
+            self._observed["arrivals"] = earliest if counted >= LOOK_BACK_IDS * 0.9 else seconds(since)
 
     def _read_arrivals_by_time(self, now: datetime, first: bool) -> None:
         watch = self._arrivals_by_time

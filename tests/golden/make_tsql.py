@@ -27,6 +27,7 @@ from typing import Any
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.layouts import NATIVE, STATES, Layout, load_layout, preset_names, with_tables
 from queuetop.layouts.sql import Statement, Statements
+from queuetop.watch.firstlook import sample_windows
 
 PRESET_NAMES = preset_names("mssql")  # a job library's preset for PostgreSQL alone has no T-SQL
 GOLDEN = Path(__file__).parent / "tsql"
@@ -143,6 +144,9 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
         out["shape_poll"].append(("tracked depth: pending heads capped", lambda: s.shape_poll(
             others, None, low, identity, created, completed, (types, 201, [True, False]), finished)))
         out["shape_heads"] = [("a new type", lambda: s.shape_heads(types[:1], 201, low))]
+        if layout.arrivals == "identity" and not s.ranged:  # a deep queue's first look (watch/firstlook.py)
+            out["id_span"] = [("first look", s.id_span)]
+            out["pending_sample"] = [("first look", lambda: s.pending_sample(sample_windows(1, 10**6)))]
         out["shape_recount"] = [("off the poll", lambda: s.shape_recount(
             states, None, 10 if identity else None, created, NOW if layout.completions else None,
             3 if layout.done is not None else None))]

@@ -302,6 +302,46 @@ class CountSQL(StatementsBase):
         return (f"SELECT 'heads', {type_param}, MIN(qt_at), {self._no_time()}, COUNT(*), {low}{pad} "
                 f"FROM ({inner}) AS qt_capped")
 
+    def id_span(self) -> Statement:
+        """(lowest id, highest id) of the queue table: the two ends of its primary key, one row (two subqueries:
+        SQLite seeks an index's end only for a MIN or a MAX alone)."""
+        def build(binds: list) -> str:
+            table = f"{self.table('queue')}{self._hint()}"
+            ends = (f"(SELECT {end}({self.col('id')}) FROM {table})" for end in ("MIN", "MAX"))
+            return f"SELECT {', '.join(ends)}"
+
+        return self._bound("id_span", build, None)
+
+    def pending_sample(self, windows: Sequence[tuple[int, int]], settings: dict[str, Any] | None = None) -> Statement:
+        """(job type, pending rows) among the queue table's rows whose ids lie in `windows`, (first, last) ranges
+        of its primary key: a deep queue's first look (`watch/firstlook.py`). Each window is a range of the key,
+        so the read costs the windows' width in rows, however deep the queue. The ranges are read first, in a
+        derived table limited to the windows' width in rows (a limit that never cuts, and that keeps a planner
+        from flattening the two: SQLite, without statistics, would otherwise read a state's index whole); the
+        pending condition is tested on those rows only."""
+        layout, dialect = self.layout, self.dialect
+        width = sum(last - first + 1 for first, last in windows)
+        values = {**(settings or {}), "__windows": tuple(windows), "__width": width}
+
+        def build(binds: list) -> str:
+            id_param = dialect.param(layout.type_of("id"))
+            if self._tsql():
+                binds.append(lambda v: v["__width"])
+            ranges = []
+            for n in range(len(windows)):
+                ranges.append(f"{self.col('id')} BETWEEN {id_param} AND {id_param}")
+                binds += [lambda v, n=n: v["__windows"][n][0], lambda v, n=n: v["__windows"][n][1]]
+            read = dialect.first_rows_sql(f"SELECT * FROM {self.table('queue')}{self._hint()} "
+                                          f"WHERE {' OR '.join(ranges)}")
+            if not self._tsql():
+                binds.append(lambda v: v["__width"])
+            job_type = self.col("type") if layout.has("type") else "NULL"
+            group = f" GROUP BY {dialect.state_group(job_type)}" if layout.has("type") else ""
+            return (f"SELECT {job_type}, COUNT(*) FROM ({read}) AS qt_window "
+                    f"WHERE {self._pending_where(binds)}{group}")
+
+        return self._bound(f"pending_sample:{len(windows)}", build, values)
+
     def shape_recount(self, states: Sequence[str], settings: dict[str, Any] | None, after_id: int | None,
                       created_after: Any, completed_after: Any,
                       finished_from: int | None = None) -> Statement:  # fmt: skip

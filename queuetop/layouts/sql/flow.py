@@ -177,11 +177,12 @@ class FlowSQL(StatementsBase):
                 f"FROM {self.table(table)}{self._hint()} WHERE {where} "
                 f"GROUP BY {', '.join(k for k in keys if k)}")
 
-    def arrival_counts_since(self, since: Any, upto_id: int | None) -> Statement:
+    def arrival_counts_since(self, since: Any, ids: tuple[int, int] | None) -> Statement:
         """(job type, second created, rows, NULL, latest created) per job type and second of the rows created after
-        `since` (and with id <= upto_id, when given), in the queue table and the completed one: the first poll's
-        look back over one window, or (shapes whose ids are not an identity) every poll's arrivals, as counts."""
-        with_ids = upto_id is not None
+        `since` (and, when `ids` = (after, upto) are given, with after < id <= upto: a range of the key, however
+        the times are indexed), in the queue table and the completed one: the first poll's look back over one
+        window, or (shapes whose ids are not an identity) every poll's arrivals, as counts."""
+        with_ids = ids is not None
 
         def build(binds: list) -> str:
             return " UNION ALL ".join(self._arrival_since_arm(prefix, which, with_ids) for prefix, which in
@@ -190,7 +191,7 @@ class FlowSQL(StatementsBase):
         sql, _ = self._render(f"arrival_counts_since:{with_ids}", build)
         params: list[Any] = []
         for prefix in ("", "c_")[: sql.count(" UNION ALL ") + 1]:
-            params += [self._typed(prefix + "created", since), *((upto_id,) if with_ids else ())]
+            params += [self._typed(prefix + "created", since), *(ids or ())]
         return sql, tuple(params)
 
     def _arrival_tables(self) -> list[tuple[str, str]]:
@@ -207,7 +208,8 @@ class FlowSQL(StatementsBase):
         keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None, self.dialect.second_sql(created)]
         where = f"{created} > {self.dialect.param(layout.type_of(prefix + 'created'))}"
         if with_ids:
-            where += f" AND {id_col} <= {self.dialect.param(layout.type_of(prefix + 'id'))}"
+            id_param = self.dialect.param(layout.type_of(prefix + "id"))
+            where += f" AND {id_col} > {id_param} AND {id_col} <= {id_param}"
         counts = f"COUNT(*), {NO_COUNT}, MAX({created})"
         if part:
             counts = f"MAX({created}), COUNT(*), {', '.join([NO_COUNT] * (2 + pad))}"

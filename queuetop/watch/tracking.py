@@ -1,0 +1,207 @@
+"""The tracked depth of a shape whose jobs change state only by arrivals and completions (`Layout.depth_tracked`).
+
+The jobs of a type in any state change only by arrivals and completions, which the poll reads anyway, so the
+pending ones are those tracked jobs less the jobs in the other states (few, and counted). A poll reads each
+type's pending rows only up to DEPTH_EXACT_UP_TO + 1 (its heads, in the queue's own order, the oldest among
+them): a shallow type is exact on every poll, a deep one is tracked and marked as an estimate (≈). A full count on
+a connection and a thread of its own (`recount.py`) corrects the tracked figures; a deep queue's first look
+(`firstlook.py`) starts them from a sample. `TrackedDepth` is that part of `ShapeCollector`, whose state it
+keeps.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from queuetop.layouts import STATES
+from queuetop.watch.recount import DEPTH_EXACT_UP_TO, Recounter
+from queuetop.watch.watermarks import seconds
+
+if TYPE_CHECKING:
+    from queuetop.db import Database
+    from queuetop.layouts import Layout
+    from queuetop.layouts.sql import Statements
+    from queuetop.watch.watermarks import CompletionWatch, FinishedWatch, IdentityWatch, Reads, TimeWatch
+
+# Types whose pending heads one statement reads: two parameters each, and SQL Server takes at most 2,100 a statement.
+HEADS_PER_STATEMENT = 500
+
+Counts = dict[str, dict[str, tuple[int, "datetime | None"]]]  # per state, per type: (jobs, oldest pending created)
+
+
+class TrackedDepth:
+    """The collector's depth between full counts: what it tracks per type, and how a poll's heads and a full count
+    put it right."""
+
+    # The collector's state this part reads and keeps (set in ShapeCollector.__init__)
+    db: Database
+    layout: Layout
+    statements: Statements
+    settings: dict[str, Any]
+    reads: Reads
+    only_types: frozenset[str]
+    tracks_depth: bool
+    _live: dict[str, int]
+    _moved: dict[str, int]
+    _moved_now: set[str]
+    _estimated: set[str]
+    _counted_at_rest: set[str]
+    _counted_once: bool
+    _raw_types: dict[str, Any]
+    _history: dict[str, Any]
+    _recount: Recounter[list[tuple[Any, ...]]]
+    _identities: IdentityWatch
+    _arrivals_by_time: TimeWatch
+    _completions: CompletionWatch
+    _finished: FinishedWatch | None
+    _finished_at_recount: dict[str, int]
+    _low_id: int | None
+
+    @property
+    def untyped_name(self) -> str:
+        raise NotImplementedError
+
+    def _type(self, value: Any) -> str:
+        raise NotImplementedError
+
+    def _heads_asked(self) -> list[str]:
+        """The types whose heads the poll's own statement reads (the rest, a statement per HEADS_PER_STATEMENT)."""
+        return self._heads_wanted()[:HEADS_PER_STATEMENT]
+
+    def _capped(self, heads: list[str]) -> tuple[list[Any], int, list[bool]]:
+        """The shape poll's `heads`: the types as the database gives them, the cap, and which are counted."""
+        return self._raw(heads), DEPTH_EXACT_UP_TO + 1, self._counted(heads)
+
+    def _seed(self, estimates: dict[str, int], counts: dict[str, dict[str, tuple[int, datetime | None]]],
+              read: list[str]) -> None:
+        """The first look's tracked figures: per type, its pending jobs as estimated and its jobs in the other
+        states as counted; a type seen arriving in the look-back but not in the sample has its heads read too."""
+        self._live = dict(estimates)
+        for name in read:
+            for job_type, (count, _) in counts[name].items():
+                self._live[job_type] = self._live.get(job_type, 0) + count
+        for job_type in self._history:
+            self._live.setdefault(job_type, 1)
+        self._counted_at_rest = set()
+        self._counted_once = True
+
+    def _heads_wanted(self) -> list[str]:
+        """The types whose pending heads a poll reads: every type with jobs, as tracked (one, if untyped)."""
+        if not self.layout.has_job_type:
+            return [self.untyped_name]
+        return sorted(t for t, jobs in self._live.items() if jobs > 0 and (not self.only_types or t in self.only_types))
+
+    def _counted(self, names: list[str]) -> list[bool]:
+        """Which of these types a poll counts (up to the cap), where the heads are read over a list of types:
+        those with few jobs as tracked (twice the cap: room for a poll's change). A deep one only has its oldest
+        read; its depth is tracked, and the full count corrects it."""
+        if not self.statements.heads_by_type_list:
+            return [True] * len(names)
+        return [self._live.get(name, 0) <= 2 * DEPTH_EXACT_UP_TO for name in names]
+
+    def _raw(self, names: list[str]) -> list[Any]:
+        if not self.layout.has_job_type:
+            return [None]
+        return [self._raw_types.get(name, name) for name in names]
+
+    def _pending_from_heads(self, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]],
+                            read: list[str], heads: list[tuple[Any, ...]], asked: list[str],
+                            low: int | None) -> list[int]:  # fmt: skip
+        """Depth and oldest per type at a cost bounded by the number of types: counted up to DEPTH_EXACT_UP_TO,
+        tracked above it (the jobs in any state less those in the other states, which were counted), so a deep
+        backlog costs a poll no more than a shallow one. A type first seen in this poll's arrivals is read after
+        it. A capped count above a tracked figure that said shallow means the tracking drifted (a change that
+        bypassed arrivals and completions): a full count starts at once. Returns the lowest ids read (ranged)."""
+        new = [t for t in self._heads_wanted() if t not in asked]
+        for start in range(0, len(new), HEADS_PER_STATEMENT):  # past the poll's own: a statement per 500
+            heads = heads + self.reads.fetch(self.db, self.statements.shape_heads(
+                self._raw(new[start:start + HEADS_PER_STATEMENT]), DEPTH_EXACT_UP_TO + 1, low, self.settings))
+        decode, lows, drifted = self.db.dialect.decode_time, [], False
+        others: dict[str, int] = {}
+        for name in read:
+            for job_type, (count, _) in counts[name].items():
+                others[job_type] = others.get(job_type, 0) + count
+        self._estimated = set()
+        for _, job_type, oldest, _, count, low_read, *_ in heads:  # one row per type asked, even with none pending
+            name, counted = self._type(job_type), count is not None
+            count = int(count or 0)
+            if low_read is not None:
+                lows.append(int(low_read))
+            tracked = self._live.get(name, 0) - others.get(name, 0)
+            if counted and count <= DEPTH_EXACT_UP_TO:
+                depth = count
+            elif counted and tracked <= DEPTH_EXACT_UP_TO:  # more than the tracked figure said: count all soon
+                depth, drifted = DEPTH_EXACT_UP_TO + 1, True
+                self._counted_at_rest.discard(name)
+                self._estimated.add(name)
+            elif not counted and oldest is None:  # not one pending row: the tracking drifted (a change by hand)
+                depth, drifted = 0, True
+            else:
+                depth = tracked
+                if name not in self._counted_at_rest:
+                    self._estimated.add(name)
+            self._live[name] = depth + others.get(name, 0)
+            if depth:
+                counts["pending"][name] = (depth, decode(oldest))
+        for name, jobs in others.items():  # a type with no pending job: its jobs are all in the other states
+            if name not in counts["pending"]:
+                self._live[name] = jobs
+        self._live = {t: jobs for t, jobs in self._live.items() if jobs > 0}
+        t = seconds(now)
+        resting = not self._moved_now and bool(self._estimated)
+        if drifted or self._recount.schedule.due(t, resting):
+            self._start_recount(t)
+        return lows
+
+    def _start_recount(self, t: float) -> None:
+        if self._recount.running:
+            return
+        self._moved = {}
+        layout = self.layout
+        statement = self.statements.shape_recount(
+            [name for name in STATES if name in layout.states], self.settings,
+            self._identities.highest if layout.arrivals == "identity" else None,
+            self._arrivals_by_time.mark if layout.arrivals == "created" else None,
+            self._completions.mark, self._finished.base if self._finished is not None else None)  # fmt: skip
+        if self._finished is not None:
+            self._finished_at_recount = dict(self._finished.seen)
+        self._recount.start(self.db, t, lambda db: db.fetchall(*statement))
+
+    def _take_recount(self, states: list[str]) -> None:
+        """Put right the tracked figures with a finished full count, less what had moved past the marks when it was
+        taken, plus what the polls have seen move since it began."""
+        counts = self._recount.take()
+        if counts is None:
+            return
+        ranged = self.statements.ranged
+        total: dict[str, int] = {}
+        past: dict[str, int] = {}  # arrived after the marks (already in the count) less completed after them
+        lows = []
+        for part, job_type, _, *per_state in counts:
+            part, name = part.strip(), self._type(job_type)
+            if part == "now":
+                continue
+            if part in ("arrived", "done"):
+                past[name] = past.get(name, 0) + (int(per_state[0]) if part == "arrived" else -int(per_state[0]))
+                continue
+            if part == "finished":  # finished since the poll before the count: that poll's count of them is out
+                past[name] = past.get(name, 0) - (int(per_state[0]) - self._finished_at_recount.get(name, 0))
+                continue
+            if ranged and per_state[len(states)] is not None:
+                lows.append(int(per_state[len(states)]))
+            total[name] = total.get(name, 0) + sum(int(c or 0) for c in per_state[:len(states)])
+        types = set(total) | set(self._moved) | set(self._live)
+        self._live = {t: total.get(t, 0) - past.get(t, 0) + self._moved.get(t, 0) for t in types}
+        self._counted_at_rest = {t for t in types if t not in self._moved}
+        if ranged and lows and self._low_id is not None:  # a row made live by hand below the range comes in
+            self._low_id = min(self._low_id, *lows)
+
+    def _track(self, job_type: str, jobs: int) -> None:
+        if not self.tracks_depth or not self._counted_once:  # the first poll's full count already holds these
+            return
+        self._live[job_type] = self._live.get(job_type, 0) + jobs
+        self._moved[job_type] = self._moved.get(job_type, 0) + jobs
+        self._moved_now.add(job_type)
+        self._counted_at_rest.discard(job_type)
+

@@ -1,0 +1,103 @@
+"""A deep queue's first look (issue 24; watch/firstlook.py), on a real SQLite file and a real PostgreSQL server:
+the first poll of a queue too deep to count at once estimates each type's depth from a sample of its primary key
+(marked ≈), counts the other states, the oldest job and the shallow types exactly, and starts the full count off
+the poll; the poll after that count is exact. A small queue, a wide span of ids holding few rows, `stats --exact`
+and a collector told not to (`check`) count every row on the first poll, as before."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from queuetop.act.queue import Queue
+from queuetop.cli import main
+from queuetop.watch.collector import collector_for
+from queuetop.watch.firstlook import EXACT_UP_TO, sample_windows
+
+from .helpers import layout_sql
+
+ROWS = 3 * EXACT_UP_TO // 2  # deep enough to be sampled: 30,000
+BULK, MID = ROWS * 9 // 10, ROWS // 10  # every tenth id is 'mid', the rest 'bulk'
+RARE, HELD = 50, 1_000
+
+
+def fill(db, layout, rows: int = ROWS) -> None:
+    """`rows` pending jobs in one statement, 'bulk' and 'mid' interleaved by id."""
+    if db.dialect.name == "mssql":
+        pytest.skip("the fill is a recursive CTE INSERT of PostgreSQL and SQLite")
+    db.execute(layout_sql(db, layout, f"WITH RECURSIVE qt_n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM qt_n "
+                                      f"WHERE i < {rows}) INSERT INTO {{queue}} ({{type}}, {{info}}) SELECT CASE "
+                                      f"WHEN i % 10 = 9 THEN 'mid' ELSE 'bulk' END, 'p' FROM qt_n"))  # fmt: skip
+
+
+def oldest_pending_created(db, layout, job_type: str):
+    row = db.fetchone(layout_sql(db, layout, "SELECT MIN({created}) FROM {queue} WHERE {type} = ? AND "
+                                             "{claimed_at} IS NULL"), (job_type,))  # fmt: skip
+    return db.dialect.decode_time(row[0])
+
+
+def test_sample_windows_spread_evenly_over_the_span():
+    windows = sample_windows(1, 1_000_000, rows=10_000, windows=20)
+    assert len(windows) == 20 and all(last - first + 1 == 500 for first, last in windows)
+    assert windows[0][0] == 1 and windows[-1][0] == 1 + 19 * 50_000 and windows[-1][1] <= 1_000_000
+
+
+def test_a_deep_queues_first_poll_estimates_then_the_full_count_makes_it_exact(backend):
+    with backend.open() as db:
+        fill(db, backend.layout)
+        queue = Queue(db, backend.layout)
+        queue.enqueue_many("rare", RARE)
+        held = queue.claim("w1", ["mid"], batch=HELD)
+        assert len(held) == HELD
+        collector = collector_for(db, backend.layout)
+        first = collector.poll()
+        bulk, mid, rare = (first.type_named(name) for name in ("bulk", "mid", "rare"))
+        # estimated from a third of the ids: within 5 %, and said to be an estimate
+        assert bulk.depth_is_estimate and abs(bulk.depth - BULK) <= BULK * 0.05
+        assert mid.depth_is_estimate and abs(mid.depth - (MID - HELD)) <= MID * 0.05
+        assert first.totals.depth_is_estimate
+        # exact: a shallow type (it arrived in the look-back; its heads are counted), the claims, the oldest job
+        assert (rare.depth, rare.depth_is_estimate) == (RARE, False)
+        assert (mid.claimed, bulk.claimed, first.totals.claimed) == (HELD, 0, HELD)
+        oldest = oldest_pending_created(db, backend.layout, "bulk")
+        assert abs(bulk.oldest_age_s - (first.taken_at - oldest).total_seconds()) < 0.002
+        assert first.totals.in_no_state is None  # not counted yet: never a 0 it did not count
+        collector.settle()
+        exact = collector.poll()
+        assert [(row.job_type, row.depth, row.depth_is_estimate) for row in exact.types] == [
+            ("bulk", BULK, False), ("mid", MID - HELD, False), ("rare", RARE, False)]
+        assert (exact.totals.depth, exact.totals.depth_is_estimate) == (BULK + MID - HELD + RARE, False)
+
+
+def test_told_not_to_the_first_poll_counts_every_row(backend):
+    with backend.open() as db:
+        fill(db, backend.layout)
+        first = collector_for(db, backend.layout, first_look=False).poll()
+        assert [(row.job_type, row.depth, row.depth_is_estimate) for row in first.types] == [
+            ("bulk", BULK, False), ("mid", MID, False)]
+        assert first.totals.in_no_state == 0
+
+
+def test_a_wide_span_of_ids_with_few_rows_is_counted_whole(sqlite_backend):
+    with sqlite_backend.open() as db:
+        layout = sqlite_backend.layout
+        fill(db, layout)
+        db.execute(layout_sql(db, layout, "DELETE FROM {queue} WHERE {id} > 1 AND {id} < ?"), (ROWS - 5,))
+        an_hour_ago = db.dialect.encode_value(layout.type_of("created"), datetime.utcnow() - timedelta(hours=1))
+        db.execute(layout_sql(db, layout, "UPDATE {queue} SET {created} = ?"), (an_hour_ago,))  # no look-back
+        first = collector_for(db, layout).poll()  # ids 1 and 29,995..30,000: the sample would find none
+        assert [(row.job_type, row.depth, row.depth_is_estimate) for row in first.types] == [
+            ("bulk", 6, False), ("mid", 1, False)]
+
+
+def test_stats_says_its_estimate_and_exact_counts_every_row(sqlite_backend, capsys):
+    with sqlite_backend.open() as db:
+        fill(db, sqlite_backend.layout)
+    db_path = sqlite_backend.target.value
+    assert main(["stats", "--db", str(db_path)]) == 0
+    estimated = capsys.readouterr().out
+    assert "≈" in estimated and "`queuetop stats --exact` counts every row first" in estimated
+    assert main(["stats", "--db", str(db_path), "--exact"]) == 0
+    exact = capsys.readouterr().out
+    assert "≈" not in exact and f"{BULK:,}" in exact and f"{MID:,}" in exact
