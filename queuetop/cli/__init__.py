@@ -22,13 +22,11 @@ import traceback
 from collections.abc import Sequence
 
 from queuetop.cli.common import EXIT_USAGE, _refuse_writes, configure, slos_from_args, with_per_target
-from queuetop.cli.parser import COMMANDS, _parser
-from queuetop.cli.queue_commands import stats_for_a_pipe
-from queuetop.cli.watch_commands import watched_targets
+from queuetop.cli.parser import COMMANDS, Command, _parser
 from queuetop.core.errors import STOP_SIGNALS, Stopped
 from queuetop.db import QueuetopError, UsageError
 
-__all__ = ["_parser", "configure", "main", "watched_targets", "with_per_target"]
+__all__ = ["_parser", "configure", "main", "with_per_target"]
 
 
 # -- entry point -----------------------------------------------------------------------------------------
@@ -83,8 +81,8 @@ def _run(argv: Sequence[str] | None) -> int:
     if dashboard:
         argv.insert(0, "watch")  # `queuetop` alone is the dashboard
     args = parser.parse_args(argv)
-    if dashboard and not _stdout_is_terminal():
-        args.run = stats_for_a_pipe  # `queuetop | head`, `queuetop > file`: the figures once, not a screen
+    if dashboard and not _stdout_is_terminal():  # `queuetop | head`, `queuetop > file`: the figures once, not a screen
+        args.run = Command("queue_commands", "stats_for_a_pipe")
     try:
         if args.command == "demo" and args.targets:
             raise UsageError("`queuetop demo` runs on a queue of its own, not on a named target",

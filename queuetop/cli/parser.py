@@ -5,34 +5,17 @@ one line."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import re
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 from queuetop import __version__
 from queuetop.cli.common import EXIT_USAGE, LAYOUT_ENV_VAR, LOG_PATH
 from queuetop.cli.config import CONFIG_ENV_VAR, default_config_path
-from queuetop.cli.fleet_commands import cmd_alerts, cmd_check, cmd_config, cmd_grafana, cmd_serve
-from queuetop.cli.job_commands import cmd_job, cmd_jobs
-from queuetop.cli.queue_commands import (
-    cmd_dead,
-    cmd_detect,
-    cmd_doctor,
-    cmd_enqueue,
-    cmd_init,
-    cmd_layouts,
-    cmd_release,
-    cmd_stats,
-    cmd_workers,
-)
-from queuetop.cli.watch_commands import cmd_demo, cmd_history, cmd_load, cmd_watch
 from queuetop.db.target import ENV_VAR, default_database_path
 from queuetop.layouts import CLAIM_FORMS, PRESET_NAMES
-from queuetop.load.command import add_load_arguments
+from queuetop.load.options import add_load_arguments
 from queuetop.serve.typecap import DEFAULT_MAX_TYPES
-
-if TYPE_CHECKING:
-    pass
-
 
 COMMANDS = ("init", "stats", "jobs", "job", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect",
             "doctor", "workers", "check", "serve", "alerts", "grafana", "config", "history")
@@ -57,6 +40,21 @@ targets (--db, or ${ENV_VAR}):
   -t NAME: a target named in the config file, {default_config_path()} or --config FILE
     ([targets.NAME] db = "...;PWD=${{ENV_VAR}}"; `queuetop config` shows what each setting is and where from)
 """
+
+
+class Command:
+    """A command's function, named here and imported when it runs: building the command line imports none of the
+    commands (`queuetop stats` does not load the load driver, the exporter or the dashboard's modules)."""
+
+    def __init__(self, module: str, function: str) -> None:
+        self.module, self.function = module, function
+
+    def __call__(self, args: argparse.Namespace) -> int:
+        module = importlib.import_module(f"queuetop.cli.{self.module}")
+        return getattr(module, self.function)(args)
+
+    def __repr__(self) -> str:
+        return f"queuetop.cli.{self.module}.{self.function}"
 
 
 class OneLineErrors(argparse.ArgumentParser):
@@ -125,7 +123,7 @@ examples:
   queuetop init
   queuetop init --db "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;DATABASE=jobs;UID=ops"
 """)
-    init.set_defaults(run=cmd_init)
+    init.set_defaults(run=Command("queue_commands", "cmd_init"))
 
     stats = command("stats", "print per-type queue statistics once, or every few seconds (a table, or --json)", """\
   queuetop stats
@@ -151,7 +149,7 @@ examples:
     stats.add_argument("--exact", action="store_true",
                        help="count every row before printing: a deep queue's first look otherwise estimates its "
                             "depth from a sample (marked ≈) and leaves the rows in no state uncounted")
-    stats.set_defaults(run=cmd_stats)
+    stats.set_defaults(run=Command("queue_commands", "cmd_stats"))
 
     enqueue = command("enqueue", "add test jobs to the queue", """\
   queuetop enqueue --type email
@@ -170,7 +168,7 @@ examples:
     enqueue.add_argument("--priority", "-p", type=int, default=None, metavar="P",
                          help="0 (most urgent) to 255 (least); default: the table's (native 128, job_queue 255)")
     enqueue.add_argument("--delay", type=float, default=0.0, metavar="S", help="seconds before the jobs are available")
-    enqueue.set_defaults(run=cmd_enqueue)
+    enqueue.set_defaults(run=Command("queue_commands", "cmd_enqueue"))
 
     release = command("release", "release claims past their timeout (out of attempts: dead)", """\
   queuetop release --dry-run           count them, change nothing
@@ -186,7 +184,7 @@ examples:
                               "compare-and-set on its token")  # fmt: skip
     release.add_argument("--max-attempts", type=int, default=3, metavar="N",
                          help="claims that used N attempts become dead instead (default 3)")  # fmt: skip
-    release.set_defaults(run=cmd_release)
+    release.set_defaults(run=Command("queue_commands", "cmd_release"))
 
     dead = command("dead", "count, retry or delete dead jobs (out of attempts): native and job_queue", """\
   queuetop dead count                  how many, per type
@@ -196,7 +194,7 @@ examples:
     dead.add_argument("action", choices=("count", "retry", "delete"), help="what to do with them")
     dead.add_argument("--type", "-t", dest="job_type", metavar="T", help="only this job type")
     dead.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    dead.set_defaults(run=cmd_dead)
+    dead.set_defaults(run=Command("queue_commands", "cmd_dead"))
 
     jobs = command("jobs", "list the jobs of one state, a page at a time: every column, oldest (or soonest) first",
                    """\
@@ -214,7 +212,7 @@ last job's position (keyset), never a count of the rows before it.
     jobs.add_argument("--limit", type=int, default=50, metavar="N", help="jobs per page (default 50)")
     jobs.add_argument("--after", metavar="JSON", help="continue after this job (the line a full page ends with)")
     jobs.add_argument("--json", action="store_true", help="print JSON: the jobs and the next page's --after")
-    jobs.set_defaults(run=cmd_jobs)
+    jobs.set_defaults(run=Command("job_commands", "cmd_jobs"))
 
     job = command("job", "show one job by its id, wherever it is now: its state and every column", """\
   queuetop job 1047
@@ -223,7 +221,7 @@ Looked for in the queue table, then in the completed table (a job that finished 
 """)
     job.add_argument("job_id", metavar="ID", help="the job's id (a GUID for seed 001's requests)")
     job.add_argument("--json", action="store_true", help="print JSON: id, table, state, columns")
-    job.set_defaults(run=cmd_job)
+    job.set_defaults(run=Command("job_commands", "cmd_job"))
 
     workers = command("workers", "who holds what: per claimer, from the claims (held, timed out, the last minute)", """\
   queuetop workers                        one line per worker; a worker whose claims all timed out: probably dead
@@ -234,20 +232,20 @@ A dead worker's claims are released from the dashboard's workers panel (W, then 
 `queuetop release`. Shapes whose rows do not name a claimer (requests, work_queue, processed) say so.
 """)
     workers.add_argument("--json", action="store_true", help="print JSON (fields documented in the README)")
-    workers.set_defaults(run=cmd_workers)
+    workers.set_defaults(run=Command("queue_commands", "cmd_workers"))
 
     layouts = command("layouts", "list the queue shapes (presets) with the tables and columns each expects", """\
   queuetop layouts
   queuetop layouts --show job_queue > my_queue.toml      a preset's file, to copy and edit
 """)
     layouts.add_argument("--show", metavar="NAME", help="print one preset's TOML file")
-    layouts.set_defaults(run=cmd_layouts)
+    layouts.set_defaults(run=Command("queue_commands", "cmd_layouts"))
 
     detect = command("detect", "print the layout (TOML) queuetop would use for the target, ready to edit", """\
   queuetop detect --db "DRIVER={PostgreSQL Unicode};SERVER=db1;DATABASE=jobs;UID=ops" > ops.toml
   queuetop --layout ops.toml --db "..."
 """)
-    detect.set_defaults(run=cmd_detect)
+    detect.set_defaults(run=Command("queue_commands", "cmd_detect"))
 
     doctor = command("doctor", "check the queue's indexes, settings, size and sessions before a load test", """\
   queuetop doctor                                     the embedded database
@@ -268,7 +266,7 @@ exit code: 0 nothing failed (warnings and unknowns allowed), 1 a check failed (-
     doctor.add_argument("--sample", type=float, default=2.0, metavar="S",
                         help="seconds between the two size reads that give growth (default 2; 0: one read)")
     doctor.add_argument("--verbose", "-v", action="store_true", help="also show each statement planned")
-    doctor.set_defaults(run=cmd_doctor)
+    doctor.set_defaults(run=Command("queue_commands", "cmd_doctor"))
 
     watch = command("watch", "the live dashboard (the default command)", f"""\
   queuetop                                  watch the embedded database
@@ -286,7 +284,7 @@ keys: ? lists them all in the app. Errors are logged to {LOG_PATH}
                        help="every target of the config file, one section each (as several -t NAME)")
     watch.add_argument("--with-load", action="store_true", help="also run a load test (options below) while watching")
     add_load_arguments(watch)
-    watch.set_defaults(run=cmd_watch)
+    watch.set_defaults(run=Command("watch_commands", "cmd_watch"))
 
     load = command("load", "run a load test: producers and consumers through the real queue operations", """\
   queuetop load --duration 30
@@ -302,7 +300,7 @@ exit code: 0 when no job was lost and none was held by two workers at once, 1 ot
 """)
     add_load_arguments(load)
     load.add_argument("--json", action="store_true", help="print the end report as JSON")
-    load.set_defaults(run=cmd_load)
+    load.set_defaults(run=Command("watch_commands", "cmd_load"))
 
     demo = command("demo", "a fresh queue, a background load and the dashboard on top: the guided tour", """\
   queuetop demo                   in a temporary SQLite file (no history file: the queue is thrown away)
@@ -313,7 +311,7 @@ exit code: 0 when no job was lost and none was held by two workers at once, 1 ot
     add_watch_arguments(demo)
     demo.add_argument("--claim-form", choices=tuple(CLAIM_FORMS), metavar="FORM",
                       help="which of the seed's dequeues the demo's workers run (see `queuetop load --help`)")
-    demo.set_defaults(run=cmd_demo)
+    demo.set_defaults(run=Command("watch_commands", "cmd_demo"))
 
     check = command("check", "check SLOs once (or for a while) and exit 0 ok, 1 breach, 2 could not check", """\
   queuetop check --max-oldest-age 60 --max-timed-out 0
@@ -330,7 +328,7 @@ cannot know, no SLO given). SLOs come from the options and the config file (`que
                        help="seconds between polls with --for (default: the target's interval, else 1)")
     check.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
-    check.set_defaults(run=cmd_check)
+    check.set_defaults(run=Command("fleet_commands", "cmd_check"))
 
     serve = command("serve", "serve the queue's figures as OpenMetrics for Prometheus (one poll loop per target)",
                     """\
@@ -352,7 +350,7 @@ into job_type="(other)" (a type with an SLO limit of its own is always named).
     serve.add_argument("--max-types", type=int, default=DEFAULT_MAX_TYPES, metavar="N",
                        help=f"job types exported by name per target (default {DEFAULT_MAX_TYPES}); the rest as "
                             'job_type="(other)"')  # fmt: skip
-    serve.set_defaults(run=cmd_serve)
+    serve.set_defaults(run=Command("fleet_commands", "cmd_serve"))
 
     alerts = command("alerts", "print Prometheus alerting rules made from the SLOs, for the series `serve` exports",
                      """\
@@ -374,7 +372,7 @@ one for every other type at the default; and, whatever the SLOs, rules for a tar
                         help="how long jobs must wait with none completed before QueuetopStalled fires "
                              "(default 5m)")  # fmt: skip
     alerts.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
-    alerts.set_defaults(run=cmd_alerts)
+    alerts.set_defaults(run=Command("fleet_commands", "cmd_alerts"))
 
     grafana = command("grafana", "print a Grafana dashboard (JSON) for the series `serve` exports", """\
   queuetop grafana > queuetop.json      then Grafana: Dashboards > New > Import, and pick its Prometheus
@@ -382,7 +380,7 @@ A row per target (the `target` variable, repeated), with depth, oldest age, arri
 processing percentiles, timed-out and dead jobs, SLO breaches and the monitor's own poll time; variables for
 target, layout and job type. The same file is dashboards/queuetop.json in queuetop's repository.
 """)
-    grafana.set_defaults(run=cmd_grafana)
+    grafana.set_defaults(run=Command("fleet_commands", "cmd_grafana"))
 
     config = command("config", "print the effective settings, where each came from (passwords masked)", f"""\
   queuetop config
@@ -398,7 +396,7 @@ environment, then the file (the target's section, then its top level), then the 
     config.add_argument("--read-only", action="store_true", default=None, help="as the dashboard's")
     config.add_argument("--all", dest="all_targets", action="store_true", help="every target of the config file")
     config.add_argument("--json", action="store_true", help="print JSON")
-    config.set_defaults(run=cmd_config)
+    config.set_defaults(run=Command("fleet_commands", "cmd_config"))
 
     history = command("history", "print the history the dashboard kept: per poll or per bucket, CSV, JSON or "
                                  "Markdown", f"""\
@@ -417,7 +415,7 @@ The level read is the finest that covers --since (raw polls up to 1 h, 10 s mean
                          help="csv (default), json, or a markdown table")
     history.add_argument("--level", default="auto", metavar="NAME",
                          help="raw, 10s or 1m (the file's levels): default the finest that covers --since")
-    history.set_defaults(run=cmd_history)
+    history.set_defaults(run=Command("watch_commands", "cmd_history"))
     return parser
 
 

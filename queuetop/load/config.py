@@ -16,6 +16,7 @@ from types import MappingProxyType
 from queuetop.act.queue import check_count, check_job_type, check_seconds
 from queuetop.db import UsageError
 from queuetop.layouts import NATIVE, Layout
+from queuetop.load.options import DRAIN_S
 
 MAX_THREADS = 256
 MAX_TYPES = 100
@@ -94,7 +95,7 @@ class LoadConfig:
     release_every_s: float | None = None
     max_attempts: int = 3
     retry_after_s: float = 1.0  # a failed job is available again after this long
-    drain_s: float = 10.0  # after --duration: how long consumers may finish what is left
+    drain_s: float = DRAIN_S  # after --duration: how long consumers may finish what is left
     seed: int | None = None  # for repeatable runs (tests)
 
     def __post_init__(self) -> None:
