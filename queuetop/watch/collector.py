@@ -448,46 +448,66 @@ class ShapeCollector(TrackedDepth):
         if self.only_types:
             names &= self.only_types
         self._shown = names
-        rows = [self._stats(jt, now, counts, [self._history[jt]] if jt in self._history else [])
-                for jt in sorted(names)]
+        rows = []
+        for jt in sorted(names):
+            histories = [self._history[jt]] if jt in self._history else []
+            rows.append(self._stats(jt, now, counts, histories, self._rates(histories, t)))
         unseen = [self._unseen] if self._vanished is not None and not self.only_types else []
+        # The totals' rates are the types' summed (each rate is a count over the same observed time): summed
+        # again over every type's windows, they cost as much as all the types' rows together.
+        shown_rates = [(r.arrivals_10s_per_s, r.arrivals_60s_per_s, r.completions_10s_per_s, r.completions_60s_per_s)
+                       for r in rows]
+        total_rates = tuple(None if part is None else part + sum(rates[n] or 0.0 for rates in shown_rates)
+                            for n, part in enumerate(self._rates(unseen, t)))
         totals = self._stats(TOTAL, now, {s: {TOTAL: _sum(c, names)} for s, c in counts.items()},
-                             [self._history[jt] for jt in names if jt in self._history] + unseen)  # fmt: skip
+                             [self._history[jt] for jt in names if jt in self._history] + unseen,
+                             total_rates)  # fmt: skip
         return tuple(rows), totals
 
+    RATES = (("arrivals", SHORT_WINDOW_S), ("arrivals", None), ("completions", SHORT_WINDOW_S), ("completions", None))
+
+    def _rates(self, histories: list[_History], t: float) -> tuple[float | None, ...]:
+        """Arrivals and completions per second over the short and the whole window (`RATES`), summed over
+        `histories`; None where the shape cannot know them or nothing has been watched yet."""
+        out: list[float | None] = []
+        for kind, span in self.RATES:
+            observed = self._observed.get(kind)
+            if not self._provides[kind] or observed is None or t <= observed:
+                out.append(None)
+                continue
+            out.append(sum(rate_per_s(getattr(h, kind), t, span or self.window_s, observed) or 0.0
+                           for h in histories))
+        return tuple(out)
+
     def _stats(self, job_type: str, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]],
-               histories: list[_History]) -> TypeStats:  # fmt: skip
-        t, provides = seconds(now), self._provides
+               histories: list[_History], rates: tuple[float | None, ...]) -> TypeStats:  # fmt: skip
+        provides, latency = self._provides, None
 
         def state(name: str) -> int | None:
             return counts[name].get(job_type, (0, None))[0] if name in counts else None
-
-        def rate(kind: str, span: float) -> float | None:
-            if not provides[kind] or kind not in self._observed or t <= self._observed[kind]:
-                return None
-            return sum(rate_per_s(getattr(h, kind), t, span, self._observed[kind]) or 0.0 for h in histories)
 
         oldest = counts["pending"].get(job_type, (0, None))[1]
         depth = state("pending") or 0
         estimate = bool(self._estimated & (self._shown if job_type == TOTAL else {job_type}))
         latency = self._all_latency if job_type == TOTAL else histories[0].latency if histories else None
-        wait_p = latency.wait_percentiles() if latency else (None, None, None)
-        work_p = latency.processing_percentiles() if latency else (None, None, None)
-        arrivals_60, completions_60 = rate("arrivals", self.window_s), rate("completions", self.window_s)
+        samples = len(latency) if latency is not None else 0  # a window's length is a sum: once
+        wait_p = latency.wait_percentiles() if latency is not None and samples else (None, None, None)
+        work_p = latency.processing_percentiles() if latency is not None and samples else (None, None, None)
+        arrivals_10, arrivals_60, completions_10, completions_60 = rates
         drain, eta = drain_eta(depth, arrivals_60, completions_60)
         return TypeStats(
             job_type=job_type, depth=depth,
             oldest_age_s=(now - oldest).total_seconds() if oldest is not None and depth else None,
             claimed=state("claimed"), timed_out=state("timed_out"), dead=state("dead"),
             scheduled=state("scheduled"), lost=state("lost"),
-            arrivals_10s_per_s=rate("arrivals", SHORT_WINDOW_S), arrivals_60s_per_s=arrivals_60,
-            completions_10s_per_s=rate("completions", SHORT_WINDOW_S), completions_60s_per_s=completions_60,
+            arrivals_10s_per_s=arrivals_10, arrivals_60s_per_s=arrivals_60,
+            completions_10s_per_s=completions_10, completions_60s_per_s=completions_60,
             wait_p50_s=wait_p[0], wait_p95_s=wait_p[1], wait_p99_s=wait_p[2],
             processing_p50_s=work_p[0], processing_p95_s=work_p[1], processing_p99_s=work_p[2],
             drain=drain, drain_eta_s=eta, depth_is_estimate=estimate,
             arrivals_total=sum(h.arrivals.total for h in histories) if provides["arrivals"] else None,
             completions_total=sum(h.completions.total for h in histories) if provides["completions"] else None,
-            latency_sample=len(latency) if latency else None, latency_is_sample=bool(latency and latency.sampled),
+            latency_sample=samples or None, latency_is_sample=bool(samples and latency.sampled),
             in_no_state=self._in_no_state.of(self._shown if job_type == TOTAL else [job_type]),
         )  # fmt: skip
 

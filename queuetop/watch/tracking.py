@@ -113,7 +113,8 @@ class TrackedDepth:
         backlog costs a poll no more than a shallow one. A type first seen in this poll's arrivals is read after
         it. A capped count above a tracked figure that said shallow means the tracking drifted (a change that
         bypassed arrivals and completions): a full count starts at once. Returns the lowest ids read (ranged)."""
-        new = [t for t in self._heads_wanted() if t not in asked]
+        asked_already = set(asked)
+        new = [t for t in self._heads_wanted() if t not in asked_already]
         for start in range(0, len(new), HEADS_PER_STATEMENT):  # past the poll's own: a statement per 500
             heads = heads + self.reads.fetch(self.db, self.statements.shape_heads(
                 self._raw(new[start:start + HEADS_PER_STATEMENT]), DEPTH_EXACT_UP_TO + 1, low, self.settings))
