@@ -1,6 +1,6 @@
 """The first look at a deep queue: its pending depth estimated from a bounded sample, made exact off the poll.
 
-A poll after the first tracks the depth (collector.py: arrivals and completions move it, a capped read keeps the
+A poll after the first tracks the depth (tracking.py: arrivals and completions move it, a capped read keeps the
 shallow types exact), but the first poll had to count every row, so the first look at a big, sick queue — the
 moment a monitor is opened for — was its slowest: 10⁶ pending rows took 356 ms of counting on PostgreSQL and
 1.2 s on SQLite before the first figure, and `queuetop stats` 1.2 s and 3.4 s in all.
@@ -20,9 +20,9 @@ So where a count would be long the first poll counts a sample instead:
   the depth of every type the capped read finds shallow (`DEPTH_EXACT_UP_TO`); a type with pending rows but
   none in the windows appears when the full count lands (the next poll or two; `stats --exact` waits for it).
 
-Only a shape whose pending rows are told apart by an identity in the queue table samples this way (the native
-schema: rows leave the table when done, so the span is the live queue, not its history); the others count on
-the first poll as before (bench/README says what that costs per shape).
+Only a tracked shape whose ids are an identity and whose finished rows leave the queue table samples this way
+(the native schema: the span is the live queue, not its history); the others count every row on their first poll
+as before (bench/README says what that costs per shape, and what sampling them would take).
 """
 
 from __future__ import annotations
