@@ -12,6 +12,7 @@ import pytest
 
 from queuetop.act.queue import Queue
 from queuetop.cli import main
+from queuetop.watch import collector as shape_collector
 from queuetop.watch.collector import collector_for
 from queuetop.watch.firstlook import EXACT_UP_TO, sample_windows
 
@@ -101,3 +102,18 @@ def test_stats_says_its_estimate_and_exact_counts_every_row(sqlite_backend, caps
     assert main(["stats", "--db", str(db_path), "--exact"]) == 0
     exact = capsys.readouterr().out
     assert "≈" not in exact and f"{BULK:,}" in exact and f"{MID:,}" in exact
+
+
+def test_the_look_back_reads_the_newest_ids_and_rates_them_over_the_time_they_cover(sqlite_backend, monkeypatch):
+    """The first poll's look back over arrivals reads the newest LOOK_BACK_IDS ids only (a range of the key, not a
+    scan of the creation times); when they all arrived within the window, the rate is over the seconds they span,
+    not the whole minute (here 20 jobs a second for 50 s: the newest 200 cover 10 s of it)."""
+    monkeypatch.setattr(shape_collector, "LOOK_BACK_IDS", 200)
+    with sqlite_backend.open() as db:
+        layout = sqlite_backend.layout
+        fill(db, layout, rows=1_000)
+        db.execute(layout_sql(db, layout, "UPDATE {queue} SET {created} = strftime('%Y-%m-%d %H:%M:%f', 'now', "
+                                          "'-' || ((1000 - {id}) * 0.05) || ' seconds')"))  # fmt: skip
+        totals = collector_for(db, layout).poll().totals
+    assert totals.arrivals_total == 200
+    assert 17 <= totals.arrivals_60s_per_s <= 23  # 200 jobs over the ~10 s they span (not 200 / 60 = 3.3)
