@@ -13,6 +13,7 @@ import pytest
 from queuetop.act.queue import Queue
 from queuetop.cli import main
 from queuetop.watch import collector as shape_collector
+from queuetop.watch import recount
 from queuetop.watch.collector import collector_for
 from queuetop.watch.firstlook import EXACT_UP_TO, sample_windows
 
@@ -117,3 +118,18 @@ def test_the_look_back_reads_the_newest_ids_and_rates_them_over_the_time_they_co
         totals = collector_for(db, layout).poll().totals
     assert totals.arrivals_total == 200
     assert 17 <= totals.arrivals_60s_per_s <= 23  # 200 jobs over the ~10 s they span (not 200 / 60 = 3.3)
+
+
+def test_a_one_shot_look_starts_no_count_it_would_not_wait_for(sqlite_backend, monkeypatch):
+    """`stats` polls once and exits: on a deep queue it must not leave full counts running on the server (a cron
+    job running it every few seconds would pile them up). The dashboard's collector starts both at once."""
+    started = []
+    monkeypatch.setattr(recount.BackgroundCount, "start", lambda job: started.append(job))
+    with sqlite_backend.open() as db:
+        fill(db, sqlite_backend.layout)
+    assert main(["stats", "--db", sqlite_backend.target.value]) == 0
+    assert started == []
+    with sqlite_backend.open() as db:
+        collector_for(db, sqlite_backend.layout).poll()
+    assert len(started) == 2  # the full count that makes the depth exact, and the rows in no state
+

@@ -57,10 +57,12 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stats_collector(args: argparse.Namespace, db: Database, settings: dict) -> ShapeCollector:
+def _stats_collector(args: argparse.Namespace, db: Database, settings: dict, one_shot: bool = False) -> ShapeCollector:
     """The collector `stats` polls (once, or every --watch seconds): the layout resolved and said, --type checked
     against it. On a deep queue its first poll estimates the depth from a sample and leaves the rows in no state
-    uncounted (firstlook.py), unless --exact: then it counts every row and waits for the rows in no state."""
+    uncounted (firstlook.py), unless --exact: then it counts every row and waits for the rows in no state. A
+    `one_shot` collector (no --watch) starts no count it would not wait for: the process would end and leave it
+    running on the server."""
     from queuetop.watch.collector import collector_for
 
     layout, note = resolve_layout(args, db)
@@ -68,7 +70,8 @@ def _stats_collector(args: argparse.Namespace, db: Database, settings: dict) -> 
     if args.types and not layout.has_job_type:
         raise UsageError(f"layout {layout.name} has no job type column, so --type cannot choose", "drop --type")
     return collector_for(db, layout, job_types=args.types, settings=settings, note=note, first_count_wait_s=None,
-                         first_look=not getattr(args, "exact", False))  # the dashboard piped: never exact
+                         first_look=not getattr(args, "exact", False),  # the dashboard piped: never exact
+                         one_shot=one_shot)
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -77,7 +80,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     try:
         with open_target(args, purpose="monitor") as db:
-            collector = _stats_collector(args, db, settings)
+            collector = _stats_collector(args, db, settings, one_shot=True)
             snapshot = collector.poll()
             refuse_typos(db, collector.layout, args.types, snapshot)
     except UsageError:

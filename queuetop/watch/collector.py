@@ -88,14 +88,15 @@ class _History:
 
 def collector_for(db: Database, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
                   settings: dict[str, Any] | None = None, note: str | None = None,
-                  first_count_wait_s: float | None = FIRST_WAIT_S,
-                  first_look: bool = True) -> ShapeCollector:  # fmt: skip
+                  first_count_wait_s: float | None = FIRST_WAIT_S, first_look: bool = True,
+                  one_shot: bool = False) -> ShapeCollector:  # fmt: skip
     """The collector of a layout (every one, native included, is read by the one engine); `first_count_wait_s`:
     how long the first poll waits for the count of rows in no state (None: a one-shot look, until it ends);
     `first_look`: may the first poll of a deep queue estimate its depth from a sample (`firstlook.py`), or must it
-    count every row (a verdict, `stats --exact`)."""
+    count every row (a verdict, `stats --exact`); `one_shot`: polled once (`stats`), so it starts no count off the
+    poll that it would not wait for (a deep queue's first look then leaves the rows in no state uncounted)."""
     return ShapeCollector(db, layout, job_types=job_types, settings=settings, note=note,
-                          first_count_wait_s=first_count_wait_s, first_look=first_look)
+                          first_count_wait_s=first_count_wait_s, first_look=first_look, one_shot=one_shot)
 
 
 class ShapeCollector(TrackedDepth):
@@ -103,8 +104,10 @@ class ShapeCollector(TrackedDepth):
 
     def __init__(self, db: Database, layout: Layout, *, job_types: Iterable[str] = (), window_s: float = WINDOW_S,
                  settings: dict[str, Any] | None = None, note: str | None = None,
-                 first_count_wait_s: float | None = FIRST_WAIT_S, first_look: bool = True) -> None:  # fmt: skip
+                 first_count_wait_s: float | None = FIRST_WAIT_S, first_look: bool = True,
+                 one_shot: bool = False) -> None:  # fmt: skip
         self.db = db
+        self.one_shot = one_shot
         self.first_count_wait_s = first_count_wait_s
         self.layout = layout
         self.only_types = frozenset(job_types)
@@ -291,8 +294,9 @@ class ShapeCollector(TrackedDepth):
                 self._finished.start(finished_from_low, self._low_id, self._type)
         if self._live_rows is not None:
             self._take_live_rows(now, counts)
-        wait = self.first_count_wait_s if first and estimates is None else 0.0  # a deep queue's: a later poll's
-        self._in_no_state.step(self.db, seconds(now), self._type, wait)
+        if not (self.one_shot and estimates is not None):  # counted whole, or by a later poll (a deep queue's)
+            wait = self.first_count_wait_s if first and estimates is None else 0.0
+            self._in_no_state.step(self.db, seconds(now), self._type, wait)
         types, totals = self._build(now, counts)
         return Snapshot(
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,

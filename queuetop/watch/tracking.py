@@ -42,6 +42,7 @@ class TrackedDepth:
     reads: Reads
     only_types: frozenset[str]
     tracks_depth: bool
+    one_shot: bool
     _live: dict[str, int]
     _moved: dict[str, int]
     _moved_now: set[str]
@@ -156,7 +157,7 @@ class TrackedDepth:
         return lows
 
     def _start_recount(self, t: float) -> None:
-        if self._recount.running:
+        if self._recount.running or self.one_shot:  # a one-shot look would leave the count running on the server
             return
         self._moved = {}
         layout = self.layout
