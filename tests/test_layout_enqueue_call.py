@@ -36,7 +36,46 @@ def test_the_call_names_each_argument_and_casts_each_parameter():
     assert layout.enqueue_takes == {"type", "info"} and layout.refusal("enqueue") is None
     assert layout.refusal("release") is not None  # declaring enqueue declares nothing else
     sql = Statements(PostgresDialect(), layout).enqueue_call(["type", "info"], delayed=False)
-    assert sql.endswith('SELECT ("lib"."add_job"("identifier" => CAST(? AS text), "payload" => CAST(? AS json)))."id"')
+    assert sql.endswith('SELECT ("lib"."add_job"("identifier" => CAST(? AS text), "payload" => CAST(? AS json)))."id"'
+                        " FROM (SELECT set_config('search_path', ?, true)) AS qt_path")  # the library's schema first
+
+
+ROW_LAYOUT = LAYOUT.replace('function = "add_job"', """function = "defer_jobs"
+row = "job_to_defer"
+row_fields = ["queue_name", "task", "priority", "args", "at"]
+returns = "ids"
+constants = {queue_name = "default", priority = "0", args = "{}"}""").replace('type = "identifier text"',
+                                                                            'type = "task text"').replace(
+    'info = "payload json"', 'info = "args jsonb"')
+
+
+def test_a_row_call_fills_the_rows_attributes_in_order_fields_before_constants_the_rest_null():
+    """procrastinate's form: one argument, an array of rows of a composite type; a field given wins over the
+    preset's constant for the same attribute, an attribute neither names is NULL, the ids come back unnested."""
+    layout = layout_from_toml("mine", ROW_LAYOUT)
+    call, statements = layout.enqueue_call, Statements(PostgresDialect(), layout)
+    assert call.bind_order(["type"]) == ["constant:queue_name", "type", "constant:priority", "constant:args"]
+    assert call.bind_order(["type", "info"]) == ["constant:queue_name", "type", "constant:priority", "info"]
+    assert statements.enqueue_call(["type", "info"], delayed=False).endswith(
+        'SELECT unnest("lib"."defer_jobs"(ARRAY[ROW(CAST(? AS text), CAST(? AS text), CAST(? AS text), '
+        'CAST(? AS jsonb), NULL)::"lib"."job_to_defer"]))'
+        " FROM (SELECT set_config('search_path', ?, true)) AS qt_path")
+
+
+@pytest.mark.parametrize("change, complaint", [
+    (('returns = "ids"', 'returns = "id"'), 'returns = "ids"'),
+    (('"args", "at"]', '"at"]'), "not \\['args'\\]"),
+    (('row = "job_to_defer"', 'row = "job; drop table x"'), "row"),
+    (('"queue_name", "task"', '"queue name", "task"'), "row_fields"),
+])  # fmt: skip
+def test_a_row_call_names_its_attributes_and_every_field_and_constant_is_one_of_them(change, complaint):
+    with pytest.raises(UsageError, match=complaint):
+        layout_from_toml("mine", ROW_LAYOUT.replace(*change))
+
+
+def test_constants_without_a_row_are_refused():
+    with pytest.raises(UsageError, match="belong to a row"):
+        layout_from_toml("mine", LAYOUT.replace('function = "add_job"', 'function = "add_job"\nconstants = {a = "1"}'))
 
 
 @pytest.mark.parametrize("change, complaint", [

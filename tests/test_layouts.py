@@ -267,7 +267,8 @@ def test_a_zoned_clock_compares_with_the_databases_now_as_an_instant(dialect):
 
 def test_a_library_preset_names_its_library_and_is_refused_where_the_library_cannot_be(tmp_path):
     layout = load_layout("procrastinate")
-    assert (layout.library, layout.databases, layout.declares) == ("procrastinate", ("postgresql",), frozenset())
+    assert (layout.library, layout.databases) == ("procrastinate", ("postgresql",))
+    assert layout.declares == frozenset({"enqueue"})  # through its own defer function, nothing else
     assert "procrastinate" not in preset_names("sqlite") and "procrastinate" in preset_names("postgresql")
     sqlite3.connect(tmp_path / "q.db").close()
     result = queuetop("stats", "--db", str(tmp_path / "q.db"), "--layout", "procrastinate")

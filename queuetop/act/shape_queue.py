@@ -137,7 +137,7 @@ class ShapeQueue:
         call, name = self.layout.enqueue_call, self.layout.library or self.layout.name
         assert call is not None
         self._check_options(count, info, priority, delay_s)
-        if info is None and "info" in call.args:
+        if info is None and "info" in call.args and call.args["info"][0] not in call.constants:
             info = TEST_PAYLOAD_JSON if call.args["info"][1] in ("json", "jsonb") else TEST_PAYLOAD
         if info is not None and call.args["info"][1] in ("json", "jsonb"):
             try:
@@ -148,8 +148,11 @@ class ShapeQueue:
         given = {"type": job_type, "info": info, "priority": priority, "available": delay_s or None}
         fields = [field_name for field_name in CALL_FIELDS if field_name in call.args and given[field_name] is not None]
         sql = self.statements.enqueue_call(fields, delayed=bool(delay_s))
-        params = [self.db.dialect.shift_param(delay_s) if field_name == "available" else given[field_name]
-                  for field_name in fields]  # fmt: skip
+        params = [self.db.dialect.shift_param(delay_s) if name == "available" else
+                  call.constants[name.removeprefix("constant:")] if name.startswith("constant:") else given[name]
+                  for name in call.bind_order(fields)]  # fmt: skip
+        if self.layout.schema:  # the statement's search path: the library's schema (Statements.enqueue_call)
+            params.append(self.db.dialect.quote(self.layout.schema))
         return insert_in_chunks(self.db, count, lambda size: [self.db.fetchone(sql, params)[0] for _ in range(size)])
 
     def _check_options(self, count: int, info: str | None, priority: int | None, delay_s: float) -> None:

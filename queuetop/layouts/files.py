@@ -231,7 +231,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         enqueue_fields={source: role for role, source in data.get("enqueue", {}).items()
                         if isinstance(source, str) and role not in ENQUEUE_KEYS and not call},
         enqueue_constants={role: int(v) for role, v in data.get("enqueue", {}).items()
-                           if not isinstance(v, str) and role not in ENQUEUE_KEYS},
+                           if not isinstance(v, str) and role not in ENQUEUE_KEYS and not call},
         enqueue_defaults={name: int(v) for name, v in data.get("enqueue", {}).get("defaults", {}).items()},
         enqueue_stamped=tuple(data.get("enqueue", {}).get("stamped", ())),
         enqueue_call=call,
@@ -262,19 +262,23 @@ def _joined(spec: Mapping[str, Any], where: str) -> dict[str, Joined]:
 
 def _enqueue_call(data: Mapping[str, Any], where: str) -> EnqueueCall:
     """`[enqueue]` naming the library's function: `function`, `returns` (the id's column in the row it returns),
-    and per enqueue field `"ARGUMENT TYPE"` (text when the type is left out). PostgreSQL only."""
+    and per enqueue field `"ARGUMENT TYPE"` (text when the type is left out); or `row` (its one argument's
+    composite type), `row_fields` (its attributes in order), `constants` and `returns = "ids"`. PostgreSQL only."""
     spec = data["enqueue"]
     if data.get("library", {}).get("databases") != ["postgresql"]:
         raise UsageError(f"{where}: [enqueue] function is for a PostgreSQL library",
                          'it needs [library] databases = ["postgresql"]')
     args = {}
     for name, value in spec.items():
-        if name in ("function", "returns"):
+        if name in ("function", "returns", "row", "row_fields", "constants"):
             continue
         argument, _, sql_type = str(value).partition(" ")
         args[name] = (argument, sql_type.strip() or "text")
+    row = spec.get("row")
     return EnqueueCall(function=str(spec["function"]), args=MappingProxyType(args),
-                       returns=str(spec.get("returns", "id")))
+                       returns=str(spec.get("returns", "id")), row=None if row is None else str(row),
+                       row_fields=tuple(str(name) for name in spec.get("row_fields", ())),
+                       constants=MappingProxyType({str(k): str(v) for k, v in spec.get("constants", {}).items()}))
 
 
 def _check_own_columns(layout: Layout, where: str) -> None:

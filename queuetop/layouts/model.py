@@ -5,7 +5,7 @@ preset or a file is `files.py`'s job."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -110,11 +110,27 @@ CALL_TYPES = ("text", "json", "jsonb", "int", "smallint", "bigint", "timestamptz
 class EnqueueCall:
     """`[enqueue] function`: a job added by the library's own SQL function, the way its documentation says to
     add one from SQL (graphile_worker.add_job), never by an INSERT queuetop made up. PostgreSQL, named notation:
-    each of enqueue's fields goes to the argument `args` names, cast to its type; the rest keep their defaults."""
+    each of enqueue's fields goes to the argument `args` names, cast to its type; the rest keep their defaults.
+
+    With `row`, the function takes one argument, an array of rows of that composite type, and returns the new
+    ids (procrastinate_defer_jobs_v1, as procrastinate's own defer sends it): `args` then name the row's
+    attributes, `constants` give others a value of the preset's (unless a field gives one), the rest are NULL."""
 
     function: str  # in the layout's schema
-    args: Mapping[str, tuple[str, str]]  # enqueue field (CALL_FIELDS) → (argument, its type)
-    returns: str  # the column of the row the function returns that holds the new job's id
+    args: Mapping[str, tuple[str, str]]  # enqueue field (CALL_FIELDS) → (argument or attribute, its type)
+    returns: str  # the column of the row the function returns that holds the new job's id ("ids" with `row`)
+    row: str | None = None  # the composite type of the function's one argument (an array of them), in the schema
+    row_fields: tuple[str, ...] = ()  # its attributes, in order
+    constants: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # attribute → text value
+
+    def bind_order(self, fields: Sequence[str]) -> list[str]:
+        """The call's parameters in the order its SQL takes them (`Statements.enqueue_call`): the enqueue fields
+        given, and with `row` each constant an attribute keeps (as `constant:NAME`), in the row's order."""
+        if self.row is None:
+            return list(fields)
+        given = {self.args[name][0]: name for name in fields}
+        return [given.get(attribute) or f"constant:{attribute}" for attribute in self.row_fields
+                if attribute in given or attribute in self.constants]
 
 
 @dataclass(frozen=True)
@@ -265,14 +281,7 @@ class Layout:
                     raise UsageError(f"{where}: {role!r} cannot name a column", "choose another name")
             check_identifier(column, f"{where}: column for {role}")
         if self.enqueue_call is not None:
-            call = self.enqueue_call
-            check_identifier(call.function, f"{where}: [enqueue] function")
-            check_identifier(call.returns, f"{where}: [enqueue] returns")
-            for name, (argument, sql_type) in call.args.items():
-                if name not in CALL_FIELDS or sql_type not in CALL_TYPES:
-                    raise UsageError(f"{where}: [enqueue] {name} = {argument} {sql_type}: a field of "
-                                     f"{', '.join(CALL_FIELDS)} given to an argument of type {', '.join(CALL_TYPES)}")
-                check_identifier(argument, f"{where}: [enqueue] argument for {name}")
+            _check_call(self.enqueue_call, where)
         for name, joined in self.joined.items():
             check_identifier(name, f"{where}: the name of a joined column")
             if name in QUEUE_ROLES + COMPLETED_ROLES or name in self.columns or name.lower() in KEYWORDS \
@@ -449,3 +458,28 @@ class Layout:
         """The tables as a user would name them: schema.table (or the table alone)."""
         prefix = f"{self.schema}." if self.schema and schema else ""
         return [prefix + t for t in (self.queue_table, self.pending_view, self.completed_table) if t]
+
+
+def _check_call(call: EnqueueCall, where: str) -> None:
+    """`[enqueue] function`'s names are identifiers, its types known ones, a row's attributes its own."""
+    check_identifier(call.function, f"{where}: [enqueue] function")
+    for name, (argument, sql_type) in call.args.items():
+        if name not in CALL_FIELDS or sql_type not in CALL_TYPES:
+            raise UsageError(f"{where}: [enqueue] {name} = {argument} {sql_type}: a field of "
+                             f"{', '.join(CALL_FIELDS)} given to an argument of type {', '.join(CALL_TYPES)}")
+        check_identifier(argument, f"{where}: [enqueue] argument for {name}")
+    if call.row is None:
+        check_identifier(call.returns, f"{where}: [enqueue] returns")
+        if call.constants or call.row_fields:
+            raise UsageError(f"{where}: [enqueue] constants and row_fields belong to a row", "add row = \"TYPE\"")
+        return
+    check_identifier(call.row, f"{where}: [enqueue] row")
+    for attribute in call.row_fields:
+        check_identifier(attribute, f"{where}: [enqueue] row_fields")
+    named = [argument for argument, _ in call.args.values()] + list(call.constants)
+    strays = sorted({attribute for attribute in named if attribute not in call.row_fields})
+    if call.returns != "ids" or strays or not call.row_fields:
+        raise UsageError(f"{where}: [enqueue] row = {call.row!r} takes row_fields (its attributes, in order), "
+                         f"fields and constants among them{f' (not {strays})' if strays else ''}, and "
+                         'returns = "ids"')
+

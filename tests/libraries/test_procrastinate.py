@@ -1,7 +1,8 @@
 """procrastinate (3.10), the real library on the test PostgreSQL server: its own schema, jobs deferred through its
 API, its own worker. queuetop finds its table without being told, and what it shows per task equals the table read
 directly and procrastinate's own count (`JobManager.list_tasks`); a burst that arrives and finishes between two polls
-is counted whole; every write is refused before any SQL is sent, the table unchanged."""
+is counted whole; jobs enqueued by queuetop go through procrastinate's own defer function and its worker runs them;
+every other write is refused before any SQL is sent, the table unchanged."""
 
 from __future__ import annotations
 
@@ -147,7 +148,6 @@ def test_a_session_in_another_time_zone_shows_the_same_figures_at_the_same_utc_t
 
 
 @pytest.mark.parametrize(("command", "section"), [
-    (("enqueue", "--type", "fast", "-n", "1"), "[enqueue]"),
     (("release",), "[release]"),
     (("dead", "retry", "--yes"), "[dead_retry]"),
     (("dead", "delete", "--yes"), "[dead_retry]"),
@@ -190,3 +190,42 @@ def test_a_job_in_a_status_the_preset_does_not_name_is_shown_in_no_state_never_d
     assert rows == {"orphan": (1, 1), "hold": (0, 1)}
     text = queuetop_cli("stats", "--table", table, "--layout", "procrastinate").stdout
     assert "NO STATE" in text.splitlines()[1] and "2 rows in none of layout procrastinate's states" in text
+
+
+def test_enqueue_goes_through_procrastinates_defer_and_its_own_worker_runs_the_jobs(
+        procrastinate: LibraryApp) -> None:  # fmt: skip
+    """The one write the preset declares: `queuetop enqueue` calls procrastinate_defer_jobs_v1 as procrastinate's
+    own defer does (queue "default", the task's arguments from --info, priority, --delay as scheduled_at); its
+    worker then runs them. A payload that is not JSON, and the writes the preset does not declare, are refused
+    before any SQL is sent."""
+    procrastinate.run("defer", "orphan=1")
+    table = f"{procrastinate.schema}.procrastinate_jobs"
+
+    def rows() -> list[tuple]:
+        with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+            return [tuple(r) for r in db.fetchall(
+                f"SELECT id, queue_name, task_name, args::text, priority, status::text, "
+                f"(scheduled_at IS NOT NULL AND scheduled_at > now() + interval '5 minutes')::int FROM {table} "
+                f"ORDER BY id")]  # fmt: skip
+
+    before = rows()
+    fast = queuetop_cli("enqueue", "--type", "fast", "-n", "2", "--table", table)
+    echo = queuetop_cli("enqueue", "--type", "echo", "--info", '{"from": "queuetop"}', "--priority", "4",
+                        "--table", table)  # fmt: skip
+    later = queuetop_cli("enqueue", "--type", "fast", "--delay", "3600", "--table", table)
+    for done in (fast, echo, later):
+        assert done.returncode == 0 and "enqueued" in done.stdout, done.stdout + done.stderr
+    made = rows()[len(before):]
+    assert [r[1:] for r in made] == [("default", "fast", "{}", 0, "todo", 0)] * 2 + [
+        ("default", "echo", '{"from": "queuetop"}', 4, "todo", 0), ("default", "fast", "{}", 0, "todo", 1)]
+    for command, phrase in ((("enqueue", "--type", "echo", "--info", "not json"), "--info must be JSON"),
+                            (("release",), "declares no [release] section"),
+                            (("dead", "retry", "--yes"), "declares no [dead_retry] section")):  # fmt: skip
+        refused = queuetop_cli(*command, "--table", table)
+        assert refused.returncode == 2 and phrase in refused.stderr and "Traceback" not in refused.stderr, \
+            refused.stderr
+    assert rows() == before + made  # nothing written by the refusals
+    with procrastinate.worker():
+        wait_for(lambda: [r[5] for r in rows()[len(before):]] == ["succeeded"] * 3 + ["todo"],
+                 "procrastinate's worker to run the three jobs due now")
+

@@ -186,15 +186,28 @@ class ActSQL(StatementsBase):
         call = self.layout.enqueue_call
         assert call is not None
 
+        def value(name: str) -> str:
+            if name.startswith("constant:"):
+                return "CAST(? AS text)"
+            return self.dialect.shifted_now_sql(self.layout.clock) if name == "available" and delayed else \
+                f"CAST(? AS {call.args[name][1]})"
+
+        # A library's functions may name its tables unqualified (procrastinate's do): called with the layout's
+        # schema as the search path for this one statement, as the library's own connection has it; its
+        # parameter is the last (`ShapeQueue`).
+        path = " FROM (SELECT set_config('search_path', ?, true)) AS qt_path" if self.layout.schema else ""
+
         def build(binds: list) -> str:
-            named = []
-            for name in fields:
-                argument, sql_type = call.args[name]
-                value = self.dialect.shifted_now_sql(self.layout.clock) if name == "available" and delayed else \
-                    f"CAST(? AS {sql_type})"
-                named.append(f"{self.dialect.quote(argument)} => {value}")
             function = self.dialect.qualify(self.layout.schema, call.function)
-            return f"SELECT ({function}({', '.join(named)})).{self.dialect.quote(call.returns)}"
+            if call.row is not None:  # one row of the composite type: each attribute a parameter or NULL
+                given = {call.args[name][0]: name for name in fields}
+                values = [value(given.get(attribute, f"constant:{attribute}"))
+                          if attribute in given or attribute in call.constants else "NULL"
+                          for attribute in call.row_fields]  # fmt: skip
+                row = self.dialect.qualify(self.layout.schema, call.row)
+                return f"SELECT unnest({function}(ARRAY[ROW({', '.join(values)})::{row}])){path}"
+            named = [f"{self.dialect.quote(call.args[name][0])} => {value(name)}" for name in fields]
+            return f"SELECT ({function}({', '.join(named)})).{self.dialect.quote(call.returns)}{path}"
 
         return self._render(f"enqueue_call:{','.join(fields)}:{delayed}", build)[0]
 

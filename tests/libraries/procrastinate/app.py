@@ -51,6 +51,11 @@ def doomed() -> None:
     raise RuntimeError("doomed fails for good")
 
 
+@app.task(name="echo", queue="default")
+def echo(**kwargs: object) -> None:  # takes the arguments `queuetop enqueue --info` gives it
+    pass
+
+
 @app.task(name="orphan", queue="nobody")
 def orphan() -> None:
     pass
