@@ -337,7 +337,9 @@ class CountSQL(StatementsBase):
                 binds.append(lambda v: v["__width"])
             job_type = self.col("type") if layout.has("type") else "NULL"
             group = f" GROUP BY {dialect.state_group(job_type)}" if layout.has("type") else ""
-            return (f"SELECT {job_type}, COUNT(*) FROM ({read}) AS qt_window "
+            # named as the queue table, so a joined column's subquery, which names the row in scope by the table's
+            # name, finds it in the window
+            return (f"SELECT {job_type}, COUNT(*) FROM ({read}) AS {self.dialect.quote(layout.queue_table)} "
                     f"WHERE {self._pending_where(binds)}{group}")
 
         return self._bound(f"pending_sample:{len(windows)}", build, values)
