@@ -74,6 +74,23 @@ def queuetop_cli(*args: str) -> subprocess.CompletedProcess:
                           text=True, env=env, timeout=60)  # fmt: skip
 
 
+def read_rows(sql: str) -> list[tuple]:
+    """A test's own read of a library's tables, on a connection of its own."""
+    with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        return [tuple(row) for row in db.fetchall(sql)]
+
+
+def assert_refused(table: str, enqueued_type: str) -> None:
+    """What a library preset that declares only enqueue refuses before any SQL is sent, in one line, exit 2: a
+    payload that is not JSON, a release, a retry of its dead jobs."""
+    for command, phrase in ((("enqueue", "--type", enqueued_type, "--info", "not json"), "--info must be JSON"),
+                            (("release",), "declares no [release] section"),
+                            (("dead", "retry", "--yes"), "declares no [dead_retry] section")):  # fmt: skip
+        refused = queuetop_cli(*command, "--table", table)
+        assert refused.returncode == 2 and phrase in refused.stderr and "Traceback" not in refused.stderr, \
+            refused.stderr
+
+
 def wait_for(condition: Callable[[], Any], what: str, timeout_s: float = 30.0) -> Any:
     """Poll `condition` until it is truthy; its value. Fails naming `what` past the timeout."""
     deadline = time.monotonic() + timeout_s

@@ -15,7 +15,16 @@ from queuetop.layouts.detect import detect
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, burst_between_polls, detected, made_by, queuetop_cli, wait_for
+from tests.libraries import (
+    LibraryApp,
+    assert_refused,
+    burst_between_polls,
+    detected,
+    made_by,
+    queuetop_cli,
+    read_rows,
+    wait_for,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -94,11 +103,9 @@ def test_enqueue_goes_through_add_job_and_graphile_workers_own_worker_runs_the_j
     jobs = f"{graphile.schema}.jobs"
 
     def rows() -> list[tuple]:
-        with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
-            return [tuple(r) for r in db.fetchall(
-                f"SELECT j.id, j.task_identifier, p.payload::text, j.priority, "
-                f"(j.run_at > now() + interval '5 minutes')::int FROM {jobs} j "
-                f"JOIN {graphile.schema}._private_jobs p ON p.id = j.id ORDER BY j.id")]  # fmt: skip
+        return read_rows(f"SELECT j.id, j.task_identifier, p.payload::text, j.priority, (j.run_at > now() + "
+                         f"interval '5 minutes')::int FROM {jobs} j JOIN {graphile.schema}._private_jobs p "
+                         f"ON p.id = j.id ORDER BY j.id")
 
     before = rows()
     added = queuetop_cli("enqueue", "--type", "fast", "-n", "3", "--info", '{"from": "queuetop"}', "--priority", "4",
@@ -111,12 +118,7 @@ def test_enqueue_goes_through_add_job_and_graphile_workers_own_worker_runs_the_j
     assert [r[1:] for r in made] == [("fast", '{"from": "queuetop"}', 4, 0)] * 3 + [
         ("fast", '{"test": "queuetop test job"}', 0, 1)]  # fmt: skip
     assert ", ".join(str(i) for i in ids[:3]) in added.stdout or f"{ids[0]}..{ids[2]}" in added.stdout, added.stdout
-    for command, phrase in ((("enqueue", "--type", "fast", "--info", "not json"), "--info must be JSON"),
-                            (("release",), "declares no [release] section"),
-                            (("dead", "retry", "--yes"), "declares no [dead_retry] section")):  # fmt: skip
-        refused = queuetop_cli(*command, "--table", jobs)
-        assert refused.returncode == 2 and phrase in refused.stderr and "Traceback" not in refused.stderr, \
-            refused.stderr
+    assert_refused(jobs, "fast")
     assert rows() == before + made  # nothing written by the refusals
     with graphile.worker():
         wait_for(lambda: [r[0] for r in rows()] == [before[0][0], ids[3]], "graphile-worker to run the three jobs")
