@@ -25,14 +25,19 @@ from queuetop.tui.threads import HandlesThreadResults, in_thread
 REREAD_S = 2.0  # the job view reads its job again this often
 
 
-def job_text(job_id: Any, view: JobView | None) -> Text:
-    """The job as the screen shows it: a title line, then each column and its value."""
+def job_text(job_id: Any, view: JobView | None, retried: bool = False) -> Text:
+    """The job as the screen shows it: a title line, then each column and its value; `retried` from this view."""
     text = Text()
+    if view is None and retried:  # the shape makes a retried dead job again (native: its type, payload, created)
+        text.append(f"job {job_id}: retried, as a new job", style="bold")
+        text.append("\n\nThis shape puts a dead job back into its queue table as a new row, with a new id: it is "
+                    "among the pending jobs of its type (Esc: back to the lists).", style="dim")  # fmt: skip
+        return text
     if view is None:
         text.append(f"job {job_id}: not found", style="bold")
         text.append("\n\nIt finished and was deleted (a shape that keeps no finished jobs), was retried as a new job "
                     "(a dead job put back into the queue table gets a new id there), or moved while it was read: "
-                    "press r to look again.", style="dim")  # fmt: skip
+                    "ctrl+r looks again.", style="dim")  # fmt: skip
         return text
     text.append(f"job {job_id}", style="bold")
     text.append(f"  {view.state}", style="bold cyan")
@@ -78,6 +83,7 @@ class JobScreen(HandlesThreadResults, Screen):
         self.view: JobView | None = None
         self.loaded = False
         self._reading = False
+        self._retried = False  # retried from this view: a shape that makes it again gives it a new id
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -107,7 +113,7 @@ class JobScreen(HandlesThreadResults, Screen):
     def _read(self, view: JobView | None) -> None:
         self._reading = False
         self.view, self.loaded = view, True
-        self.query_one("#job", Static).update(job_text(self.job_id, view))
+        self.query_one("#job", Static).update(job_text(self.job_id, view, self._retried))
         self.refresh_bindings()  # d and a follow the job's state
 
     def action_copy(self, what: str) -> None:
@@ -148,8 +154,13 @@ class JobScreen(HandlesThreadResults, Screen):
             return
         actions, job_id = cast("Dashboard", self.app).session.actions, self.job_id
         done = "back to pending" if choice.action == "retry" else "deleted"
-        in_thread(self, lambda: actions.dead_job(choice.action, job_id),
-                  lambda changed: self._done(changed, done), self._failed_action, group="job-action")
+
+        def changed(count: int) -> None:
+            self._retried = bool(count) and choice.action == "retry"
+            self._done(count, done)
+
+        in_thread(self, lambda: actions.dead_job(choice.action, job_id), changed, self._failed_action,
+                  group="job-action")
 
     def action_available(self) -> None:
         from queuetop.tui.modals import CountConfirmModal

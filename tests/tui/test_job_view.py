@@ -63,6 +63,8 @@ async def test_a_dead_job_is_retried_from_its_view_and_one_that_moved_on_is_left
         await wait_for(pilot, lambda: isinstance(app.screen, DeadModal) and app.screen.found == 1, "the count")
         await pilot.click("#retry")
         await wait_for(pilot, lambda: any(note == f"Job {job_id} back to pending." for note in app.notes), "done")
+        await wait_for(pilot, lambda: f"job {job_id}: retried, as a new job" in str(
+            app.screen.query_one("#job").render()), "the view saying where the job went")  # native: a new id
         with sqlite_backend.open() as db:
             (again,) = Queue(db, sqlite_backend.layout).claim("w", ["email"], lease=30)
             assert again.info == PAYLOAD  # the same job, its payload kept
