@@ -74,8 +74,7 @@ class TrackedDepth:
         """The shape poll's `heads`: the types as the database gives them, the cap, and which are counted."""
         return self._raw(heads), DEPTH_EXACT_UP_TO + 1, self._counted(heads)
 
-    def _seed(self, estimates: dict[str, int], counts: dict[str, dict[str, tuple[int, datetime | None]]],
-              read: list[str]) -> None:
+    def _seed(self, estimates: dict[str, int], counts: Counts, read: list[str]) -> None:
         """The first look's tracked figures: per type, its pending jobs as estimated and its jobs in the other
         states as counted; a type seen arriving in the look-back but not in the sample has its heads read too."""
         self._live = dict(estimates)
@@ -106,7 +105,7 @@ class TrackedDepth:
             return [None]
         return [self._raw_types.get(name, name) for name in names]
 
-    def _pending_from_heads(self, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]],
+    def _pending_from_heads(self, now: datetime, counts: Counts,
                             read: list[str], heads: list[tuple[Any, ...]], asked: list[str],
                             low: int | None) -> list[int]:  # fmt: skip
         """Depth and oldest per type at a cost bounded by the number of types: counted up to DEPTH_EXACT_UP_TO,
