@@ -17,7 +17,7 @@ from queuetop.db.diagnostics import AccessKind
 from queuetop.db.diagnostics import mssql as m
 from queuetop.db.dialects import MSSQLDialect
 from queuetop.layouts import load_layout, preset_names, with_tables
-from queuetop.serve.doctor import SEED_ADVICE, Doctor
+from queuetop.serve.doctor import Doctor
 
 LINTER = Linter(config=FluffConfig(overrides={"dialect": "tsql"}))
 
@@ -59,7 +59,7 @@ def printed_fixes() -> dict[str, str]:
         layout = load_layout(name)
         layout = with_tables(layout, "dbo.work_items") if layout.table_required else layout
         doctor = Doctor(SimpleNamespace(dialect=MSSQLDialect()), layout)  # type: ignore[arg-type]
-        for advice in SEED_ADVICE.get(layout.seed or "", ()):
+        for advice in layout.advice:  # every preset's [[advice]], libraries' among them
             fixes[f"{name}: {advice.name}"] = doctor.advice_sql(advice)
         retention = doctor.retention_fix()
         if retention is not None:

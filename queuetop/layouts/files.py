@@ -26,6 +26,7 @@ from queuetop.layouts.model import (
     Claim,
     Completions,
     EnqueueCall,
+    IndexAdvice,
     Joined,
     Layout,
     Release,
@@ -212,6 +213,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         joined=joined,
         description=data.get("description", ""),
         seed=data.get("seed"),
+        advice=tuple(_advice(spec, where) for spec in data.get("advice", ())),
         clock=data.get("clock", "utc"),
         made_by_init=bool(data.get("made_by_init", False)),
         library=data.get("library", {}).get("name"),
@@ -258,6 +260,17 @@ def _joined(spec: Mapping[str, Any], where: str) -> dict[str, Joined]:
                              '"claimed_by"}: the column of the row whose key equals the queue row\'s claimed_by')
         joined[name] = Joined(**{key: str(value) for key, value in fields.items()})
     return joined
+
+
+def _advice(spec: Mapping[str, Any], where: str) -> IndexAdvice:
+    """One `[[advice]]` entry; its condition parsed now, so a mistake is the layout's, not doctor's."""
+    if spec["table"] not in ("queue", "completed"):
+        raise UsageError(f"{where}: [[advice]] {spec['name']}: table is queue or completed, not {spec['table']!r}")
+    condition = spec.get("where")
+    if condition is not None:
+        parse_predicate(condition, f"{where}: [[advice]] {spec['name']}")
+    return IndexAdvice(table=spec["table"], name=str(spec["name"]), keys=tuple(spec["keys"]),
+                       where=condition, serves=tuple(spec.get("serves", ())))
 
 
 def _enqueue_call(data: Mapping[str, Any], where: str) -> EnqueueCall:

@@ -203,6 +203,20 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class IndexAdvice:
+    """`[[advice]]`: an index the shape's own tables lack for the monitor's reads, which `doctor` prints where a
+    read it names scans (bench/README measured each): on `table` ("queue" or "completed"), named `name` ({queue}
+    and {completed} stand for the tables' names), keyed by roles, filtered by a condition in the layouts'
+    language (literal values only), serving the doctor's probes `serves` names."""
+
+    table: str
+    name: str
+    keys: tuple[str, ...]
+    where: str | None
+    serves: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Layout:
     """Where a queue lives, which column plays which role, and what state a row is in."""
 
@@ -219,6 +233,7 @@ class Layout:
     joined: Mapping[str, Joined] = field(default_factory=dict)  # names read from another table by key
     description: str = ""
     seed: str | None = None
+    advice: tuple[IndexAdvice, ...] = ()  # the indexes its own tables lack for the monitor's reads (doctor)
     clock: str = "utc"
     made_by_init: bool = False  # its tables are the ones `queuetop init` makes (native): init and doctor know them
     # The job library whose tables these are (procrastinate), and the versions the preset was checked against:
@@ -282,6 +297,12 @@ class Layout:
             check_identifier(column, f"{where}: column for {role}")
         if self.enqueue_call is not None:
             _check_call(self.enqueue_call, where)
+        for advice in self.advice:
+            check_identifier(advice.name.format(queue=self.queue_table, completed=self.completed_table or ""),
+                             f"{where}: [[advice]] name")  # fmt: skip
+            missing = [role for role in advice.keys if role not in self.columns]
+            if missing:
+                raise UsageError(f"{where}: [[advice]] {advice.name}: {', '.join(missing)}: no such role here")
         for name, joined in self.joined.items():
             check_identifier(name, f"{where}: the name of a joined column")
             if name in QUEUE_ROLES + COMPLETED_ROLES or name in self.columns or name.lower() in KEYWORDS \

@@ -34,6 +34,7 @@ from queuetop.db.diagnostics.mssql import MSSQLDiagnostics
 from queuetop.db.diagnostics.sqlite import SQLiteDiagnostics
 from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import STATES, Layout
+from queuetop.layouts.model import IndexAdvice
 from queuetop.layouts.predicate import Bool, parse_predicate, roles_of
 from queuetop.layouts.schema import missing_columns
 from queuetop.layouts.sql import Statements
@@ -136,39 +137,6 @@ def shape_probes(db: Database, layout: Layout, settings: dict[str, Any] | None =
 
 DEQUEUE_PROBE = "dequeue: the seed's own claim"
 EVERY_POLL_PROBE = "poll: every poll (states, pending heads, arrivals, completions)"
-
-
-# -- the indexes that fix a scan, per seed (bench/README.md measured each) ---------------------------------
-@dataclass(frozen=True)
-class Advice:
-    table: str  # "queue" | "completed"
-    name: str  # {queue} / {completed} stand for the table's name
-    keys: tuple[str, ...]  # roles
-    where: str | None  # a condition in the layouts' language
-    serves: tuple[str, ...]  # the probe names it serves
-
-
-SEED_ADVICE: dict[str, tuple[Advice, ...]] = {
-    # bench/README's (JobType, CreatedDate); the id too, so the drill-down's oldest-first order needs no sort
-    "000": (Advice("queue", "IX_{queue}_PendingAge", ("type", "created", "id"), "claimed_at is null",
-                   ("poll: states (full pass)", "poll: states (live end, every poll)", "drill-down: pending rows")),
-            Advice("queue", "IX_{queue}_Retrieved", ("claimed_at",), None, ("poll: completions past the watermark",))),
-    "001": (Advice("completed", "IX_{completed}_Completed", ("c_completed",), None,
-                   ("poll: completions past the watermark",)),
-            Advice("completed", "IX_{completed}_InFlight", ("c_claimed_at",), "c_completed is null",
-                   ("poll: states (full pass)",)),
-            Advice("completed", "IX_{completed}_Inserted", ("c_created",), None,
-                   ("poll: arrivals past the watermark",)),
-            Advice("queue", "IX_{queue}_Inserted", ("created", "id"), None, ("drill-down: pending rows",))),
-    "002": (Advice("queue", "IX_{queue}_processed", ("finished", "id"), None,
-                   ("poll: states (full pass)", "poll: states (live end, every poll)", "drill-down: pending rows",
-                    DEQUEUE_PROBE)),),
-    "003": (Advice("queue", "IX_{queue}_PROCESSED", ("finished", "id"), None,
-                   ("poll: states (full pass)", "poll: states (live end, every poll)", "drill-down: pending rows",
-                    DEQUEUE_PROBE)),),
-    "004": (Advice("queue", "IX_{queue}_LastAttemptEnd", ("finished",), None,
-                   ("poll: completions past the watermark",)),),
-}  # fmt: skip
 
 
 class Doctor:
@@ -329,10 +297,10 @@ class Doctor:
             if wanted:
                 return "\n".join(wanted)
             return f"-- the indexes are there: refresh the statistics\n{self._analyze_sql()}" if statistics else None
-        advice = [a for a in SEED_ADVICE.get(self.layout.seed or "", ()) if probe.name in a.serves]
+        advice = [a for a in self.layout.advice if probe.name in a.serves]  # the preset's [[advice]]
         return "\n".join(self.advice_sql(a) for a in advice) or None
 
-    def advice_sql(self, advice: Advice) -> str:
+    def advice_sql(self, advice: IndexAdvice) -> str:
         layout, where = self.layout, None
         table = layout.queue_table if advice.table == "queue" else layout.completed_table
         assert table is not None
