@@ -150,29 +150,51 @@ def measure(app: LibraryApp, library: str, polls: int) -> tuple[float, list[floa
     return first_poll, ours, theirs
 
 
+def add_advised_indexes(app: LibraryApp, library: str) -> int:
+    """The indexes `doctor` advises for the library's tables (its preset's [[advice]]), made; how many."""
+    from types import SimpleNamespace
+
+    from queuetop.serve.doctor import Doctor
+
+    layout = with_tables(load_layout(library), f"{app.schema}.{load_layout(library).queue_table}")
+    with Database.open(parse_target(PG_TARGET_TEXT), purpose="bulk") as db:
+        doctor = Doctor(SimpleNamespace(dialect=db.dialect), layout)  # type: ignore[arg-type]
+        for advice in layout.advice:
+            db.execute(doctor.advice_sql(advice).rstrip(";"))
+        db.execute(f"ANALYZE {app.schema}.{layout.queue_table}")
+    return len(layout.advice)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--library", action="append", choices=LIBRARIES)
     parser.add_argument("--sizes", default="1e4,1e6")
     parser.add_argument("--polls", type=int, default=15)
+    parser.add_argument("--advised", action="store_true",
+                        help="measure each size again with the indexes doctor advises (the preset's [[advice]])")
     args = parser.parse_args()
     rows = []
     for library in args.library or LIBRARIES:
         first: float | None = None
         for size_name in args.sizes.split(","):
             app, built_s = build(library, SIZES[size_name])
+            runs = []
             try:
-                first_poll, ours, theirs = measure(app, library, args.polls)
+                runs.append(("its own", *measure(app, library, args.polls)))
+                if args.advised and add_advised_indexes(app, library):
+                    runs.append(("+ doctor's", *measure(app, library, args.polls)))
             finally:
                 with Database.open(parse_target(PG_TARGET_TEXT), purpose="bulk") as db:
                     db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
-            p50, p95 = p50_p95(ours)
-            own = statistics.median(theirs)
-            first = first if first is not None else p50
-            rows.append([library, size_name, f"{built_s:.0f} s", ms(first_poll), ms(p50), ms(p95), ratio(p50, first),
-                         ms(own), ratio(p50, own)])  # fmt: skip
-    print_table(["library", "jobs", "build", "first poll", "poll p50", "poll p95", "vs smallest", "its own count p50",
-                 "poll / own"], rows, title=f"library presets, warm poll ({load_average()})")  # fmt: skip
+            for indexes, first_poll, ours, theirs in runs:
+                p50, p95 = p50_p95(ours)
+                own = statistics.median(theirs)
+                first = first if first is not None else p50
+                rows.append([library, size_name, indexes, f"{built_s:.0f} s", ms(first_poll), ms(p50), ms(p95),
+                             ratio(p50, first), ms(own), ratio(p50, own)])  # fmt: skip
+    print_table(["library", "jobs", "indexes", "build", "first poll", "poll p50", "poll p95", "vs smallest",
+                 "its own count p50", "poll / own"], rows,
+                title=f"library presets, warm poll ({load_average()})")  # fmt: skip
 
 
 if __name__ == "__main__":
