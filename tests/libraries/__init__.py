@@ -80,6 +80,23 @@ def read_rows(sql: str) -> list[tuple]:
         return [tuple(row) for row in db.fetchall(sql)]
 
 
+def assert_advice_fixes_the_scans(target: str, schema: str | None, checks: set[str]) -> None:
+    """doctor, on the library's tables found in `schema`, warns of the reads `checks` names and prints the index
+    each needs (the preset's [[advice]]); made, each of those reads is an index read."""
+    from queuetop.serve.doctor import Status, run_doctor
+
+    with Database.open(parse_target(target), purpose="monitor") as db:
+        (found,) = [c for c in detect(db) if c.table.schema == schema]  # other tests' schemas hold theirs too
+        before = run_doctor(db, found.layout, sample_s=0, idle_holder_s=0)
+        fixed = {f.check: f.fix for f in before.findings if f.check.startswith("plan:") and f.fix}
+        assert set(fixed) == checks
+        for statement in dict.fromkeys(line for fix in fixed.values() for line in fix.splitlines()):
+            db.execute(statement.rstrip(";"))
+        after = {f.check: f for f in run_doctor(db, found.layout, sample_s=0, idle_holder_s=0).findings}
+    still = {check: after[check].summary for check in fixed if after[check].status is not Status.OK}
+    assert not still, still
+
+
 def assert_refused(table: str, enqueued_type: str) -> None:
     """What a library preset that declares only enqueue refuses before any SQL is sent, in one line, exit 2: a
     payload that is not JSON, a release, a retry of its dead jobs."""

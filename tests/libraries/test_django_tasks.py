@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from queuetop.db import Database, parse_target
-from queuetop.layouts.detect import detect
 from queuetop.watch.snapshot import Snapshot
-from tests.libraries import Placed, placed, wait_for
+from tests.libraries import Placed, assert_advice_fixes_the_scans, placed, wait_for
 
 TABLE = "django_tasks_database_dbtaskresult"
 PRESET = "django_tasks"
@@ -85,16 +84,7 @@ def test_doctor_names_the_indexes_django_tasks_db_lacks_and_with_them_no_poll_re
     """django-tasks-db indexes only its READY rows: doctor says which of the poll's reads scan the table and prints
     the index each needs (the preset's [[advice]]); made, those reads are index reads (bench: a poll at 10^6 rows
     860 -> 11 ms)."""
-    from queuetop.serve.doctor import Status, run_doctor
-
     django.app.run("defer", "fast=2", "later=1")
-    with Database.open(parse_target(django.target), purpose="monitor") as db:
-        (found,) = [c for c in detect(db) if c.table.schema == django.schema]
-        before = run_doctor(db, found.layout, sample_s=0, idle_holder_s=0)
-        fixed = {f.check: f.fix for f in before.findings if f.check.startswith("plan:") and f.fix}
-        assert set(fixed) == {"plan: poll: states (full pass)", "plan: poll: arrivals past the watermark",
-                              "plan: poll: completions past the watermark", "plan: drill-down: pending rows"}
-        for statement in dict.fromkeys(line for fix in fixed.values() for line in fix.splitlines()):
-            db.execute(statement.rstrip(";"))
-        after = {f.check: f.status for f in run_doctor(db, found.layout, sample_s=0, idle_holder_s=0).findings}
-    assert {check: after[check] for check in fixed} == dict.fromkeys(fixed, Status.OK)
+    assert_advice_fixes_the_scans(django.target, django.schema, {
+        "plan: poll: states (full pass)", "plan: poll: arrivals past the watermark",
+        "plan: poll: completions past the watermark", "plan: drill-down: pending rows"})

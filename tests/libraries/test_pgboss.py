@@ -16,7 +16,7 @@ from queuetop.db import Database, parse_target
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, detected, made_by, wait_for
+from tests.libraries import LibraryApp, assert_advice_fixes_the_scans, detected, made_by, wait_for
 
 pytestmark = pytest.mark.postgres
 
@@ -88,3 +88,13 @@ def test_the_doctor_prints_no_delete_for_a_librarys_table(pgboss: LibraryApp) ->
                            f"{pgboss.schema}.job"], capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
     assert "ok    retention: job: pg-boss keeps and removes its own rows" in done.stdout, done.stdout + done.stderr
     assert "DELETE" not in done.stdout
+
+
+def test_doctor_names_the_indexes_pgboss_lacks_and_with_them_no_poll_read_scans(pgboss: LibraryApp) -> None:
+    """pg-boss indexes a queue's waiting jobs by start_after and its keys: doctor says which of the poll's reads
+    scan its partitions and prints the index each needs (the preset's [[advice]], made on every partition); made,
+    those reads are index reads (bench: a poll at 10^6 jobs 394 -> 14 ms)."""
+    assert_advice_fixes_the_scans(PG_TARGET, pgboss.schema, {
+        "plan: poll: states (full pass)", "plan: poll: arrivals past the watermark",
+        "plan: poll: completions past the watermark"})
+

@@ -75,9 +75,11 @@ class PostgresDiagnostics(Diagnostics):
         return Plan(tuple(accesses), sorts, json.dumps(document, indent=1))
 
     def partial_indexes(self, db: Database, schema: str | None, table: str) -> set[str]:
+        # a partitioned table's too: a plan reads its partitions' indexes (pg-boss keeps a partition per queue)
         rows = db.fetchall(TAG + "SELECT c.relname FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid "
-                                 "WHERE i.indrelid = to_regclass(?) AND i.indpred IS NOT NULL",
-                           (self.dialect.qualify(schema, table),))  # fmt: skip
+                                 "WHERE i.indpred IS NOT NULL AND (i.indrelid = to_regclass(?) OR i.indrelid IN "
+                                 "(SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass(?)))",
+                           (self.dialect.qualify(schema, table),) * 2)  # fmt: skip
         return {row[0] for row in rows}
 
     def table_size(self, db: Database, schema: str | None, table: str) -> TableSize:
