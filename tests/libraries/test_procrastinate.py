@@ -20,7 +20,16 @@ from queuetop.layouts.detect import detect
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, assert_refused, detected, made_by, queuetop_cli, read_rows, wait_for
+from tests.libraries import (
+    LibraryApp,
+    assert_advice_fixes_the_scans,
+    assert_refused,
+    detected,
+    made_by,
+    queuetop_cli,
+    read_rows,
+    wait_for,
+)
 from tests.seedshapes import PG_TZ, PG_TZ_TARGET
 
 pytestmark = pytest.mark.postgres
@@ -220,4 +229,14 @@ def test_enqueue_goes_through_procrastinates_defer_and_its_own_worker_runs_the_j
     with procrastinate.worker():
         wait_for(lambda: [r[5] for r in rows()[len(before):]] == ["succeeded"] * 3 + ["todo"],
                  "procrastinate's worker to run the three jobs due now")
+
+
+def test_doctor_names_the_indexes_procrastinate_lacks_and_with_them_no_poll_read_scans(
+        procrastinate: LibraryApp) -> None:  # fmt: skip
+    """procrastinate indexes its todo jobs by priority: doctor says which reads scan and prints the indexes the
+    preset advises (a task's todo jobs by id, the scheduled ones, the statuses, the ended ones by id); made, those
+    reads are index reads (bench: a poll at 10^6 jobs 64 -> 22 ms)."""
+    procrastinate.run("defer", "fast=2", "later=1")
+    assert_advice_fixes_the_scans(PG_TARGET, procrastinate.schema, {
+        "plan: poll: states (full pass)", "plan: drill-down: pending rows"})
 
