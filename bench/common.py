@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +38,15 @@ def pg_target() -> Target:
 def sqlite_target(name: str) -> Target:
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     return parse_target(f"sqlite:{BENCH_DIR / name}")
+
+
+def pg_database(name: str) -> str:
+    """The connection string of a database of the benchmark's own on the bench server, created if missing (a
+    database, not a schema, where the command line must find the native schema in its default place)."""
+    with Database.open(pg_target()) as admin:
+        if not admin.fetchall("SELECT 1 FROM pg_database WHERE datname = ?", (name,)):
+            admin.execute(f"CREATE DATABASE {admin.dialect.quote(name)}")
+    return re.sub(r"(?i)DATABASE=[^;]*", f"DATABASE={name}", PG_TARGET_TEXT)
 
 
 def bench_layout(schema: str) -> Layout:

@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import BENCH_DIR, PG_TARGET_TEXT, load_average, ms, print_table, ratio
+from common import BENCH_DIR, load_average, ms, pg_database, print_table, ratio
 
 from queuetop.db import Database, parse_target
 from queuetop.layouts import NATIVE
@@ -35,22 +35,13 @@ TYPES = 20
 QUEUETOP = str(Path(sys.executable).with_name("queuetop"))
 
 
-def targets(db_kind: str, size: int) -> str:
-    if db_kind == "sqlite":
-        return str(BENCH_DIR / f"first_look_{size}.db")
-    return PG_TARGET_TEXT.replace("DATABASE=queuetop_test", f"DATABASE=queuetop_bench_first_{size}")
-
-
 def prepare(db_kind: str, size: int) -> str:
     """The target holding `size` pending jobs, built unless it already does."""
-    text = targets(db_kind, size)
     if db_kind == "postgresql":
-        with Database.open(parse_target(PG_TARGET_TEXT)) as admin:
-            name = f"queuetop_bench_first_{size}"
-            if not admin.fetchall("SELECT 1 FROM pg_database WHERE datname = ?", (name,)):
-                admin.execute(f"CREATE DATABASE {name}")
+        text = pg_database(f"queuetop_bench_first_{size}")
     else:
         BENCH_DIR.mkdir(parents=True, exist_ok=True)
+        text = str(BENCH_DIR / f"first_look_{size}.db")
     with Database.open(parse_target(text), create=True) as db:
         init_schema(db, NATIVE)
         queue = db.dialect.qualify(NATIVE.schema, "WorkQueue")

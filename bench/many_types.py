@@ -30,7 +30,7 @@ if ARGS.tree:  # before `common` imports queuetop: the editable install's finder
     sys.path.insert(0, ARGS.tree)
     import queuetop
 
-from common import BENCH_DIR, PG_TARGET_TEXT, load_average, ms, print_table, ratio  # noqa: E402
+from common import BENCH_DIR, load_average, ms, pg_database, print_table, ratio  # noqa: E402
 
 import queuetop  # noqa: E402
 from queuetop.db import Database, parse_target  # noqa: E402
@@ -45,11 +45,7 @@ def prepare(db_kind: str, types: int) -> str:
         BENCH_DIR.mkdir(parents=True, exist_ok=True)
         text = str(BENCH_DIR / f"many_types_{types}.db")
     else:
-        name = f"queuetop_bench_types_{types}"
-        with Database.open(parse_target(PG_TARGET_TEXT)) as admin:
-            if not admin.fetchall("SELECT 1 FROM pg_database WHERE datname = ?", (name,)):
-                admin.execute(f"CREATE DATABASE {name}")
-        text = PG_TARGET_TEXT.replace("DATABASE=queuetop_test", f"DATABASE={name}")
+        text = pg_database(f"queuetop_bench_types_{types}")
     with Database.open(parse_target(text), create=True) as db:
         init_schema(db, NATIVE)
         queue = db.dialect.qualify(NATIVE.schema, "WorkQueue")

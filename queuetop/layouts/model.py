@@ -123,14 +123,19 @@ class EnqueueCall:
     row_fields: tuple[str, ...] = ()  # its attributes, in order
     constants: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # attribute → text value
 
+    def row_values(self, fields: Sequence[str]) -> list[str | None]:
+        """With `row`, what fills each attribute, in the row's order: the enqueue field given for it, else its
+        constant (as `constant:NAME`), else None (NULL)."""
+        given = {self.args[name][0]: name for name in fields}
+        return [given.get(attribute) or (f"constant:{attribute}" if attribute in self.constants else None)
+                for attribute in self.row_fields]
+
     def bind_order(self, fields: Sequence[str]) -> list[str]:
         """The call's parameters in the order its SQL takes them (`Statements.enqueue_call`): the enqueue fields
         given, and with `row` each constant an attribute keeps (as `constant:NAME`), in the row's order."""
         if self.row is None:
             return list(fields)
-        given = {self.args[name][0]: name for name in fields}
-        return [given.get(attribute) or f"constant:{attribute}" for attribute in self.row_fields
-                if attribute in given or attribute in self.constants]
+        return [name for name in self.row_values(fields) if name is not None]
 
 
 @dataclass(frozen=True)

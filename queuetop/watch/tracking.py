@@ -77,10 +77,8 @@ class TrackedDepth:
     def _seed(self, estimates: dict[str, int], counts: Counts, read: list[str]) -> None:
         """The first look's tracked figures: per type, its pending jobs as estimated and its jobs in the other
         states as counted; a type seen arriving in the look-back but not in the sample has its heads read too."""
-        self._live = dict(estimates)
-        for name in read:
-            for job_type, (count, _) in counts[name].items():
-                self._live[job_type] = self._live.get(job_type, 0) + count
+        others = _jobs_in(counts, read)
+        self._live = {t: estimates.get(t, 0) + others.get(t, 0) for t in {*estimates, *others}}
         for job_type in self._history:
             self._live.setdefault(job_type, 1)
         self._counted_at_rest = set()
@@ -119,10 +117,7 @@ class TrackedDepth:
             heads = heads + self.reads.fetch(self.db, self.statements.shape_heads(
                 self._raw(new[start:start + HEADS_PER_STATEMENT]), DEPTH_EXACT_UP_TO + 1, low, self.settings))
         decode, lows, drifted = self.db.dialect.decode_time, [], False
-        others: dict[str, int] = {}
-        for name in read:
-            for job_type, (count, _) in counts[name].items():
-                others[job_type] = others.get(job_type, 0) + count
+        others = _jobs_in(counts, read)
         self._estimated = set()
         for _, job_type, oldest, _, count, low_read, *_ in heads:  # one row per type asked, even with none pending
             name, counted = self._type(job_type), count is not None
@@ -206,3 +201,11 @@ class TrackedDepth:
         self._moved_now.add(job_type)
         self._counted_at_rest.discard(job_type)
 
+
+def _jobs_in(counts: Counts, states: list[str]) -> dict[str, int]:
+    """Per type, its jobs in these states (as the poll counted them)."""
+    jobs: dict[str, int] = {}
+    for name in states:
+        for job_type, (count, _) in counts[name].items():
+            jobs[job_type] = jobs.get(job_type, 0) + count
+    return jobs

@@ -200,10 +200,7 @@ class ActSQL(StatementsBase):
         def build(binds: list) -> str:
             function = self.dialect.qualify(self.layout.schema, call.function)
             if call.row is not None:  # one row of the composite type: each attribute a parameter or NULL
-                given = {call.args[name][0]: name for name in fields}
-                values = [value(given.get(attribute, f"constant:{attribute}"))
-                          if attribute in given or attribute in call.constants else "NULL"
-                          for attribute in call.row_fields]  # fmt: skip
+                values = [value(name) if name is not None else "NULL" for name in call.row_values(fields)]
                 row = self.dialect.qualify(self.layout.schema, call.row)
                 return f"SELECT unnest({function}(ARRAY[ROW({', '.join(values)})::{row}])){path}"
             named = [f"{self.dialect.quote(call.args[name][0])} => {value(name)}" for name in fields]
