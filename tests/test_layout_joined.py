@@ -111,3 +111,61 @@ def test_the_cli_tells_a_live_worker_from_a_silent_one_and_a_vanished_one_on_a_r
         assert connection.execute("SELECT count(*) FROM workers").fetchone() == (2,)  # watching wrote nothing
     release = queuetop("release", "--db", str(path), "--layout", str(layout))
     assert_clean_failure(release, "declares no [release] section")
+
+
+LOG = """
+arrivals = "identity"
+completed_rows = "c_status in ('done', 'failed')"
+[tables]
+queue = "jobs"
+completed = "job_log"
+[queue_columns]
+id = "id bigint"
+type = "kind"
+status = "status"
+[completed_columns]
+id = "job_id bigint"
+type = "kind"
+completed = "logged_at"
+status = "step"
+[joined_columns]
+picked_at = {table = "job_log", column = "logged_at", key = "job_id", by = "c_id", when = {step = "picked"}}
+[states]
+pending = "status = 'queued'"
+[completions]
+at = "c_completed"
+processing = ["picked_at", "c_completed"]
+"""
+
+
+@pytest.mark.parametrize("dialect", [SQLiteDialect(), PostgresDialect(), MSSQLDialect()], ids=lambda d: d.name)
+def test_a_log_of_each_jobs_steps_is_read_as_the_lines_that_end_a_job(dialect):
+    """A completed table that logs every step (pgqueuer_log): arrivals by id and completions read the line that
+    ends each job, and a time of an earlier step is the same job's line of that step, by its id."""
+    layout = layout_from_toml("mine", LOG)
+    statements = Statements(dialect, layout)
+    q = dialect.quote
+    ended = f"{q('step')} IN ('done', 'failed')"
+    arrivals, params = statements.arrival_counts(10, 12)
+    log_arm = arrivals.split(" UNION ALL ")[1]
+    assert f"FROM {q('job_log')}" in log_arm and ended in log_arm and len(params) == arrivals.count("?")
+    sample, _ = statements.completion_sample(0, 1, 1.0, 100)
+    picked = (f"(SELECT MAX(qt_joined.{q('logged_at')}) FROM {q('job_log')} AS qt_joined{dialect.nolock} WHERE "
+              f"qt_joined.{q('job_id')} = {q('job_log')}.{q('job_id')} AND qt_joined.{q('step')} = 'picked')")
+    assert picked in sample and ended in sample
+    job, _ = statements.job_by_id("completed", ["c_id", "c_completed"], 7)
+    assert ended in job
+    if dialect.name == "mssql":
+        for sql, binds in (statements.arrival_counts(10, 12), statements.completion_sample(0, 1, 1.0, 100)):
+            assert_tsql(sql, binds)
+
+
+@pytest.mark.parametrize("change, complaint", [
+    ('when = {step = "picked"}', "when = {step = \"it's\"}"),  # a text the grammar does not admit
+    ('when = {step = "picked"}', 'when = {"step; --" = "picked"}'),
+    ('when = {step = "picked"}', 'when = "picked"'),
+    ("completed_rows = \"c_status in ('done', 'failed')\"", 'completed_rows = "status = \'queued\'"'),
+])  # fmt: skip
+def test_a_logs_rows_and_a_joined_columns_when_are_checked_as_they_are_read(change, complaint):
+    with pytest.raises(UsageError, match=r"joined_columns|completed_rows|invalid identifier"):
+        layout_from_toml("mine", LOG.replace(change, complaint))

@@ -136,7 +136,8 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         unknown = sorted(r for r in roles if r not in columns and r not in joined)
         if unknown:
             raise UsageError(f"{where}: {label} mentions {', '.join(unknown)}, which the layout does not define")
-        tables_used = {"completed" if r.startswith("c_") else "queue" for r in roles}
+        tables_used = {"completed" if r.startswith("c_") or (r in joined and joined[r].on_completed) else "queue"
+                       for r in roles}
         if len(tables_used) > 1:
             raise UsageError(f"{where}: {label} mixes roles of the queue and the completed table")
         missing = sorted(settings_of(node) - set(settings))
@@ -159,7 +160,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
             where=state(spec["where"], "completions.where") if "where" in spec else None,
         )  # type: ignore[arg-type]
         for role in (completions.at, *(completions.wait or ()), *(completions.processing or ())):
-            if role not in columns:
+            if role not in columns and role not in joined:
                 raise UsageError(f"{where}: completions use {role!r}, which the layout does not define")
     release = None
     if "release" in data:
@@ -173,6 +174,11 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
     if ended is not None and ended.table != "queue":
         raise UsageError(f"{where}: ended names roles of the completed table", "it says which rows of the queue "
                          "table ended and stay there")
+    completed_rows = state(data["completed_rows"], "completed_rows") if "completed_rows" in data else None
+    if completed_rows is not None and (completed_rows.table != "completed" or settings_of(completed_rows.condition)):
+        raise UsageError(f"{where}: completed_rows names roles of the queue table or a $setting",
+                         "it says, with the completed table's roles and texts, which lines of a table that logs each "
+                         "step of a job end one")
     monitor_guard = state(data["monitor_guard"], "monitor_guard") if "monitor_guard" in data else None
     if monitor_guard is not None and monitor_guard.table != "queue":
         raise UsageError(f"{where}: monitor_guard names roles of the completed table", "it guards reads of the queue")
@@ -227,6 +233,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         sequence=tuple(tables["sequence"].split(".", 1)) if "sequence" in tables else None,  # type: ignore[arg-type]
         done=done,
         ended=ended,
+        completed_rows=completed_rows,
         monitor_guard=monitor_guard,
         release=release,
         dead_actions=bool(data.get("dead_actions", False)) or "dead_retry" in data,
@@ -254,11 +261,15 @@ def _joined(spec: Mapping[str, Any], where: str) -> dict[str, Joined]:
     """`[joined_columns]`: NAME = {table, column, key, by}, a value read from another table by key."""
     joined = {}
     for name, fields in spec.items():
-        if not isinstance(fields, Mapping) or set(fields) != {"table", "column", "key", "by"}:
-            raise UsageError(f"{where}: [joined_columns] {name} needs table, column, key and by, and nothing else",
+        if not isinstance(fields, Mapping) or not {"table", "column", "key", "by"} <= set(fields) <= {
+                "table", "column", "key", "by", "when"} or not isinstance(fields.get("when", {}), Mapping):
+            raise UsageError(f"{where}: [joined_columns] {name} needs table, column, key and by (and may say when), "
+                             "and nothing else",
                              f'{name} = {{table = "workers", column = "last_heartbeat", key = "id", by = '
-                             '"claimed_by"}: the column of the row whose key equals the queue row\'s claimed_by')
-        joined[name] = Joined(**{key: str(value) for key, value in fields.items()})
+                             '"claimed_by"}: the column of the row whose key equals the queue row\'s claimed_by; '
+                             'when = {status = "picked"}: only the rows that hold those texts')
+        when = tuple((str(column), str(value)) for column, value in fields.get("when", {}).items())
+        joined[name] = Joined(**{key: str(value) for key, value in fields.items() if key != "when"}, when=when)
     return joined
 
 
@@ -301,10 +312,12 @@ def _check_own_columns(layout: Layout, where: str) -> None:
     if not own:
         return
     used = set(layout.detail)
-    for state in (*layout.states.values(), layout.done, layout.ended, layout.monitor_guard,
+    for state in (*layout.states.values(), layout.done, layout.ended, layout.monitor_guard, layout.completed_rows,
                   layout.completions.where if layout.completions else None):  # fmt: skip
         if state is not None:
             used |= roles_of(state.condition)
+    if layout.completions is not None:
+        used |= {*(layout.completions.wait or ()), *(layout.completions.processing or ())}
     if layout.claim is not None:
         used |= {*layout.claim.order, *layout.claim.sets, *layout.claim.finish}
     for name in own:

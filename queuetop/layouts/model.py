@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from queuetop.core.errors import UsageError
-from queuetop.layouts.predicate import KEYWORDS, Compare, Node, Role, texts_of
+from queuetop.layouts.predicate import KEYWORDS, Compare, Junction, Node, Role, texts_of
 
 QUEUE_ROLES = (
     "id", "type", "info", "priority", "created", "available", "created_by",
@@ -65,6 +65,7 @@ CLOCKS = ("utc", "local", "zoned")
 DATABASES = ("mssql", "postgresql", "sqlite")  # the dialects' names
 ENQUEUE_KEYS = ("stamped", "defaults")  # [enqueue] keys that name no role: stamped roles, the form's defaults
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_WHEN_TEXT = re.compile(r"[A-Za-z0-9_ .-]{0,64}")  # a joined column's `when` texts: the condition grammar's texts
 _TYPE = re.compile(r"^(bigint|int|smallint|tinyint|bit|guid|datetime2?|text|xml|interval|n?varchar\((\d{1,4}|max)\))$")
 
 
@@ -148,7 +149,15 @@ class Joined:
     table: str
     column: str  # the value, in `table`
     key: str  # the column of `table` that matches
-    by: str  # the queue role (or column of its own) whose value it matches
+    by: str  # the role (or column of its own) whose value it matches: of the queue table, or (c_) the completed one
+    # Only the rows of `table` whose columns hold these texts (pgqueuer_log's line with status 'picked': when the
+    # job was taken). Written as literals, as a condition's texts are: the layout grammar's texts, no quote.
+    when: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def on_completed(self) -> bool:
+        """Read for each row of the completed table (`by` is one of its roles), not of the queue table."""
+        return self.by.startswith("c_")
 
 
 @dataclass(frozen=True)
@@ -266,6 +275,10 @@ class Layout:
     # Rows that ended and stay in the queue table, counted neither in a state nor as completions (dramatiq-pg's
     # 'done', pg-boss's 'cancelled'): kept out of the rows in no state (`in_no_state`), which are shown, never dropped.
     ended: State | None = None
+    # The rows of the completed table that each stand for one job that ended, where that table is a log with a line
+    # per step of a job (pgqueuer_log: queued, picked, then successful): arrivals by id and a job looked up there
+    # read only these. None: every row of the completed table is a job (native's WorkCompleted).
+    completed_rows: State | None = None
     # A condition every row meets, which the monitor's capped reads of pending rows add to theirs: it lets the
     # database use an index whose filter says it (native: IX_WorkQueue_PendingAge's `Attempts >= 0`, written there
     # so that a claim, which never says it, cannot pick that index). None: the reads say only the state.
@@ -316,9 +329,15 @@ class Layout:
                                  "a joined column is a name of its own, for the states and the drill-down")
             for label, value in (("table", joined.table), ("column", joined.column), ("key", joined.key)):
                 check_identifier(value, f"{where}: [joined_columns] {name}'s {label}")
-            if joined.by not in self.columns or joined.by.startswith("c_") or joined.by in self.json_paths:
+            if joined.by not in self.columns or joined.by in self.json_paths:
                 raise UsageError(f"{where}: [joined_columns] {name} is matched by {joined.by!r}, which is not a "
-                                 "column of the queue table", "by names a role of [queue_columns] (claimed_by)")
+                                 "column of the queue or the completed table",
+                                 "by names a role of [queue_columns] (claimed_by) or [completed_columns] (c_id)")
+            for column, value in joined.when:
+                check_identifier(column, f"{where}: [joined_columns] {name}'s when")
+                if not _WHEN_TEXT.fullmatch(value):
+                    raise UsageError(f"{where}: [joined_columns] {name}: when {column} = {value!r} is not a short text",
+                                     "letters, digits, space . _ - (up to 64), as a condition's 'texts'")
         for role, path in self.json_paths.items():
             for key in path:
                 check_identifier(key, f"{where}: a key of {role}'s JSON path")
@@ -382,13 +401,14 @@ class Layout:
 
     @property
     def library_words(self) -> Mapping[str, str]:
-        """Per state, and "ended" (the rows that ended and stay: `done`, the completions' `where`, `ended`), the
-        values of the library's own columns it reads (procrastinate: claimed is "doing"; pg-boss: pending is
+        """Per state, and "ended" (the rows that ended: `done`, the completions' `where`, `ended`, `completed_rows`),
+        the values of the library's own columns it reads (procrastinate: claimed is "doing"; pg-boss: pending is
         "created, retry"), to show beside queuetop's words; none for a hand-made queue, or for a state read from
         times alone (graphile-worker keeps no status)."""
         if self.library is None:
             return MappingProxyType({})
-        finished = (self.done, self.completions.where if self.completions is not None else None, self.ended)
+        finished = (self.done, self.completions.where if self.completions is not None else None, self.ended,
+                    self.completed_rows)
         words = {}
         for name, conditions in (*((name, [state]) for name, state in self.states.items()), ("ended", finished)):
             texts = [text for state in conditions if state is not None
@@ -410,6 +430,17 @@ class Layout:
         }  # fmt: skip
         return MappingProxyType({figure: self.unknown_because.get(figure) or general.get(
             figure, f"no {figure.replace('_', ' ')} state") for figure, known in self.provides.items() if not known})
+
+    @property
+    def completion_where(self) -> Node | None:
+        """Which rows of the completions' table are completions: `[completions] where`, and, in the completed
+        table, `completed_rows` (a log's lines that end a job)."""
+        spec = self.completions
+        if spec is None:
+            return None
+        parts = [node.condition for node in (spec.where, self.completed_rows if spec.table == "completed" else None)
+                 if node is not None]  # fmt: skip
+        return parts[0] if len(parts) == 1 else Junction("and", tuple(parts)) if parts else None
 
     def has(self, *roles: str) -> bool:
         return all(role in self.columns or role in self.joined for role in roles)

@@ -1,8 +1,10 @@
 """pgqueuer (1.6), the real library on the test PostgreSQL server: its own schema (`Queries.install`), jobs
-enqueued through its API, its own worker. pgqueuer deletes a job's row when it ends (a line in pgqueuer_log stays):
-queuetop counts a burst that arrives and ends between two polls whole (arrivals by the id sequence, completions as
-what arrived less what the rows grew by). A picked job whose worker died is known by its heartbeat, which stops:
-older than the worker's heartbeat_timeout, pgqueuer's own dequeue takes it again, and queuetop shows it timed out."""
+enqueued through its API, its own worker. pgqueuer deletes a job's row when it ends and logs each step of a job in
+pgqueuer_log (queued, picked, then the line that ends it): queuetop counts a burst that arrives and ends between two
+polls whole, per entrypoint (arrivals by id in both tables, completions by their line), and takes wait and
+processing from the job's lines, as pgqueuer's own percentiles do. A picked job whose worker died is known by its
+heartbeat, which stops: older than the worker's heartbeat_timeout, pgqueuer's own dequeue takes it again, and
+queuetop shows it timed out."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from queuetop.db import Database, parse_target
+from queuetop.watch import tracking
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
@@ -92,8 +95,49 @@ def test_a_burst_that_arrives_and_is_deleted_between_two_polls_is_counted_whole(
         snapshot = burst_between_polls(pgqueuer, db, collector_for(db, pgqueuer), f"{pgqueuer.schema}.pgqueuer")
         logged = db.fetchone(f"SELECT count(*) FROM {pgqueuer.schema}.pgqueuer_log WHERE status = 'successful'")[0]
     assert logged == 300  # pgqueuer's own record: every one of them ran
-    totals = snapshot.totals
-    assert (totals.arrivals_total, totals.completions_total, totals.depth) == (300, 300, 0)
+    (fast,) = snapshot.types  # each job's entrypoint, from its line in pgqueuer_log: not only in the totals
+    assert (fast.job_type, fast.arrivals_total, fast.completions_total, fast.depth) == ("fast", 300, 300, 0)
+    assert (snapshot.totals.arrivals_total, snapshot.totals.completions_total) == (300, 300)
+
+
+def test_wait_and_processing_are_read_from_the_jobs_lines_in_pgqueuer_log(pgqueuer: LibraryApp) -> None:
+    with pgqueuer.worker(), Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        (fast,) = burst_between_polls(pgqueuer, db, collector_for(db, pgqueuer), f"{pgqueuer.schema}.pgqueuer",
+                                      jobs=200).types  # fmt: skip
+        # each ended job's wait, as pgqueuer pairs a job's lines (by job_id, in order): queued, picked, successful
+        (wait_p50, wait_p95) = db.fetchone(
+            "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY w), percentile_disc(0.95) WITHIN GROUP (ORDER BY w)"
+            " FROM (SELECT extract(epoch FROM lag(created) OVER j - lag(created, 2) OVER j) AS w, status"
+            f" FROM {pgqueuer.schema}.pgqueuer_log WINDOW j AS (PARTITION BY job_id ORDER BY created, id)) AS lines"
+            " WHERE status = 'successful'")
+    (own,) = [row for row in pgqueuer.json("durations") if row["entrypoint"] == "fast"]
+    assert own["completed"] == 200
+    assert fast.latency_sample == 200 and not fast.latency_is_sample
+    # pgqueuer interpolates its percentiles (percentile_cont); queuetop's are values that occurred (nearest rank)
+    assert fast.processing_p50_s == pytest.approx(own["p50_seconds"], abs=0.01)
+    assert fast.processing_p95_s == pytest.approx(own["p95_seconds"], abs=0.02)
+    # the window keeps latencies in buckets 2 % wide, each read back within 1 % of its values
+    assert (fast.wait_p50_s, fast.wait_p95_s) == pytest.approx((float(wait_p50), float(wait_p95)), rel=0.02)
+    assert fast.wait_p95_s > 0 and fast.processing_p95_s is not None and fast.processing_p95_s >= 0
+
+
+def test_a_deep_queue_is_tracked_from_arrivals_and_the_logged_ends(pgqueuer: LibraryApp,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """pgqueuer's depth is tracked as the native schema's is: each poll reads an entrypoint's waiting rows only up
+    to a cap (here 5) and follows it from the jobs that arrived and the lines that ended them."""
+    monkeypatch.setattr(tracking, "DEPTH_EXACT_UP_TO", 5)
+    pgqueuer.run("defer", "orphan=12")
+    with pgqueuer.worker(), Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        collector = collector_for(db, pgqueuer)
+        collector.poll()
+        pgqueuer.run("defer", "orphan=3", "fast=40")
+        wait_for(lambda: library_count(pgqueuer).get("fast", Counter())["queued"] == 0, "the worker to run them")
+        collector.poll()
+        figures = {t.job_type: t for t in collector.poll().types}
+        waiting = table_truth(db, pgqueuer.schema)["orphan"][0]
+    assert waiting == 15
+    assert (figures["orphan"].depth, figures["orphan"].depth_is_estimate) == (15, True)
+    assert (figures["fast"].depth, figures["fast"].completions_total) == (0, 40)
 
 
 def test_the_oldest_waiting_job_is_aged_from_its_creation(pgqueuer: LibraryApp) -> None:
@@ -104,5 +148,4 @@ def test_the_oldest_waiting_job_is_aged_from_its_creation(pgqueuer: LibraryApp) 
     (orphan,) = snapshot.types
     assert orphan.depth == 2 and orphan.oldest_age_s is not None
     assert abs(orphan.oldest_age_s - float(age)) < 1.0
-    why = snapshot.to_json()["cannot_know"]
-    assert set(why) == {"lost", "wait", "processing"} and "pgqueuer_log" in why["wait"]
+    assert set(snapshot.to_json()["cannot_know"]) == {"lost"}

@@ -70,15 +70,26 @@ class StatementsBase:
         return self.dialect.json_text_sql(column, path) if path else column
 
     def _joined(self, name: str) -> str:
-        """A joined column (`Layout.joined`) as a scalar subquery on the queue row in scope: its table qualified, the
-        queue row's column by the queue table's own name (a statement never aliases it, and the innermost FROM of
-        that table is the row a condition is about). MAX: one row by a unique key, NULL where none matches."""
+        """A joined column (`Layout.joined`) as a scalar subquery on the row in scope (of the queue table, or of the
+        completed one where `by` is its role): its table qualified, the row's column by its table's own name (a
+        statement never aliases it, and the innermost FROM of that table is the row a condition is about; the
+        subquery's own table is aliased, so the same table can be read: a log's earlier line of the same job).
+        MAX: one row by a unique key, the latest of several (the job's last pick), NULL where none matches."""
         layout, dialect = self.layout, self.dialect
         joined = layout.joined[name]
-        row = f"{dialect.quote(layout.queue_table)}.{dialect.quote(layout.columns[joined.by])}"
+        table = layout.completed_table if joined.on_completed else layout.queue_table
+        row = f"{dialect.quote(table)}.{dialect.quote(layout.columns[joined.by])}"
+        # the texts are the layout grammar's (checked as the layout is read: no quote), literals as a condition's
+        when = "".join(f" AND qt_joined.{dialect.quote(column)} = '{value}'" for column, value in joined.when)
         return (f"(SELECT MAX(qt_joined.{dialect.quote(joined.column)}) FROM "
                 f"{dialect.qualify(layout.schema, joined.table)} AS qt_joined{self._hint()} "
-                f"WHERE qt_joined.{dialect.quote(joined.key)} = {row})")
+                f"WHERE qt_joined.{dialect.quote(joined.key)} = {row}{when})")
+
+    def _job_rows(self, which: str) -> str:
+        """` AND` the layout's `completed_rows` in the completed table (a log: only the line that ended each job
+        stands for it), else nothing. Its texts are literals: no parameter to bind."""
+        rows = self.layout.completed_rows
+        return f" AND {self.condition(rows.condition, [])}" if which == "completed" and rows is not None else ""
 
     def now(self) -> str:
         return self.dialect.now_sql(self.layout.clock)

@@ -364,14 +364,15 @@ class CountSQL(StatementsBase):
             arms = self._state_arms(states, binds, False)
             if after_id is not None:  # wherever they are now (native: some already in the completed table)
                 for prefix, which in self.identity_tables():
-                    newer = f"{self.col(prefix + 'id')} > {self.dialect.param(layout.type_of(prefix + 'id'))}"
+                    newer = (f"{self.col(prefix + 'id')} > {self.dialect.param(layout.type_of(prefix + 'id'))}"
+                             f"{self._job_rows(which)}")
                     arms.append(moved("arrived", which, prefix, newer))
                     binds.append(lambda v: v["__after_id"])
             elif created_after is not None:  # wherever they are now: seed 001 moves its requests on
                 for prefix, which in self._arrival_tables():
                     created = prefix + "created"
-                    arms.append(moved("arrived", which, prefix,
-                                      f"{self.col(created)} > {self.dialect.param(layout.type_of(created))}"))
+                    arms.append(moved("arrived", which, prefix, f"{self.col(created)} > "
+                                      f"{self.dialect.param(layout.type_of(created))}{self._job_rows(which)}"))
                     binds.append(lambda v, role=created: self._typed(role, v["__created"]))
             if completed_after is not None:
                 table, at, _, where_node, dead, prefix = self._completion_parts()

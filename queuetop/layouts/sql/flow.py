@@ -84,8 +84,8 @@ class FlowSQL(StatementsBase):
                     self.col(spec.at), *(self.col(role) if role else "NULL" for role in pairs)]
             # `since` is the first parameter, before any of the condition's
             where = f"{self.col(spec.at)} > {self.dialect.param(self.layout.type_of(spec.at))}"
-            if spec.where is not None:
-                where += " AND " + self.condition(spec.where.condition, binds)
+            if self.layout.completion_where is not None:
+                where += " AND " + self.condition(self.layout.completion_where, binds)
             if low_id is not None:
                 where += self._from_low_id()
             return f"SELECT {', '.join(cols)} FROM {self.table(spec.table)}{self._hint()} WHERE {where}"
@@ -105,7 +105,7 @@ class FlowSQL(StatementsBase):
         spec = self.layout.completions
         assert spec is not None, "a shape without completions has no completion reads"
         pairs: list[str | None] = [*(spec.wait or (None, None)), *(spec.processing or (None, None))]
-        where = spec.where.condition if spec.where is not None else None
+        where = self.layout.completion_where
         dead_state, dead = self.layout.states.get("dead"), None
         if dead_state is not None and dead_state.table == spec.table and not settings_of(dead_state.condition):
             dead = self.condition(dead_state.condition, [])
@@ -145,7 +145,7 @@ class FlowSQL(StatementsBase):
         param = self.dialect.param(layout.type_of(prefix + "id"))
         return (f"SELECT {part}{keys[0] or 'NULL'}, {keys[1] or 'NULL'}, {between}COUNT(*), SUM(CASE WHEN {id_col} > "
                 f"{param} THEN 1 ELSE 0 END), MAX({id_col}){tail} FROM {self.table(which)}{self._hint()} "
-                f"WHERE {id_col} > {param}{' GROUP BY ' + group if group else ''}")
+                f"WHERE {id_col} > {param}{self._job_rows(which)}{' GROUP BY ' + group if group else ''}")
 
     def completion_counts(self, since: Any, settings: dict[str, Any] | None = None,
                           low_id: int | None = None) -> Statement:  # fmt: skip
@@ -206,7 +206,7 @@ class FlowSQL(StatementsBase):
         layout = self.layout
         created, id_col = self.col(prefix + "created"), self.col(prefix + "id")
         keys = [self.col(prefix + "type") if layout.has(prefix + "type") else None, self.dialect.second_sql(created)]
-        where = f"{created} > {self.dialect.param(layout.type_of(prefix + 'created'))}"
+        where = f"{created} > {self.dialect.param(layout.type_of(prefix + 'created'))}{self._job_rows(which)}"
         if with_ids:
             id_param = self.dialect.param(layout.type_of(prefix + "id"))
             where += f" AND {id_col} > {id_param} AND {id_col} <= {id_param}"

@@ -69,8 +69,8 @@ class RowSQL(StatementsBase):
             cols = ", ".join([self.col(prefix + "id"), self.col(spec.at),
                               *(self.col(role) if role else "NULL" for role in pairs), outcome])
             where = f"{self.col(spec.at)} > {self.dialect.param(self.layout.type_of(spec.at))}"
-            if spec.where is not None:
-                where += " AND " + self.condition(spec.where.condition, binds)
+            if self.layout.completion_where is not None:
+                where += " AND " + self.condition(self.layout.completion_where, binds)
             if job_type is not None:
                 where += f" AND {self.col(type_role)} = {self.dialect.param(self.layout.type_of(type_role))}"
             return self.dialect.first_rows_sql(f"SELECT {cols} FROM {self.table(spec.table)}{self._row_hint()} WHERE "
@@ -132,8 +132,8 @@ class RowSQL(StatementsBase):
         arms = []
         if claim is not None and claim.finish and spec is not None and spec.table == table:
             done = f"{self.col(spec.at)} IS NOT NULL"
-            if spec.where is not None:
-                done += f" AND {self.condition(spec.where.condition, binds)}"
+            if self.layout.completion_where is not None:
+                done += f" AND {self.condition(self.layout.completion_where, binds)}"
             arms.append(f"WHEN {done} THEN 'done'")
         arms += [f"WHEN {self.condition(state.condition, binds)} THEN '{name}'"
                  for name, state in self.layout.states.items() if state.table == table]  # fmt: skip
@@ -149,7 +149,7 @@ class RowSQL(StatementsBase):
             case = self._state_case(table, binds)
             id_param = self.dialect.param(self.layout.type_of(prefix + "id"))
             return (f"SELECT {', '.join(self.col(role) for role in roles)}, {case} FROM {self.table(table)}"
-                    f"{self._row_hint()} WHERE {self.col(prefix + 'id')} = {id_param}")
+                    f"{self._row_hint()} WHERE {self.col(prefix + 'id')} = {id_param}{self._job_rows(table)}")
 
         sql, params = self._bound(f"job_by_id:{table}:{roles}", build, settings)
         return sql, (*params, self.dialect.encode_value(self.layout.type_of(prefix + "id"), job_id))
@@ -218,8 +218,8 @@ class RowSQL(StatementsBase):
             recently = f"CASE WHEN {self.col(start)} >= {since} THEN 1 ELSE 0 END"
             binds.append(lambda s: self.dialect.shift_param(-float(s["__recent_s"])))
             where = f"{self.col(spec.at)} > {since}"
-            if spec.where is not None:
-                where += " AND " + self.condition(spec.where.condition, binds)
+            if self.layout.completion_where is not None:
+                where += " AND " + self.condition(self.layout.completion_where, binds)
             return self.dialect.first_rows_sql(
                 f"SELECT {self.col(prefix + 'claimed_by')}, {outcome}, {self.col(start)}, {recently}, {self.col(end)} "
                 f"FROM {self.table(spec.table)}{self._hint()} WHERE {where} ORDER BY {self.col(spec.at)} DESC")

@@ -6,6 +6,8 @@
     python app.py SCHEMA defer KIND=N...  enqueue N jobs of each kind (fast, hold, flaky, doomed, later, orphan)
     python app.py SCHEMA worker           pgqueuer's worker until killed
     python app.py SCHEMA counts           pgqueuer's own count (Queries.queue_size), as JSON
+    python app.py SCHEMA durations        pgqueuer's own processing percentiles over the last hour, per entrypoint
+                                          (Queries.job_duration_percentiles, from pgqueuer_log), as JSON
 
 Kinds: fast (succeeds: its row is deleted, a line in pgqueuer_log stays), hold (sleeps until its worker is killed:
 picked, its heartbeat stops), flaky (fails and asks for a retry in an hour: queued again, execute_after ahead),
@@ -71,6 +73,9 @@ async def main() -> None:
                     await queries.enqueue(entrypoint, kind.encode(), execute_after=ahead)
         elif command == "counts":
             print(json.dumps([s.model_dump(mode="json") for s in await queries.queue_size()]))
+        elif command == "durations":
+            stats = await queries.job_duration_percentiles(timedelta(hours=1))
+            print(json.dumps([s.model_dump(mode="json") for s in stats]))
         elif command == "worker":
             await worker(connection)
         else:
