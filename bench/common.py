@@ -112,6 +112,19 @@ def create_fixing_index(db: Database, shape: str, schema: str | None) -> bool:
     return True
 
 
+def create_advised_indexes(db: Database, layout: Layout) -> int:
+    """The indexes `queuetop doctor` advises for the layout's tables (its preset's [[advice]]), made as doctor prints
+    them; how many."""
+    from types import SimpleNamespace
+
+    from queuetop.serve.doctor import Doctor
+
+    doctor = Doctor(SimpleNamespace(dialect=db.dialect), layout)  # type: ignore[arg-type]
+    for advice in layout.advice:
+        db.execute(doctor.advice_sql(advice).rstrip(";"))
+    return len(layout.advice)
+
+
 def pg_connection_parts(target_text: str = PG_TARGET_TEXT) -> dict[str, str]:
     """host, port, dbname, user (and password) of an ODBC connection string, for command-line tools."""
     fields = {}

@@ -8,7 +8,8 @@ them in bulk, shaped as the library leaves them (a bench fixture written in SQL:
 API would take an hour), and measures queuetop's warm poll (`ShapeCollector.poll`, `--polls` times, after the
 first) and the library's own count (the statement its dashboard or API runs for the same figures). Mix at N jobs,
 20 job types: procrastinate, pg-boss, django-tasks-db, dramatiq-pg and Celery keep finished (or taken) jobs, so
-90 % of them and 10 % waiting; graphile-worker and pgqueuer delete finished jobs, so all N wait (a backlog).
+90 % of them and 10 % waiting; graphile-worker and pgqueuer delete finished jobs, so all N wait (a backlog; pgqueuer's
+log holds their 'queued' lines and the three lines of N jobs that ran before).
 No activity between polls: this is the read alone.
 
     .venv/bin/python bench/library_poll_cost.py                        # every library, 1e4 and 1e6
@@ -25,7 +26,7 @@ import statistics
 import subprocess
 import time
 
-from common import PG_TARGET_TEXT, load_average, ms, p50_p95, print_table, ratio
+from common import PG_TARGET_TEXT, create_advised_indexes, load_average, ms, p50_p95, print_table, ratio
 
 from queuetop.db import Database, parse_target
 from queuetop.layouts import load_layout, with_tables
@@ -62,12 +63,24 @@ FILL = {
                CASE WHEN i > {n} * 0.9 THEN NULL ELSE now() - (({n} - i) * interval '3600 seconds' / {n}) END,
                CASE WHEN i > {n} * 0.9 THEN NULL ELSE now() - (({n} - i) * interval '3600 seconds' / {n}) END
         FROM generate_series(1, {n}) AS i""",
+    # pgqueuer: a 'queued' line in pgqueuer_log per waiting job, as its enqueue writes one; and the three lines
+    # (queued, picked, successful) of as many jobs again that ran and were deleted over the hour before.
     "pgqueuer": """
-        INSERT INTO {s}.pgqueuer (priority, entrypoint, status, created, updated, heartbeat, execute_after)
-        SELECT 0, 'task_' || (i % {types}), 'queued', now() - (({n} - i) * interval '3600 seconds' / {n}),
+        INSERT INTO {s}.pgqueuer (id, priority, entrypoint, status, created, updated, heartbeat, execute_after)
+        SELECT {n} + i, 0, 'task_' || (i % {types}), 'queued', now() - (({n} - i) * interval '3600 seconds' / {n}),
                now() - (({n} - i) * interval '3600 seconds' / {n}), now() - (({n} - i) * interval '3600 seconds' / {n}),
                now() - (({n} - i) * interval '3600 seconds' / {n})
-        FROM generate_series(1, {n}) AS i""",
+        FROM generate_series(1, {n}) AS i;
+        SELECT setval(pg_get_serial_sequence('{s}.pgqueuer', 'id'), 2 * {n});
+        INSERT INTO {s}.pgqueuer_log (job_id, status, priority, entrypoint, created)
+        SELECT ran.job_id, step.status::{s}.pgqueuer_status, 0, 'task_' || (ran.job_id % {types}), step.at
+        FROM (SELECT i AS job_id, now() - interval '2 hours' + (i * interval '3600 seconds' / {n}) AS queued
+              FROM generate_series(1, {n}) AS i) AS ran,
+             LATERAL (VALUES ('queued', ran.queued), ('picked', ran.queued + interval '1 second'),
+                             ('successful', ran.queued + interval '2 seconds')) AS step(status, at)
+        ORDER BY step.at;
+        INSERT INTO {s}.pgqueuer_log (job_id, status, priority, entrypoint, created)
+        SELECT id, 'queued', priority, entrypoint, created FROM {s}.pgqueuer ORDER BY id""",
     "django_tasks": """
         INSERT INTO {s}.django_tasks_database_dbtaskresult (id, status, enqueued_at, started_at, finished_at,
             args_kwargs, priority, task_path, worker_ids, queue_name, backend_name, run_after, exception_class_path,
@@ -126,6 +139,8 @@ def build(library: str, size: int) -> tuple[LibraryApp, float]:
                 db.execute(statement)
         table = "_private_jobs" if library == "graphile_worker" else load_layout(library).queue_table  # not a view
         db.execute(f"ANALYZE {app.schema}.{table}")
+        if load_layout(library).completed_table:
+            db.execute(f"ANALYZE {app.schema}.{load_layout(library).completed_table}")
     return app, time.perf_counter() - started
 
 
@@ -152,17 +167,11 @@ def measure(app: LibraryApp, library: str, polls: int) -> tuple[float, list[floa
 
 def add_advised_indexes(app: LibraryApp, library: str) -> int:
     """The indexes `doctor` advises for the library's tables (its preset's [[advice]]), made; how many."""
-    from types import SimpleNamespace
-
-    from queuetop.serve.doctor import Doctor
-
     layout = with_tables(load_layout(library), f"{app.schema}.{load_layout(library).queue_table}")
     with Database.open(parse_target(PG_TARGET_TEXT), purpose="bulk") as db:
-        doctor = Doctor(SimpleNamespace(dialect=db.dialect), layout)  # type: ignore[arg-type]
-        for advice in layout.advice:
-            db.execute(doctor.advice_sql(advice).rstrip(";"))
+        made = create_advised_indexes(db, layout)
         db.execute(f"ANALYZE {app.schema}.{layout.queue_table}")
-    return len(layout.advice)
+    return made
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ hour; job_queue also has 500 claims in flight just before the backlog (100 past 
     .venv/bin/python bench/shape_poll_cost.py                         # every seed shape, 1e4..1e6, both dbs
     .venv/bin/python bench/shape_poll_cost.py --layout job_queue --sizes 1e4,1e7 --db postgres
     .venv/bin/python bench/shape_poll_cost.py --with-index            # also with the index each seed lacks
+    .venv/bin/python bench/shape_poll_cost.py --advised               # also with the indexes doctor advises
 
 Data: PostgreSQL schemas `bench_shape_<preset>_<size>` and SQLite files /tmp/queuetop-bench/shape-*.db, built
 afresh each run (a build of 10^7 rows takes a minute or two per shape and database).
@@ -32,6 +33,7 @@ from common import (
     BENCH_DIR,
     FIXING_INDEX,
     PG_TARGET_TEXT,
+    create_advised_indexes,
     create_fixing_index,
     load_average,
     ms,
@@ -52,12 +54,15 @@ WAITING = 0.10
 GOAL_P50_MS, GOAL_RATIO = 20.0, 2.0
 
 
+OWN, FIXING, ADVISED = "seed's own", "+ bench's", "+ doctor's"  # the indexes a run has
+
+
 @dataclass
 class Result:
     shape: str
     db: str
     size: str
-    indexed: bool
+    indexes: str  # "seed's own", "+ bench's" (FIXING_INDEX) or "+ doctor's" (the preset's [[advice]])
     polls_ms: list[float]
     depth_error: int
 
@@ -114,8 +119,8 @@ def fill_sql(kind: str, shape: str, tables: SeedTables, q: dict[str, str], n: in
     ]
 
 
-def build(kind: str, shape: str, size: str, indexed: bool) -> tuple[Database, SeedTables, Layout]:
-    tag = f"{shape}_{size}{'_ix' if indexed else ''}"
+def build(kind: str, shape: str, size: str, indexes: str) -> tuple[Database, SeedTables, Layout]:
+    tag = f"{shape}_{size}{'' if indexes == OWN else '_ix'}"
     if kind == "postgres":
         target = parse_target(PG_TARGET_TEXT)
         db = Database.open(target, purpose="bulk")  # a build of 10^7 rows outlasts any statement timeout
@@ -133,11 +138,13 @@ def build(kind: str, shape: str, size: str, indexed: bool) -> tuple[Database, Se
         q["completed"] = db.dialect.qualify(tables.schema, tables.completed)
     for statement in fill_sql(kind, shape, tables, q, SIZES[size]):
         db.execute(statement)
-    if indexed:
-        create_fixing_index(db, shape, tables.schema)
-    db.execute("ANALYZE")
     queue = f"{tables.schema}.{tables.queue}" if tables.schema else tables.queue
     layout = with_tables(load_layout(shape), queue, tables.completed)
+    if indexes == FIXING:
+        create_fixing_index(db, shape, tables.schema)
+    elif indexes == ADVISED:
+        create_advised_indexes(db, layout)
+    db.execute("ANALYZE")
     return db, tables, layout
 
 
@@ -150,8 +157,8 @@ def activity(db: Database, tables: SeedTables, shape: str, per_round: int) -> No
             finish(db, tables, job)
 
 
-def measure(kind: str, shape: str, size: str, polls: int, interval: float, per_round: int, indexed: bool) -> Result:
-    db, tables, layout = build(kind, shape, size, indexed)
+def measure(kind: str, shape: str, size: str, polls: int, interval: float, per_round: int, indexes: str) -> Result:
+    db, tables, layout = build(kind, shape, size, indexes)
     try:
         target = db.target
         with Database.open(target, purpose="monitor") as monitor:
@@ -166,7 +173,7 @@ def measure(kind: str, shape: str, size: str, polls: int, interval: float, per_r
                 times.append((time.perf_counter() - started) * 1000)
             recount = ShapeCollector(monitor, layout).poll()
         error = abs(snapshot.totals.depth - recount.totals.depth)
-        return Result(shape, kind, size, indexed, times, error)
+        return Result(shape, kind, size, indexes, times, error)
     finally:
         drop_seed(db, tables)
         db.close()
@@ -176,22 +183,22 @@ def report(results: list[Result]) -> None:
     rows = []
     for r in results:
         p50, p95 = p50_p95(r.polls_ms)
-        rows.append([r.shape, r.db, r.size, "yes" if r.indexed else "seed's own", ms(p50), ms(p95),
+        rows.append([r.shape, r.db, r.size, r.indexes, ms(p50), ms(p95),
                      ms(statistics.mean(r.polls_ms)), r.depth_error])
     print_table(["layout", "db", "rows", "indexes", "p50 ms", "p95 ms", "mean ms", "depth error"], rows,
                 f"Poll cost per shape ({load_average()})")
     goal_rows = []
     for shape in dict.fromkeys(r.shape for r in results):
         for kind in dict.fromkeys(r.db for r in results):
-            for indexed in (False, True):
-                runs = [r for r in results if (r.shape, r.db, r.indexed) == (shape, kind, indexed)]
+            for indexes in (OWN, FIXING, ADVISED):
+                runs = [r for r in results if (r.shape, r.db, r.indexes) == (shape, kind, indexes)]
                 if len(runs) < 2:
                     continue
                 small, big = runs[0], runs[-1]
                 p_small, p_big = p50_p95(small.polls_ms)[0], p50_p95(big.polls_ms)[0]
                 met = "yes" if p_big is not None and p_big <= GOAL_P50_MS and p_small and \
                     p_big / p_small <= GOAL_RATIO else "no"
-                goal_rows.append([shape, kind, "yes" if indexed else "seed's own", f"{big.size}/{small.size}",
+                goal_rows.append([shape, kind, indexes, f"{big.size}/{small.size}",
                                   ms(p_big), ratio(p_big, p_small), met])
     print_table(["layout", "db", "indexes", "sizes", "p50 at largest", "ratio", "goal met"], goal_rows,
                 f"Goals: p50 ≤ {GOAL_P50_MS:g} ms at the largest size, ratio ≤ {GOAL_RATIO:g}")
@@ -206,20 +213,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--interval", type=float, default=0.2, help="seconds between polls (default 0.2)")
     parser.add_argument("--activity", type=int, default=50, help="jobs enqueued and processed per interval")
     parser.add_argument("--with-index", action="store_true", help="also run with the index each seed lacks")
+    parser.add_argument("--advised", action="store_true",
+                        help="also run with the indexes `queuetop doctor` advises (the preset's [[advice]])")
     args = parser.parse_args(argv)
     results = []
     for shape in args.layout.split(","):
         for kind in args.db.split(","):
-            for indexed in (False, True) if args.with_index and any(FIXING_INDEX[shape]) else (False,):
+            variants = [OWN, *([FIXING] if args.with_index and any(FIXING_INDEX[shape]) else []),
+                        *([ADVISED] if args.advised and load_layout(shape).advice else [])]
+            for indexes in variants:
                 for size in args.sizes.split(","):
                     started = time.perf_counter()
                     try:
-                        result = measure(kind, shape, size, args.polls, args.interval, args.activity, indexed)
+                        result = measure(kind, shape, size, args.polls, args.interval, args.activity, indexes)
                     except QueuetopError as exc:  # a poll over the statement timeout: the figure is the timeout
-                        print(f"{shape} {kind} {size}{' +index' if indexed else ''}: {exc}", flush=True)
+                        print(f"{shape} {kind} {size} ({indexes}): {exc}", flush=True)
                         continue
                     results.append(result)
-                    print(f"{shape} {kind} {size}{' +index' if indexed else ''}: p50 "
+                    print(f"{shape} {kind} {size} ({indexes}): p50 "
                           f"{ms(p50_p95(result.polls_ms)[0])} ms ({time.perf_counter() - started:.0f} s)", flush=True)
     report(results)
 

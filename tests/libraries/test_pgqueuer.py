@@ -18,7 +18,7 @@ from queuetop.watch import tracking
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
-from tests.libraries import LibraryApp, burst_between_polls, detected, made_by, wait_for
+from tests.libraries import LibraryApp, assert_advice_fixes_the_scans, burst_between_polls, detected, made_by, wait_for
 
 pytestmark = pytest.mark.postgres
 
@@ -149,3 +149,10 @@ def test_the_oldest_waiting_job_is_aged_from_its_creation(pgqueuer: LibraryApp) 
     assert orphan.depth == 2 and orphan.oldest_age_s is not None
     assert abs(orphan.oldest_age_s - float(age)) < 1.0
     assert set(snapshot.to_json()["cannot_know"]) == {"lost"}
+
+
+def test_doctor_prints_the_indexes_a_poll_needs_and_with_them_it_reads_no_table_whole(pgqueuer: LibraryApp) -> None:
+    """pgqueuer indexes no entrypoint's queued jobs by creation time, nor its failed ones: doctor says which of the
+    poll's reads scan and prints the index each needs (the preset's [[advice]]); made, those reads are index reads
+    (bench: a poll at 10^6 waiting jobs 1,164 -> 6 ms)."""
+    assert_advice_fixes_the_scans(PG_TARGET, pgqueuer.schema, {"plan: poll: states (full pass)"})
