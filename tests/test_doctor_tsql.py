@@ -35,7 +35,7 @@ SENT = {
     "filtered indexes": m.FILTERED_INDEXES_SQL, "writers": m.WRITERS_SQL, "size": m.SIZE_SQL,
     "ghost records": m.GHOSTS_SQL, "agent jobs": m.AGENT_JOBS_SQL, "sessions, one table": m.sessions_sql(1),
     "sessions, two tables": m.sessions_sql(2), "database settings": m.DATABASE_SETTINGS_SQL,
-    "principals": m.PRINCIPALS_SQL, "triggers": m.TRIGGERS_SQL,
+    "principals": m.PRINCIPALS_SQL, "triggers": m.TRIGGERS_SQL, "index keys": m.INDEX_KEYS_SQL,
 }  # fmt: skip
 
 

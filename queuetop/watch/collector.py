@@ -48,8 +48,10 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
+from queuetop.core.errors import QueuetopError
 from queuetop.core.history import EventWindow, LatencyWindow, drain_eta, rate_per_s
 from queuetop.db import Database, Timeout
+from queuetop.db.diagnostics import diagnostics_for
 from queuetop.layouts import NATIVE, STATES, Layout
 from queuetop.layouts.sql import statements_on
 from queuetop.watch.firstlook import estimate_pending
@@ -115,6 +117,8 @@ class ShapeCollector(TrackedDepth):
         self.settings = dict(settings or {})
         self.note = note
         self.statements = statements_on(db, layout)
+        self._oldest_grouped = oldest_grouped(db, layout, self.statements.heads_by_type_list)
+        self.statements.oldest_grouped = self._oldest_grouped
         self._provides = dict(layout.provides)  # built once: a poll asks it for every type it shows
         self._cannot_know = layout.cannot_know  # and why not, once; and the library's words for its states
         self._library_words = layout.library_words
@@ -165,6 +169,7 @@ class ShapeCollector(TrackedDepth):
         """Carry on over a new connection (after a reconnect); the watermarks stay valid."""
         self.db = db
         self.statements = statements_on(db, self.layout)
+        self.statements.oldest_grouped = self._oldest_grouped
 
     @property
     def untyped_name(self) -> str:
@@ -514,6 +519,20 @@ class ShapeCollector(TrackedDepth):
             latency_sample=samples or None, latency_is_sample=bool(samples and latency.sampled),
             in_no_state=self._in_no_state.of(self._shown if job_type == TOTAL else [job_type]),
         )  # fmt: skip
+
+
+def oldest_grouped(db: Database, layout: Layout, heads_by_list: bool) -> bool:
+    """Should each type's oldest pending job be read in one grouped pass (`Statements.oldest_grouped`)? Where the
+    heads are read over a list of types and the catalog shows the queue table's indexes, none beginning with
+    (type, created); a read per type (a seek each, on the native schema) where it cannot say."""
+    if not heads_by_list:
+        return False
+    try:
+        leads = diagnostics_for(db.dialect).index_leads_with(
+            db, layout.schema, layout.queue_table, [layout.columns["type"], layout.columns["created"]])
+    except QueuetopError:  # no right to read the catalog: as before, a read per type
+        return False
+    return leads is False
 
 
 def _sum(counts: dict[str, tuple[int, datetime | None]], names: set[str]) -> tuple[int, datetime | None]:

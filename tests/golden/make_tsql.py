@@ -144,6 +144,10 @@ def recipes(s: Statements) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
         out["shape_poll"].append(("tracked depth: pending heads capped", lambda: s.shape_poll(
             others, None, low, identity, created, completed, (types, 201, [True, False]), finished)))
         out["shape_heads"] = [("a new type", lambda: s.shape_heads(types[:1], 201, low))]
+        if s.heads_by_type_list:  # no index begins with (type, created): each type's oldest in one grouped pass
+            grouped = Statements(s.dialect, layout)
+            grouped.oldest_grouped = True
+            out["shape_heads"].append(("oldest grouped", lambda: grouped.shape_heads(types, 201, low)))
         if layout.arrivals == "identity" and not s.ranged:  # a deep queue's first look (watch/firstlook.py)
             out["id_span"] = [("first look", s.id_span)]
             out["pending_sample"] = [("first look", lambda: s.pending_sample(sample_windows(1, 10**6)))]

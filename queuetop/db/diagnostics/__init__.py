@@ -114,6 +114,20 @@ class Diagnostics:
         """Names of the table's partial (filtered) indexes: scanning one reads only the rows of its filter."""
         return set()
 
+    def index_keys(self, db: Database, schema: str | None, table: str) -> list[tuple[str, ...]] | None:
+        """Each index of the table (a partitioned table's: its partitions'), its key columns in order, an
+        expression's place left out; None where this database shows none (a view, or no right to see them)."""
+        return None
+
+    def index_leads_with(self, db: Database, schema: str | None, table: str, columns: Sequence[str]) -> bool | None:
+        """Does an index of the table begin with these columns, in this order (so each value of the first is a
+        seek, its rows in the order of the second)? None: the database cannot say."""
+        keys = self.index_keys(db, schema, table)
+        if not keys:
+            return None
+        wanted = tuple(column.lower() for column in columns)
+        return any(tuple(name.lower() for name in key[: len(wanted)]) == wanted for key in keys)
+
     # -- tables ------------------------------------------------------------------------------------------
     def table_size(self, db: Database, schema: str | None, table: str) -> TableSize:
         raise NotImplementedError
@@ -148,6 +162,17 @@ class Diagnostics:
     def terminate_sql(self, session: str) -> str | None:
         """The statement that ends a session (and rolls back its transaction)."""
         return None
+
+
+def keys_by_index(rows: Sequence[tuple[Any, ...]]) -> list[tuple[str, ...]] | None:
+    """Rows of (index, position from 1, column), in order, as each index's key columns; a gap (an expression's
+    place) ends an index's columns. None where there are none."""
+    keys: dict[Any, list[str]] = {}
+    for index, position, column in rows:
+        names = keys.setdefault(index, [])
+        if len(names) == int(position) - 1 and column is not None:
+            names.append(str(column))
+    return [tuple(names) for names in keys.values()] or None
 
 
 def diagnostics_for(dialect: Dialect) -> Diagnostics:

@@ -23,6 +23,7 @@ from queuetop.db.diagnostics import (
     Plan,
     SessionRow,
     TableSize,
+    keys_by_index,
     short,
 )
 
@@ -47,6 +48,10 @@ TRIGGERS_SQL = TAG + "SELECT name FROM sys.triggers WHERE parent_id = OBJECT_ID(
 PRINCIPALS_SQL = TAG + "SELECT ORIGINAL_LOGIN(), USER_NAME()"
 LOCK_ESCALATION_SQL = TAG + "SELECT lock_escalation_desc FROM sys.tables WHERE object_id = OBJECT_ID(?)"
 FILTERED_INDEXES_SQL = TAG + "SELECT name FROM sys.indexes WHERE object_id = OBJECT_ID(?) AND has_filter = 1"
+# Each index's key columns in order (included columns have key_ordinal 0); none where VIEW DEFINITION is lacking
+INDEX_KEYS_SQL = (TAG + "SELECT ic.index_id, ic.key_ordinal, c.name FROM sys.index_columns AS ic JOIN sys.columns AS c "
+                        "ON c.object_id = ic.object_id AND c.column_id = ic.column_id WHERE ic.object_id = "
+                        "OBJECT_ID(?) AND ic.key_ordinal > 0 ORDER BY ic.index_id, ic.key_ordinal")
 # Procedures, triggers and functions whose text names the table: QUOTED_IDENTIFIER and ANSI_NULLS are fixed when
 # each was created.
 WRITERS_SQL = (TAG + "SELECT OBJECT_SCHEMA_NAME(m.object_id), OBJECT_NAME(m.object_id), o.type_desc, "
@@ -139,6 +144,9 @@ class MSSQLDiagnostics(Diagnostics):
 
     def partial_indexes(self, db: Database, schema: str | None, table: str) -> set[str]:
         return {row[0] for row in db.fetchall(FILTERED_INDEXES_SQL, (self.dialect.qualify(schema, table),))}
+
+    def index_keys(self, db: Database, schema: str | None, table: str) -> list[tuple[str, ...]] | None:
+        return keys_by_index(db.fetchall(INDEX_KEYS_SQL, (self.dialect.qualify(schema, table),)))
 
     def read_committed_snapshot(self, db: Database) -> bool:
         return bool(db.fetchone(READ_COMMITTED_SNAPSHOT_SQL)[0])

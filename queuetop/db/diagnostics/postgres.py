@@ -18,6 +18,7 @@ from queuetop.db.diagnostics import (
     Plan,
     SessionRow,
     TableSize,
+    keys_by_index,
     short,
 )
 from queuetop.db.dialects.postgres import NOW_UTC
@@ -25,6 +26,12 @@ from queuetop.db.dialects.postgres import NOW_UTC
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
 
+# Each index's key columns of a table or of its partitions, in order (an expression's place, attnum 0, has none)
+INDEX_KEYS_SQL = (TAG + "SELECT i.indexrelid, k.n, a.attname FROM pg_index AS i CROSS JOIN LATERAL "
+                        "unnest(i.indkey) WITH ORDINALITY AS k(attnum, n) JOIN pg_attribute AS a ON a.attrelid = "
+                        "i.indrelid AND a.attnum = k.attnum WHERE (i.indrelid = to_regclass(?) OR i.indrelid IN "
+                        "(SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass(?))) AND k.n <= i.indnkeyatts "
+                        "ORDER BY i.indexrelid, k.n")
 _INDEX_NODES = ("Index Scan", "Index Only Scan", "Bitmap Index Scan")
 # psqlODBC wraps each statement in a savepoint and frees prepared plans: for an idle session that is all
 # pg_stat_activity shows of its last statement. Housekeeping, not what the worker ran.
@@ -81,6 +88,10 @@ class PostgresDiagnostics(Diagnostics):
                                  "(SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass(?)))",
                            (self.dialect.qualify(schema, table),) * 2)  # fmt: skip
         return {row[0] for row in rows}
+
+    def index_keys(self, db: Database, schema: str | None, table: str) -> list[tuple[str, ...]] | None:
+        rows = db.fetchall(INDEX_KEYS_SQL, (self.dialect.qualify(schema, table),) * 2)
+        return keys_by_index(rows)
 
     def table_size(self, db: Database, schema: str | None, table: str) -> TableSize:
         row = db.fetchone(TAG + "SELECT CAST(c.reltuples AS bigint), pg_total_relation_size(c.oid), s.n_live_tup, "
@@ -144,3 +155,4 @@ class PostgresDiagnostics(Diagnostics):
 
     def terminate_sql(self, session: str) -> str | None:
         return f"SELECT pg_terminate_backend({int(session)});" if session.isdigit() else None
+

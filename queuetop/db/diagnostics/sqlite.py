@@ -7,7 +7,17 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from queuetop.core.errors import QueuetopError, Timeout
-from queuetop.db.diagnostics import RETENTION_BATCH, TAG, Access, AccessKind, Diagnostics, Plan, SessionRow, TableSize
+from queuetop.db.diagnostics import (
+    RETENTION_BATCH,
+    TAG,
+    Access,
+    AccessKind,
+    Diagnostics,
+    Plan,
+    SessionRow,
+    TableSize,
+    keys_by_index,
+)
 
 if TYPE_CHECKING:
     from queuetop.db.connection import Database
@@ -42,6 +52,11 @@ class SQLiteDiagnostics(Diagnostics):
             accesses.append(Access(table, kind, name))
         sorts = any(d.startswith("USE TEMP B-TREE FOR") and "ORDER BY" in d for d in details)
         return Plan(tuple(accesses), sorts, "\n".join(details))
+
+    def index_keys(self, db: Database, schema: str | None, table: str) -> list[tuple[str, ...]] | None:
+        rows = db.fetchall(TAG + "SELECT l.name, i.seqno + 1, i.name FROM pragma_index_list(?) AS l, "
+                                 "pragma_index_info(l.name) AS i ORDER BY l.name, i.seqno", (table,))  # fmt: skip
+        return keys_by_index(rows)
 
     def partial_indexes(self, db: Database, schema: str | None, table: str) -> set[str]:
         rows = db.fetchall(TAG + "SELECT name FROM pragma_index_list(?) WHERE partial = 1", (table,))

@@ -38,6 +38,11 @@ class StatementsBase:
         self.dialect = dialect
         self.layout = layout
         self._cache: dict[str, tuple[str, tuple[Bind, ...]]] = {}
+        # Each type's oldest pending job read in one pass over the pending rows, grouped by type, rather than a
+        # read per type: where no index begins with (type, created), a read per type reads all of that type's
+        # pending rows on its own (pgqueuer at 10^6: 20 × 63 ms where one pass takes ~150 ms). The collector sets
+        # it from the catalog (`Diagnostics.index_leads_with`); a seek per type where the database cannot say.
+        self.oldest_grouped = False
 
     def through_table(self, sql: str, output: str, roles: Sequence[str | None]) -> str:
         """`sql`, which says `OUTPUT {output}` on the queue table, as SQL Server takes it from a table with an

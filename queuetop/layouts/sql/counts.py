@@ -209,7 +209,7 @@ class CountSQL(StatementsBase):
 
         key = (f"shape_poll:{','.join(states)}:{low_id is not None}:{identity is not None}:"
                f"{created_since is not None}:{completed is not None and completed[1] is not None}:{completed is None}:"
-               f"{len(heads[0]) if heads is not None else None}:{finished is not None}")
+               f"{len(heads[0]) if heads is not None else None}:{finished is not None}:{self.oldest_grouped}")
         return self._bound(key, build, values)
 
     def _no_time(self) -> str:
@@ -233,7 +233,7 @@ class CountSQL(StatementsBase):
                 return self._heads_by_list(binds, len(job_types), 3)
             return " UNION ALL ".join(self._heads_arm(binds, n, low_id is not None, 3) for n in range(len(job_types)))
 
-        return self._bound(f"shape_heads:{len(job_types)}:{low_id is not None}", build, values)
+        return self._bound(f"shape_heads:{len(job_types)}:{low_id is not None}:{self.oldest_grouped}", build, values)
 
     @property
     def heads_by_type_list(self) -> bool:
@@ -253,8 +253,10 @@ class CountSQL(StatementsBase):
             return f"{self._pending_where(inner_binds)} AND {self.col('type')} = qt_heads.job_type"
 
         cap = lambda v: v["__heads"][1]  # noqa: E731 - bound where the dialect puts its limit
-        oldest = (f"(SELECT MIN({self.col('created')}) FROM {self.table('queue')}{self._hint()} "
-                  f"WHERE {pending(binds)})")
+        oldest = "qt_oldest.qt_at"  # from the grouped pass joined after the list (`oldest_grouped`)
+        if not self.oldest_grouped:
+            oldest = (f"(SELECT MIN({self.col('created')}) FROM {self.table('queue')}{self._hint()} "
+                      f"WHERE {pending(binds)})")
         if self._tsql():
             binds.append(cap)
         capped = dialect.first_rows_sql(f"SELECT 1 AS qt_one FROM {self.table('queue')}{self._hint()} "
@@ -266,6 +268,11 @@ class CountSQL(StatementsBase):
             binds.append(lambda v, n=n: self._typed("type", v["__heads"][0][n]))
             binds.append(lambda v, n=n: 1 if len(v["__heads"]) < 3 else int(v["__heads"][2][n]))
         pad = "".join(f", {NO_COUNT}" for _ in range(width - 2))
+        if self.oldest_grouped:
+            job_type = self.col("type")
+            rows += (f" LEFT JOIN (SELECT {job_type} AS qt_type, MIN({self.col('created')}) AS qt_at FROM "
+                     f"{self.table('queue')}{self._hint()} WHERE {self._pending_where(binds)} GROUP BY "
+                     f"{self.dialect.state_group(job_type)}) AS qt_oldest ON qt_oldest.qt_type = qt_heads.job_type")
         return (f"SELECT 'heads', qt_heads.job_type, {oldest}, {self._no_time()}, CASE WHEN qt_heads.counted = 1 "
                 f"THEN (SELECT COUNT(*) FROM ({capped}) AS qt_capped) END, {NO_COUNT}{pad} FROM {rows}")
 
