@@ -115,10 +115,10 @@ def undo_completions(s: Seeded) -> None:
 
 def test_every_seed_has_its_depth_tracked():
     # native too, read by the engine (test_engine_parity); its own collector tracks its depth its own way
-    # and the libraries whose rows stay with a way to count arrivals and completions (graphile-worker's and
-    # pgqueuer's vanish)
+    # and the libraries with a way to count arrivals and completions per type: rows that stay, or (pgqueuer) a log
+    # of the line that ends each job; graphile-worker's vanish with nothing kept
     tracked = {name for name in PRESET_NAMES if load_layout(name).depth_tracked}
-    assert tracked == {*TRACKED, "native", "procrastinate", "pgboss", "django_tasks"}
+    assert tracked == {*TRACKED, "native", "procrastinate", "pgboss", "django_tasks", "pgqueuer"}
 
 
 def test_a_deep_backlog_is_tracked_not_counted_and_a_full_count_corrects_it(seeded, small_cap):
