@@ -12,9 +12,11 @@ import sqlite3
 import pytest
 
 from queuetop.core.errors import UsageError
+from queuetop.db import Database, parse_target
 from queuetop.db.dialects import MSSQLDialect, PostgresDialect, SQLiteDialect
 from queuetop.layouts import layout_from_toml
 from queuetop.layouts.sql import Statements
+from queuetop.watch.collector import ShapeCollector
 
 from .test_cli import assert_clean_failure, queuetop
 from .tsql_check import assert_tsql
@@ -169,3 +171,49 @@ def test_a_log_of_each_jobs_steps_is_read_as_the_lines_that_end_a_job(dialect):
 def test_a_logs_rows_and_a_joined_columns_when_are_checked_as_they_are_read(change, complaint):
     with pytest.raises(UsageError, match=r"joined_columns|completed_rows|invalid identifier"):
         layout_from_toml("mine", LOG.replace(change, complaint))
+
+
+CREATED_ELSEWHERE = """
+arrivals = "identity"
+done = "status = 'done'"
+[tables]
+queue = "jobs"
+[queue_columns]
+id = "id bigint"
+type = "kind"
+status = "status"
+[joined_columns]
+created = {table = "job_events", column = "at", key = "job_id", by = "id", when = {event = "made"}}
+[states]
+pending = "status = 'todo'"
+"""
+
+
+def test_a_creation_time_kept_in_another_table_ages_the_oldest_job_by_its_lowest_id(tmp_path):
+    """procrastinate keeps a job's creation in its events: `created` as a joined column. The oldest of some rows is
+    the creation of the lowest id among them (ids grow with time), one lookup per type, not one per row; on a real
+    SQLite file, the first poll (every row counted) and the next (each type's first rows read) agree with it, and
+    the statements pass both T-SQL grammars."""
+    layout = layout_from_toml("mine", CREATED_ELSEWHERE)
+    for dialect in (MSSQLDialect(), PostgresDialect()):
+        statements = Statements(dialect, layout)
+        assert statements.oldest_by_min_id and not statements.heads_by_type_list
+        for sql, params in (statements.state_counts(["pending"], dict(layout.settings)),
+                            statements.shape_heads(["a", "b"], 201, 0)):
+            assert "(SELECT MIN(" in sql and "qt_key = (SELECT MIN(" in sql
+            if dialect.name == "mssql":
+                assert_tsql(sql, params)
+    path = tmp_path / "q.db"
+    with sqlite3.connect(path) as con:
+        con.executescript(
+            "CREATE TABLE jobs (id INTEGER PRIMARY KEY, kind TEXT, status TEXT);"
+            "CREATE TABLE job_events (id INTEGER PRIMARY KEY, job_id INTEGER, event TEXT, at TEXT);"
+            "INSERT INTO jobs VALUES (1, 'mail', 'done'), (2, 'mail', 'todo'), (3, 'mail', 'todo'), (4, 'sms', 'todo');"
+            "INSERT INTO job_events (job_id, event, at) VALUES (1, 'made', datetime('now', '-90 seconds')),"
+            " (2, 'made', datetime('now', '-60 seconds')), (2, 'took', datetime('now', '-1 seconds')),"
+            " (3, 'made', datetime('now', '-5 seconds')), (4, 'made', datetime('now', '-30 seconds'));")
+    with Database.open(parse_target(f"sqlite:{path}")) as db:
+        collector = ShapeCollector(db, layout)
+        for snapshot in (collector.poll(), collector.poll()):
+            ages = {t.job_type: t.oldest_age_s for t in snapshot.types}
+            assert ages == {"mail": pytest.approx(60, abs=3), "sms": pytest.approx(30, abs=3)}, ages

@@ -65,6 +65,9 @@ CLOCKS = ("utc", "local", "zoned")
 DATABASES = ("mssql", "postgresql", "sqlite")  # the dialects' names
 ENQUEUE_KEYS = ("stamped", "defaults")  # [enqueue] keys that name no role: stamped roles, the form's defaults
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+# Roles a joined column may play, where the queue table keeps no such column: a time kept in another table
+# (procrastinate's creation time is its job's 'deferred' line in procrastinate_events). Read only, as every joined name.
+JOINABLE_ROLES = ("created",)
 _WHEN_TEXT = re.compile(r"[A-Za-z0-9_ .-]{0,64}")  # a joined column's `when` texts: the condition grammar's texts
 _TYPE = re.compile(r"^(bigint|int|smallint|tinyint|bit|guid|datetime2?|text|xml|interval|n?varchar\((\d{1,4}|max)\))$")
 
@@ -323,10 +326,11 @@ class Layout:
                 raise UsageError(f"{where}: [[advice]] {advice.name}: {', '.join(missing)}: no such role here")
         for name, joined in self.joined.items():
             check_identifier(name, f"{where}: the name of a joined column")
-            if name in QUEUE_ROLES + COMPLETED_ROLES or name in self.columns or name.lower() in KEYWORDS \
-                    or name.startswith("qt_"):  # fmt: skip
+            if (name in QUEUE_ROLES + COMPLETED_ROLES and name not in JOINABLE_ROLES) or name in self.columns \
+                    or name.lower() in KEYWORDS or name.startswith("qt_"):  # fmt: skip
                 raise UsageError(f"{where}: [joined_columns] {name}: the name is taken",
-                                 "a joined column is a name of its own, for the states and the drill-down")
+                                 "a joined column is a name of its own, for the states and the drill-down, or "
+                                 f"one of the roles {', '.join(JOINABLE_ROLES)} where the table keeps none")
             for label, value in (("table", joined.table), ("column", joined.column), ("key", joined.key)):
                 check_identifier(value, f"{where}: [joined_columns] {name}'s {label}")
             if joined.by not in self.columns or joined.by in self.json_paths:

@@ -76,6 +76,7 @@ SHORT_WINDOW_S = 10.0
 FULL_PASS_EVERY_S = 60.0  # a read of the whole table this often (and no more than 1 % of the time) ...
 FULL_PASS_MAX_SHARE = 0.01  # ... corrects what a ranged read cannot see (a row changed by hand below the range)
 LOOK_BACK_IDS = 100_000  # the first poll's look back reads the arrivals among the newest ids this many at most
+LOOK_BACK_JOINED_IDS = 10_000  # ... where each row's creation time is a lookup in another table (procrastinate)
 
 
 class _History:
@@ -406,7 +407,8 @@ class ShapeCollector(TrackedDepth):
         self._observed["arrivals"] = seconds(now)
         if self.layout.has("created"):  # look back one window, so a one-shot `stats` has a rate
             since, highest = now - timedelta(seconds=self.window_s), self._identities.highest
-            statement = self.statements.arrival_counts_since(since, (highest - LOOK_BACK_IDS, highest))
+            back = LOOK_BACK_JOINED_IDS if "created" in self.layout.joined else LOOK_BACK_IDS
+            statement = self.statements.arrival_counts_since(since, (highest - back, highest))
             counted, earliest = 0, seconds(now)
             for job_type, second, jobs, _, _ in reads.fetch(db, statement):
                 at = decode(second)
@@ -415,7 +417,7 @@ class ShapeCollector(TrackedDepth):
                     counted, earliest = counted + int(jobs), min(earliest, seconds(at))
             # The newest ids only, a range of the key: where they all arrived within the window, the rates are
             # over the time they cover, not the whole window.
-            self._observed["arrivals"] = earliest if counted >= LOOK_BACK_IDS * 0.9 else seconds(since)
+            self._observed["arrivals"] = earliest if counted >= back * 0.9 else seconds(since)
 
     def _read_arrivals_by_time(self, now: datetime, first: bool) -> None:
         watch = self._arrivals_by_time
@@ -525,11 +527,12 @@ def oldest_grouped(db: Database, layout: Layout, heads_by_list: bool) -> bool:
     """Should each type's oldest pending job be read in one grouped pass (`Statements.oldest_grouped`)? Where the
     heads are read over a list of types and the catalog shows the queue table's indexes, none beginning with
     (type, created); a read per type (a seek each, on the native schema) where it cannot say."""
-    if not heads_by_list:
-        return False
+    columns = [layout.columns.get(role) for role in ("type", "created")]
+    if not heads_by_list or None in columns:  # a role read from another table: no index of this one begins with it
+        return bool(heads_by_list)
     try:
         leads = diagnostics_for(db.dialect).index_leads_with(
-            db, layout.schema, layout.queue_table, [layout.columns["type"], layout.columns["created"]])
+            db, layout.schema, layout.queue_table, [str(column) for column in columns])
     except QueuetopError:  # no right to read the catalog: as before, a read per type
         return False
     return leads is False

@@ -97,16 +97,25 @@ def test_a_burst_that_arrives_and_finishes_between_two_polls_is_counted_whole(pr
     assert (fast.arrivals_total, fast.completions_total, fast.depth) == (300, 300, 0)
 
 
-def test_the_oldest_age_is_unknown_not_zero(procrastinate: LibraryApp) -> None:
+def test_the_oldest_age_is_read_from_the_jobs_deferred_event(procrastinate: LibraryApp) -> None:
+    """procrastinate_jobs keeps no creation time: its insert trigger writes the job's 'deferred' line in
+    procrastinate_events, and queuetop ages the oldest waiting job from it, on the first poll and the next ones (the
+    capped read of each task's first jobs)."""
+    procrastinate.run("defer", "orphan=2")
+    time.sleep(1.0)
     procrastinate.run("defer", "orphan=1")
     with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
-        snapshot = collector_for(db, procrastinate).poll()
-    (orphan,) = snapshot.types
-    assert (orphan.depth, orphan.oldest_age_s, orphan.timed_out) == (1, None, 0)
-    assert not snapshot.figures["oldest_age_s"] and snapshot.figures["timed_out"]
-    why = snapshot.to_json()["cannot_know"]  # every null says why, in procrastinate's terms
-    assert set(why) == {"oldest_age_s", "lost", "wait", "processing"}
-    assert "procrastinate_events" in why["oldest_age_s"]
+        collector = collector_for(db, procrastinate)
+        first = collector.poll()
+        (age,) = db.fetchone(f"SELECT extract(epoch FROM now() - min(e.at)) FROM {procrastinate.schema}."
+                             f"procrastinate_events AS e WHERE e.type = 'deferred'")  # fmt: skip
+        warm = collector.poll()
+    for snapshot in (first, warm):
+        (orphan,) = snapshot.types
+        assert orphan.depth == 3 and orphan.oldest_age_s == pytest.approx(float(age), abs=0.5)
+    assert float(age) >= 1.0  # the oldest of the three, not the newest
+    why = warm.to_json()["cannot_know"]  # every null says why, in procrastinate's terms
+    assert set(why) == {"lost", "wait", "processing"} and "procrastinate_events" in why["wait"]
 
 
 def test_the_jobs_of_a_worker_that_stopped_beating_are_stalled_as_procrastinate_says(

@@ -74,6 +74,25 @@ class StatementsBase:
         path = self.layout.json_paths.get(role)
         return self.dialect.json_text_sql(column, path) if path else column
 
+    @property
+    def oldest_by_min_id(self) -> bool:
+        """The creation time is read from another table (a joined `created`: procrastinate's 'deferred' line) and
+        ids grow with time: the oldest of some rows is then the creation of the one with the lowest id, one lookup
+        where a MIN over the times would make one for every row (10^5 at a 10^6-job procrastinate table)."""
+        return "created" in self.layout.joined and self.layout.arrivals == "identity"
+
+    def _oldest_of(self, ids: str) -> str:
+        """The creation time of the row whose id is `ids` (an aggregate of the rows in scope: `MIN("id")`), where
+        `oldest_by_min_id`. The lookup reads a derived table that shows only its key and value, so the aggregate's
+        unqualified columns can only be the rows' in scope (procrastinate_events has an `id` of its own), and the
+        aggregate sits in a select list of its own (PostgreSQL takes an outer aggregate there, not in a WHERE)."""
+        layout, dialect = self.layout, self.dialect
+        joined = layout.joined["created"]
+        when = " AND ".join(f"{dialect.quote(column)} = '{value}'" for column, value in joined.when)
+        lines = (f"SELECT {dialect.quote(joined.key)} AS qt_key, {dialect.quote(joined.column)} AS qt_value FROM "
+                 f"{dialect.qualify(layout.schema, joined.table)}{self._hint()}{' WHERE ' + when if when else ''}")
+        return f"(SELECT MAX(qt_joined.qt_value) FROM ({lines}) AS qt_joined WHERE qt_joined.qt_key = (SELECT {ids}))"
+
     def _joined(self, name: str) -> str:
         """A joined column (`Layout.joined`) as a scalar subquery on the row in scope (of the queue table, or of the
         completed one where `by` is its role): its table qualified, the row's column by its table's own name (a

@@ -117,8 +117,10 @@ class CountSQL(StatementsBase):
 
         if "pending" in mine and self.layout.has(created_role):
             pending = "" if alone else rest("pending")
-            columns.append(f"MIN({self.col(created_role)})" if alone else
-                           f"MIN(CASE WHEN {pending} THEN {self.col(created_role)} END)")
+            # where the time is another table's, that of the lowest id (`oldest_by_min_id`): one lookup per group
+            at = self.col(prefix + "id") if self.oldest_by_min_id and not prefix else self.col(created_role)
+            oldest = f"MIN({at})" if alone else f"MIN(CASE WHEN {pending} THEN {at} END)"
+            columns.append(self._oldest_of(oldest) if self.oldest_by_min_id and not prefix else oldest)
         else:
             columns.append("NULL")
         columns[-1] += times
@@ -238,8 +240,9 @@ class CountSQL(StatementsBase):
     @property
     def heads_by_type_list(self) -> bool:
         """The capped pending read is one arm over a list of the types (`_heads_by_list`): a typed shape whose
-        rows leave the queue when done (not `ranged`), where the oldest job is found by its time."""
-        return self.layout.has("type", "created") and not self.ranged
+        rows leave the queue when done (not `ranged`), where the oldest job is found by its time (not another
+        table's: `oldest_by_min_id`, the arms read by id)."""
+        return self.layout.has("type", "created") and not self.ranged and not self.oldest_by_min_id
 
     def _heads_by_list(self, binds: list, count: int, width: int) -> str:
         """`count` types' capped pending reads in one arm, over the list of types given as parameters (one plan
@@ -298,15 +301,18 @@ class CountSQL(StatementsBase):
         # say nothing of the age; a tie at the cap changes neither the count nor the oldest), so an index on
         # (type, created) gives the rows in order and, where it carries the state's columns, alone.
         order, read_id = self.col("id"), f", {self.col('id')} AS qt_id"
-        if not self.ranged and layout.has("created"):
+        if not self.ranged and layout.has("created") and not self.oldest_by_min_id:
             order, read_id = self.col("created"), ""
+        oldest = "MIN(qt_at)"
+        if self.oldest_by_min_id:  # the rows are read by id: the first one's time, looked up once
+            at, oldest = "NULL", self._oldest_of("MIN(qt_id)")
         inner = dialect.first_rows_sql(f"SELECT {at} AS qt_at{read_id} FROM {self.table('queue')}"
                                        f"{self._hint()} WHERE {where} ORDER BY {order}")
         if not self._tsql():
             binds.append(cap)
         low = "MIN(qt_id)" if self.ranged else NO_COUNT
         pad = "".join(f", {NO_COUNT}" for _ in range(width - 2))
-        return (f"SELECT 'heads', {type_param}, MIN(qt_at), {self._no_time()}, COUNT(*), {low}{pad} "
+        return (f"SELECT 'heads', {type_param}, {oldest}, {self._no_time()}, COUNT(*), {low}{pad} "
                 f"FROM ({inner}) AS qt_capped")
 
     def id_span(self) -> Statement:
