@@ -7,7 +7,7 @@ and a real PostgreSQL server."""
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -39,10 +39,8 @@ claimed = "status = 'picked'"
 [completions]
 at = "c_completed"
 """
-NOW = datetime.utcnow().replace(microsecond=0)
-ROWS = [(1, "mail", NOW - timedelta(seconds=90), "picked"),  # older, but taken: not the oldest pending
-        (2, "mail", NOW - timedelta(seconds=60), "queued"), (3, "mail", NOW - timedelta(seconds=5), "queued"),
-        (4, "sms", NOW - timedelta(seconds=30), "queued"), (5, "push", NOW - timedelta(seconds=20), "picked")]
+AGO = [(1, "mail", 90, "picked"),  # older, but taken: not the oldest pending
+       (2, "mail", 60, "queued"), (3, "mail", 5, "queued"), (4, "sms", 30, "queued"), (5, "push", 20, "picked")]
 
 
 def make(db: Database, schema: str | None, indexed: bool) -> None:
@@ -54,9 +52,10 @@ def make(db: Database, schema: str | None, indexed: bool) -> None:
     db.execute(f"CREATE INDEX ix_status ON {prefix}jobs (status, kind)")
     if indexed:
         db.execute(f"CREATE INDEX ix_oldest ON {prefix}jobs (kind, created)")
-    for row in ROWS:
-        stamped = (*row[:2], row[2].strftime("%Y-%m-%d %H:%M:%S"), row[3])
-        db.execute(f"INSERT INTO {prefix}jobs VALUES (?, ?, ?, ?)", stamped)
+    now = datetime.now(UTC).replace(tzinfo=None)  # as the test runs: the rows' ages are measured against it
+    for job_id, kind, seconds_ago, status in AGO:
+        created = (now - timedelta(seconds=seconds_ago)).strftime("%Y-%m-%d %H:%M:%S")
+        db.execute(f"INSERT INTO {prefix}jobs VALUES (?, ?, ?, ?)", (job_id, kind, created, status))
 
 
 def oldest(db: Database, schema: str | None) -> tuple[bool, dict[str, float | None]]:
