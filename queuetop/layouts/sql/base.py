@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from queuetop.layouts import Layout, State
+from queuetop.layouts.model import Joined
 from queuetop.layouts.predicate import (
     Bool,
     Compare,
@@ -88,7 +89,7 @@ class StatementsBase:
         aggregate sits in a select list of its own (PostgreSQL takes an outer aggregate there, not in a WHERE)."""
         layout, dialect = self.layout, self.dialect
         joined = layout.joined["created"]
-        when = " AND ".join(f"{dialect.quote(column)} = '{value}'" for column, value in joined.when)
+        when = " AND ".join(self._when(joined, ""))
         lines = (f"SELECT {dialect.quote(joined.key)} AS qt_key, {dialect.quote(joined.column)} AS qt_value FROM "
                  f"{dialect.qualify(layout.schema, joined.table)}{self._hint()}{' WHERE ' + when if when else ''}")
         return f"(SELECT MAX(qt_joined.qt_value) FROM ({lines}) AS qt_joined WHERE qt_joined.qt_key = (SELECT {ids}))"
@@ -103,11 +104,15 @@ class StatementsBase:
         joined = layout.joined[name]
         table = layout.completed_table if joined.on_completed else layout.queue_table
         row = f"{dialect.quote(table)}.{dialect.quote(layout.columns[joined.by])}"
-        # the texts are the layout grammar's (checked as the layout is read: no quote), literals as a condition's
-        when = "".join(f" AND qt_joined.{dialect.quote(column)} = '{value}'" for column, value in joined.when)
+        when = "".join(f" AND {condition}" for condition in self._when(joined, "qt_joined."))
         return (f"(SELECT MAX(qt_joined.{dialect.quote(joined.column)}) FROM "
                 f"{dialect.qualify(layout.schema, joined.table)} AS qt_joined{self._hint()} "
                 f"WHERE qt_joined.{dialect.quote(joined.key)} = {row}{when})")
+
+    def _when(self, joined: Joined, qualifier: str) -> list[str]:
+        """A joined column's `when`, one condition per column: its texts the layout grammar's (checked as the layout
+        is read: no quote), written as literals, as a condition's texts are."""
+        return [f"{qualifier}{self.dialect.quote(column)} = '{value}'" for column, value in joined.when]
 
     def _job_rows(self, which: str) -> str:
         """` AND` the layout's `completed_rows` in the completed table (a log: only the line that ended each job
