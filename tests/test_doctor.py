@@ -14,10 +14,11 @@ import pytest
 from queuetop.act.queue import Queue
 from queuetop.cli import main
 from queuetop.db import Database, Timeout
+from queuetop.serve import live_end
 from queuetop.serve.doctor import Finding, Report, Status, run_doctor
 from queuetop.watch.blocking import read_blocking
 from tests.conftest import Backend
-from tests.seedshapes import drop_seed, push
+from tests.seedshapes import drop_seed, finish, pop, push
 from tests.test_shapes import Seeded, make_seeded
 
 from .helpers import layout_sql
@@ -258,3 +259,39 @@ def test_doctor_help_teaches_and_an_unusable_target_is_exit_2(tmp_path, capsys):
     assert "examples:" in shown and "queuetop doctor --json" in shown and "exit code: 0 nothing failed" in shown
     assert main(["doctor", "--db", str(tmp_path / "missing.db"), "--layout", "work_queue"]) == 2
     assert "missing.db" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("backend_name", ["sqlite", "postgres"])
+def test_a_long_live_end_is_named_with_the_indexes_that_let_each_family_read_its_own_rows(
+        backend_name, tmp_path, monkeypatch) -> None:  # fmt: skip
+    """Seed 004 keeps its rows: every poll reads from the oldest job still in a state to the newest, a range of the
+    primary key that the plan check calls a seek. An old dead job holds that range open over 40 finished jobs:
+    past the limit (here 20 ids) doctor says how long it is and prints the preset's three indexes for it; made, it
+    says they are there (and how the range would close); under the limit it is fine."""
+    monkeypatch.setattr(live_end, "LIVE_END_WARN_IDS", 20)
+    seeded = make_seeded("job_queue", backend_name, tmp_path)
+    try:
+        with seeded.open("monitor") as db:
+            push(db, seeded.tables, payload="dead")  # out of attempts, never finished: dead, at the lowest id
+            db.execute(layout_sql(db, seeded.layout, "UPDATE {queue} SET {attempts} = 3"))
+            for _ in range(40):  # the seed's own insert, claim and completion
+                push(db, seeded.tables, payload="done")
+                (job,) = pop(db, seeded.tables, "w1")
+                finish(db, seeded.tables, job)
+            push(db, seeded.tables, payload="waiting")
+            long = by_check(doctor(db, seeded.layout))["live end"]
+            for statement in (long.fix or "").splitlines():
+                if not statement.startswith("--"):
+                    db.execute(statement.rstrip(";"))
+            indexed = by_check(doctor(db, seeded.layout))["live end"]
+            monkeypatch.setattr(live_end, "LIVE_END_WARN_IDS", 100)
+            short = by_check(doctor(db, seeded.layout))["live end"]
+    finally:
+        with seeded.open() as db:
+            drop_seed(db, seeded.tables)
+    assert long.status is Status.WARN and "(42)" in long.summary and long.fix is not None
+    assert [line.split('"')[1] for line in long.fix.splitlines() if line.startswith("CREATE INDEX")] == [
+        "IX_Job_Queue_Unmarked", "IX_Job_Queue_Scheduled", "IX_Job_Queue_Attempts"]
+    assert "queuetop dead count" in long.fix
+    assert indexed.status is Status.OK and "advised for it are there" in indexed.summary
+    assert short.status is Status.OK and short.fix is None

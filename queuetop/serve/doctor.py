@@ -41,6 +41,7 @@ from queuetop.layouts.sql import Statements
 from queuetop.serve.doctor_claims import claim_findings
 from queuetop.serve.doctor_sqlserver import permission_finding, sqlserver_findings
 from queuetop.serve.findings import Finding, Report, Status
+from queuetop.serve.live_end import CHECK, live_end_finding
 from queuetop.watch.blocking import IDLE_HOLDER_S, Blocking, queue_tables, read_blocking
 from queuetop.watch.recount import DEPTH_EXACT_UP_TO
 
@@ -166,6 +167,9 @@ class Doctor:
             findings += self._guarded("native schema", self._schema_findings)
         findings += claim_findings(self.layout, self.db.dialect.name)
         findings += self._guarded("plans", self._plan_findings)
+        live_end = self._guard(CHECK, lambda: live_end_finding(self.db, self.layout, self.settings, self.diagnostics,
+                                                                 self.advice_sql))
+        findings += [live_end] if live_end is not None else []
         findings += self._guarded("table sizes", self._size_findings)
         return Report(self.db.target.display, self.db.dialect.name, self.layout.name, tuple(findings),
                       blocking if isinstance(blocking, Blocking) else Blocking(seen=False))  # fmt: skip
