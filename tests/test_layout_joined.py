@@ -191,17 +191,21 @@ pending = "status = 'todo'"
 
 def test_a_creation_time_kept_in_another_table_ages_the_oldest_job_by_its_lowest_id(tmp_path):
     """procrastinate keeps a job's creation in its events: `created` as a joined column. The oldest of some rows is
-    the creation of the lowest id among them (ids grow with time), one lookup per type, not one per row; on a real
-    SQLite file, the first poll (every row counted) and the next (each type's first rows read) agree with it, and
-    the statements pass both T-SQL grammars."""
+    the creation of the lowest id among them (ids grow with time), one lookup per type, not one per row: inside the
+    full count, and after the heads (their lowest ids, looked up in one statement); on a real SQLite file, the first
+    poll (every row counted) and the next (each type's first rows read) agree with it, and the statements pass both
+    T-SQL grammars."""
     layout = layout_from_toml("mine", CREATED_ELSEWHERE)
     for dialect in (MSSQLDialect(), PostgresDialect()):
         statements = Statements(dialect, layout)
         assert statements.oldest_by_min_id and not statements.heads_by_type_list
-        for sql, params in (statements.state_counts(["pending"], dict(layout.settings)),
-                            statements.shape_heads(["a", "b"], 201, 0)):
-            assert "(SELECT MIN(" in sql and "qt_key = (SELECT MIN(" in sql
-            if dialect.name == "mssql":
+        counts = statements.state_counts(["pending"], dict(layout.settings))
+        heads = statements.shape_heads(["a", "b"], 201, 0)  # each type's lowest id, its time looked up after
+        looked_up = statements.created_of([3, 4])
+        assert "qt_key = (SELECT MIN(" in counts[0] and "job_events" not in heads[0]
+        assert dialect.quote("job_events") in looked_up[0] and looked_up[1] == (3, 4)
+        if dialect.name == "mssql":
+            for sql, params in (counts, heads, looked_up):
                 assert_tsql(sql, params)
     path = tmp_path / "q.db"
     with sqlite3.connect(path) as con:

@@ -116,6 +116,8 @@ class TrackedDepth:
         for start in range(0, len(new), HEADS_PER_STATEMENT):  # past the poll's own: a statement per 500
             heads = heads + self.reads.fetch(self.db, self.statements.shape_heads(
                 self._raw(new[start:start + HEADS_PER_STATEMENT]), DEPTH_EXACT_UP_TO + 1, low, self.settings))
+        if self.statements.oldest_by_min_id:
+            heads = self._with_oldest(heads)
         decode, lows, drifted = self.db.dialect.decode_time, [], False
         others = _jobs_in(counts, read)
         self._estimated = set()
@@ -149,6 +151,15 @@ class TrackedDepth:
         if drifted or self._recount.schedule.due(t, resting):
             self._start_recount(t)
         return lows
+
+    def _with_oldest(self, heads: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """The heads with each type's oldest filled in from its lowest waiting id (`Statements.created_of`), where
+        the creation time is another table's: one statement for every type."""
+        lowest = sorted({int(row[5]) for row in heads if row[5] is not None})
+        if not lowest:
+            return heads
+        created = {int(job_id): at for job_id, at in self.reads.fetch(self.db, self.statements.created_of(lowest))}
+        return [(*row[:2], None if row[5] is None else created.get(int(row[5])), *row[3:]) for row in heads]
 
     def _start_recount(self, t: float) -> None:
         if self._recount.running or self.one_shot:  # a one-shot look would leave the count running on the server

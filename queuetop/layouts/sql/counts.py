@@ -237,6 +237,27 @@ class CountSQL(StatementsBase):
 
         return self._bound(f"shape_heads:{len(job_types)}:{low_id is not None}:{self.oldest_grouped}", build, values)
 
+    def created_of(self, ids: Sequence[int]) -> Statement:
+        """(id, created) of these rows. Where the creation time is another table's (`oldest_by_min_id`), that
+        table's lines by key, one probe each: the heads give each type's lowest waiting id, and this its age, in a
+        statement of its own (a lookup inside each type's arm cost the planner ~0.4 ms a type). Else the rows' own."""
+        layout, dialect = self.layout, self.dialect
+        marks = dialect.placeholders(len(ids))
+
+        def build(binds: list) -> str:
+            if not self.oldest_by_min_id:
+                created = self.col("created") if layout.has("created") else self._no_time()
+                return f"SELECT {self.col('id')}, {created} FROM {self.table('queue')}{self._hint()} " \
+                       f"WHERE {self.col('id')} IN ({marks})"
+            joined = layout.joined["created"]
+            key = dialect.quote(joined.key)
+            where = " AND ".join([f"{key} IN ({marks})", *self._when(joined, "")])
+            return (f"SELECT {key}, MAX({dialect.quote(joined.column)}) FROM "
+                    f"{dialect.qualify(layout.schema, joined.table)}{self._hint()} WHERE {where} GROUP BY {key}")
+
+        sql, _ = self._render(f"created_of:{len(ids)}", build)
+        return sql, tuple(self.dialect.encode_value(layout.type_of("id"), value) for value in ids)
+
     @property
     def heads_by_type_list(self) -> bool:
         """The capped pending read is one arm over a list of the types (`_heads_by_list`): a typed shape whose
@@ -304,13 +325,13 @@ class CountSQL(StatementsBase):
         if not self.ranged and layout.has("created") and not self.oldest_by_min_id:
             order, read_id = self.col("created"), ""
         oldest = "MIN(qt_at)"
-        if self.oldest_by_min_id:  # the rows are read by id: the first one's time, looked up once
-            at, oldest = "NULL", self._oldest_of("MIN(qt_id)")
+        if self.oldest_by_min_id:  # the rows are read by id: the time of the lowest, looked up after (`created_of`)
+            at, oldest = "NULL", self._no_time()
         inner = dialect.first_rows_sql(f"SELECT {at} AS qt_at{read_id} FROM {self.table('queue')}"
                                        f"{self._hint()} WHERE {where} ORDER BY {order}")
         if not self._tsql():
             binds.append(cap)
-        low = "MIN(qt_id)" if self.ranged else NO_COUNT
+        low = "MIN(qt_id)" if self.ranged or self.oldest_by_min_id else NO_COUNT
         pad = "".join(f", {NO_COUNT}" for _ in range(width - 2))
         return (f"SELECT 'heads', {type_param}, {oldest}, {self._no_time()}, COUNT(*), {low}{pad} "
                 f"FROM ({inner}) AS qt_capped")

@@ -1,0 +1,2 @@
+-- queuesample: created_of
+/* queuetop */ SELECT [WorkQueueID], [CreatedDate] FROM [QueueSample].[WorkQueue] WITH (NOLOCK) WHERE [WorkQueueID] IN (?, ?);

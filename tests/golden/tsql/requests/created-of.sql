@@ -1,0 +1,2 @@
+-- requests: created_of
+/* queuetop */ SELECT [id], [InsertedDate] FROM [dbo].[RequestsQueue] WITH (NOLOCK) WHERE [id] IN (?, ?);
