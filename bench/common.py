@@ -120,9 +120,10 @@ def create_advised_indexes(db: Database, layout: Layout) -> int:
     from queuetop.serve.doctor import Doctor
 
     doctor = Doctor(SimpleNamespace(dialect=db.dialect), layout)  # type: ignore[arg-type]
-    for advice in layout.advice:
+    made = [advice for advice in layout.advice if layout.indexable(advice)]
+    for advice in made:
         db.execute(doctor.advice_sql(advice).rstrip(";"))
-    return len(layout.advice)
+    return len(made)
 
 
 def pg_connection_parts(target_text: str = PG_TARGET_TEXT) -> dict[str, str]:

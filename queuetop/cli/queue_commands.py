@@ -421,13 +421,14 @@ def layout_toml(preset: str, layout: Layout) -> str:
     if layout.completed_table:
         lines.append(f'completed = "{layout.completed_table}"')
     for section, prefix in (("queue_columns", ""), ("completed_columns", "c_")):
-        changed = {r: c for r, c in layout.columns.items()
-                   if r.startswith("c_") == bool(prefix) and base.columns.get(r) != c}
+        changed = {r: c for r, c in layout.columns.items() if r.startswith("c_") == bool(prefix)
+                   and (base.columns.get(r) != c or base.pairs.get(r) != layout.pairs.get(r))}
         if changed:
             lines += ["", f"[{section}]"]
             for role, column in changed.items():
-                sql_type, path = layout.types.get(role), layout.json_paths.get(role)
+                sql_type, path, second = layout.types.get(role), layout.json_paths.get(role), layout.pairs.get(role)
                 spec = f"json({column}, {'.'.join(path)})" if path else column + (f" {sql_type}" if sql_type else "")
+                spec = f"pair({column}, {second})" if second else spec
                 lines.append(f'{role.removeprefix(prefix)} = "{spec}"')
     return "\n".join(lines)
 

@@ -96,11 +96,13 @@ def layout_from_toml(name: str, text: str, source: str | None = None) -> Layout:
 
 
 _JSON = re.compile(r"^json\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\)$")
+_PAIR = re.compile(r"^pair\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)$")
 
 
 def _column(spec: str, role: str, where: str) -> tuple[str, str | None, tuple[str, ...]]:
     """(column, SQL type, JSON path): `id bigint`, `task_name`, or `json(message, actor_name)` — the text at a
-    path of keys inside a column holding JSON (dramatiq's actor, Celery's `headers.task`)."""
+    path of keys inside a column holding JSON (dramatiq's actor, Celery's `headers.task`). `pair(A, B)` is read by
+    `_pair`."""
     text = str(spec).strip()
     if text.lower().startswith("json("):
         match = _JSON.match(text)
@@ -114,13 +116,26 @@ def _column(spec: str, role: str, where: str) -> tuple[str, str | None, tuple[st
     return parts[0], (parts[1].strip().lower() if len(parts) > 1 else None), ()
 
 
+def _pair(spec: str, role: str, where: str) -> tuple[str, str]:
+    """`pair(queue_name, task_name)`: two columns read as one text, `queue/task` (a job's queue beside its type)."""
+    match = _PAIR.match(spec.strip())
+    if not match:
+        raise UsageError(f"{where}: cannot read {spec.strip()!r} for role {role}",
+                         "write pair(COLUMN, COLUMN): two plain column names, read as one text 'first/second'")
+    return match.group(1), match.group(2)
+
+
 def _build(name: str, data: dict[str, Any], where: str) -> Layout:
     tables = data.get("tables", {})
     columns: dict[str, str] = {}
     types: dict[str, str] = {}
     json_paths: dict[str, tuple[str, ...]] = {}
+    pairs: dict[str, str] = {}
     for section, prefix in (("queue_columns", ""), ("completed_columns", "c_")):
         for role, spec in data.get(section, {}).items():
+            if str(spec).strip().lower().startswith("pair("):  # two columns read as one text: "queue/task"
+                columns[prefix + role], pairs[prefix + role] = _pair(str(spec), prefix + role, where)
+                continue
             column, sql_type, path = _column(spec, prefix + role, where)
             columns[prefix + role] = column
             if sql_type:
@@ -216,6 +231,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         columns=columns,
         types=types,
         json_paths=json_paths,
+        pairs=pairs,
         joined=joined,
         description=data.get("description", ""),
         seed=data.get("seed"),

@@ -247,6 +247,9 @@ class Layout:
     # Roles read from inside a column that holds JSON: role → the path of keys to a text (dramatiq's job type is
     # `message->>'actor_name'`). Read only: no write may set such a role.
     json_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Roles read as two columns joined into one text, `first/second` (`pair(queue_name, task_name)`: a job's queue
+    # beside its type, a second dimension): role → the second column (the first is `columns[role]`). Read only.
+    pairs: Mapping[str, str] = field(default_factory=dict)
     joined: Mapping[str, Joined] = field(default_factory=dict)  # names read from another table by key
     description: str = ""
     seed: str | None = None
@@ -333,7 +336,7 @@ class Layout:
                                  f"one of the roles {', '.join(JOINABLE_ROLES)} where the table keeps none")
             for label, value in (("table", joined.table), ("column", joined.column), ("key", joined.key)):
                 check_identifier(value, f"{where}: [joined_columns] {name}'s {label}")
-            if joined.by not in self.columns or joined.by in self.json_paths:
+            if joined.by not in self.columns or joined.by in self.json_paths or joined.by in self.pairs:
                 raise UsageError(f"{where}: [joined_columns] {name} is matched by {joined.by!r}, which is not a "
                                  "column of the queue or the completed table",
                                  "by names a role of [queue_columns] (claimed_by) or [completed_columns] (c_id)")
@@ -345,6 +348,8 @@ class Layout:
         for role, path in self.json_paths.items():
             for key in path:
                 check_identifier(key, f"{where}: a key of {role}'s JSON path")
+        for role, second in self.pairs.items():
+            check_identifier(second, f"{where}: the second column of {role}")
         for role, sql_type in self.types.items():
             if not _TYPE.match(sql_type):
                 raise UsageError(f"{where}: unknown type {sql_type!r} for {role}",
@@ -359,6 +364,7 @@ class Layout:
         object.__setattr__(self, "columns", MappingProxyType(dict(self.columns)))
         object.__setattr__(self, "types", MappingProxyType(dict(self.types)))
         object.__setattr__(self, "json_paths", MappingProxyType(dict(self.json_paths)))
+        object.__setattr__(self, "pairs", MappingProxyType(dict(self.pairs)))
         object.__setattr__(self, "joined", MappingProxyType(dict(self.joined)))
         object.__setattr__(self, "states", MappingProxyType(dict(self.states)))
         object.__setattr__(self, "settings", MappingProxyType({**SETTINGS, **self.settings}))
@@ -376,9 +382,9 @@ class Layout:
                                  "a joined column is for watching: name a column of the queue table")
             if role not in self.columns:
                 raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which the layout does not define")
-            if role in self.json_paths:
-                raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which is read from inside JSON",
-                                 "a role read from JSON is for watching: name a column of its own")
+            if role in self.json_paths or role in self.pairs:
+                raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which is read from inside JSON or "
+                                 "from two columns", "such a role is for watching: name a column of its own")
 
     @property
     def depth_tracked(self) -> bool:
@@ -434,6 +440,11 @@ class Layout:
         }  # fmt: skip
         return MappingProxyType({figure: self.unknown_because.get(figure) or general.get(
             figure, f"no {figure.replace('_', ' ')} state") for figure, known in self.provides.items() if not known})
+
+    def indexable(self, advice: IndexAdvice) -> bool:
+        """Can the advised index be made as written: every key a plain column? A role read from JSON, from two
+        columns (a file's own `pair(...)` over a preset) or from another table has no column of its own to index."""
+        return not any(key in self.json_paths or key in self.pairs or key in self.joined for key in advice.keys)
 
     @property
     def completion_where(self) -> Node | None:

@@ -301,7 +301,7 @@ class Doctor:
             if wanted:
                 return "\n".join(wanted)
             return f"-- the indexes are there: refresh the statistics\n{self._analyze_sql()}" if statistics else None
-        advice = [a for a in self.layout.advice if probe.name in a.serves]  # the preset's [[advice]]
+        advice = [a for a in self.layout.advice if probe.name in a.serves and self.layout.indexable(a)]  # [[advice]]
         return "\n".join(self.advice_sql(a) for a in advice) or None
 
     def advice_sql(self, advice: IndexAdvice) -> str:

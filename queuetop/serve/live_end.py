@@ -53,7 +53,8 @@ def live_end_finding(db: Database, layout: Layout, settings: dict[str, Any], dia
         return diagnostics.index_leads_with(db, layout.schema, layout.queue_table,
                                             [layout.columns[role] for role in advice.keys])
 
-    lacking = [advice for advice in layout.advice if LIVE_END_PROBE in advice.serves and not there(advice)]
+    lacking = [advice for advice in layout.advice
+               if LIVE_END_PROBE in advice.serves and layout.indexable(advice) and not there(advice)]
     clear = ("-- and the range closes when the oldest jobs leave their state: `queuetop dead count` shows the dead "
              "ones (`dead retry` / `dead delete`), `queuetop jobs --state claimed` the claims nobody finished")
     if not lacking:

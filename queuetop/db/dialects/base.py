@@ -35,6 +35,10 @@ class Dialect:
         """The text at a path of keys (each a checked identifier) inside a column holding JSON; NULL where absent."""
         raise NotImplementedError
 
+    def pair_sql(self, first: str, second: str) -> str:
+        """Two columns as one text, `first/second` (a job's queue beside its type); a NULL reads as empty."""
+        return f"CONCAT({first}, '/', {second})"
+
     def qualify(self, schema: str | None, name: str) -> str:
         schema = self.schema_for(schema)
         if schema:

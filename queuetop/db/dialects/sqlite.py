@@ -33,6 +33,10 @@ class SQLiteDialect(Dialect):
         row = "SELECT " + ", ".join(f"? AS {name}" for name, _ in columns)
         return f"({' UNION ALL '.join([row] * count)}) AS {alias}"
 
+    def pair_sql(self, first: str, second: str) -> str:
+        # concat() is SQLite 3.44's: older ones join with ||, which a NULL would make NULL
+        return f"(COALESCE(CAST({first} AS TEXT), '') || '/' || COALESCE(CAST({second} AS TEXT), ''))"
+
     def state_group(self, expr: str) -> str:
         # `+` keeps SQLite from picking an index for the order of a few groups over one that reads only the
         # state's rows: without ANALYZE's figures (a watched file is never analysed) it scanned all 10^5 pending

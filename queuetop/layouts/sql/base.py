@@ -67,11 +67,13 @@ class StatementsBase:
         return self.dialect.qualify(layout.schema, name)
 
     def col(self, role: str) -> str:
-        """The role's column, quoted; for a role read from JSON, the text at its path in that column; for a joined
-        column, the subquery that reads it."""
+        """The role's column, quoted; for a role read from JSON, the text at its path in that column; for a pair,
+        its two columns as one text; for a joined column, the subquery that reads it."""
         if role in self.layout.joined:
             return self._joined(role)
         column = self.dialect.quote(self.layout.columns[role])
+        if role in self.layout.pairs:
+            return self.dialect.pair_sql(column, self.dialect.quote(self.layout.pairs[role]))
         path = self.layout.json_paths.get(role)
         return self.dialect.json_text_sql(column, path) if path else column
 
