@@ -13,7 +13,8 @@ import pytest
 
 from queuetop.act.queue import Queue
 from queuetop.cli import main
-from queuetop.db import Database, Timeout
+from queuetop.db import Database, Timeout, parse_target
+from queuetop.layouts import layout_from_toml
 from queuetop.serve import live_end
 from queuetop.serve.doctor import Finding, Report, Status, run_doctor
 from queuetop.watch.blocking import read_blocking
@@ -295,3 +296,19 @@ def test_a_long_live_end_is_named_with_the_indexes_that_let_each_family_read_its
     assert "queuetop dead count" in long.fix
     assert indexed.status is Status.OK and "advised for it are there" in indexed.summary
     assert short.status is Status.OK and short.fix is None
+
+
+def test_a_long_live_end_that_no_index_narrows_says_how_it_closes(tmp_path, monkeypatch) -> None:
+    """A layout of one's own advises nothing: past the limit doctor says how long the live end is and that the
+    oldest jobs' leaving is what closes it, with no index to print."""
+    monkeypatch.setattr(live_end, "LIVE_END_WARN_IDS", 2)
+    layout = layout_from_toml("mine", 'arrivals = "identity"\ndone = "status = 1"\n[tables]\nqueue = "jobs"\n'
+                                      '[queue_columns]\nid = "id bigint"\nstatus = "status int"\n[states]\n'
+                                      'pending = "status = 0"\n')  # fmt: skip
+    with Database.open(parse_target(str(tmp_path / "q.db")), create=True) as db:
+        db.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY, status INTEGER)")
+        for status in (0, 1, 1, 1, 0):
+            db.execute("INSERT INTO jobs (status) VALUES (?)", (status,))
+        found = by_check(doctor(db, layout))["live end"]
+    assert found.status is Status.WARN and "(5)" in found.summary
+    assert found.fix is not None and "CREATE INDEX" not in found.fix and "queuetop dead count" in found.fix
