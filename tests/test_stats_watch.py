@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from queuetop.cli import main, queue_commands
 from queuetop.db import Database, parse_target
 from tests.seedshapes import create_seed, push
 
@@ -81,3 +82,16 @@ def test_queuetop_alone_into_a_pipe_prints_the_figures_once_and_ends(seed_file):
                            env={**os.environ, "QUEUETOP_DB": ""})  # fmt: skip
     assert piped.stdout.startswith(str(seed_file)) and "Traceback" not in piped.stderr
     assert_clean_failure(queuetop("--db", str(seed_file), "--with-load"), "stdout is not a terminal")
+
+
+def test_a_poll_slower_than_the_interval_never_asks_for_a_negative_sleep(seed_file, monkeypatch, capsys):
+    """A poll that outlasts `--watch` starts the next one at once: the time left is never below zero, however the
+    clock moved between reading it and sleeping (a loaded CI machine once made it -0.000001 s: ValueError)."""
+    clock = iter(float(n) for n in range(10_000))  # each read of the clock a second later: every poll is "slow"
+    slept: list[float] = []
+    monkeypatch.setattr(queue_commands.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(queue_commands.time, "sleep", slept.append)
+    code = main(["stats", "--db", str(seed_file), "--layout", "processed", "--table", "work_items",
+                 "--watch", "0.1", "--count", "3"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    assert len(slept) == 2 and min(slept) >= 0

@@ -160,7 +160,7 @@ def _watch_stats(args: argparse.Namespace) -> int:
             polls += 1
             if args.count is None or polls < args.count:
                 next_at = max(next_at + args.watch, time.monotonic())  # a slow poll delays, never bunches, the next
-                time.sleep(next_at - time.monotonic())
+                time.sleep(max(0.0, next_at - time.monotonic()))  # the clock moved on since: never below zero
     finally:
         if db is not None:
             db.close()
