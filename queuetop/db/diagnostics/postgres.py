@@ -155,4 +155,3 @@ class PostgresDiagnostics(Diagnostics):
 
     def terminate_sql(self, session: str) -> str | None:
         return f"SELECT pg_terminate_backend({int(session)});" if session.isdigit() else None
-

@@ -122,6 +122,12 @@ class StatementsBase:
         rows = self.layout.completed_rows
         return f" AND {self.condition(rows.condition, [])}" if which == "completed" and rows is not None else ""
 
+    def _completion_filter(self, binds: list) -> str:
+        """` AND` which rows of the completions' table are completions (`Layout.completion_where`: the completions'
+        `where` and, in the completed table, `completed_rows`), else nothing; its getters appended to `binds`."""
+        where = self.layout.completion_where
+        return "" if where is None else " AND " + self.condition(where, binds)
+
     def now(self) -> str:
         return self.dialect.now_sql(self.layout.clock)
 

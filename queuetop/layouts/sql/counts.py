@@ -118,9 +118,10 @@ class CountSQL(StatementsBase):
         if "pending" in mine and self.layout.has(created_role):
             pending = "" if alone else rest("pending")
             # where the time is another table's, that of the lowest id (`oldest_by_min_id`): one lookup per group
-            at = self.col(prefix + "id") if self.oldest_by_min_id and not prefix else self.col(created_role)
+            by_id = self.oldest_by_min_id and not prefix
+            at = self.col("id") if by_id else self.col(created_role)
             oldest = f"MIN({at})" if alone else f"MIN(CASE WHEN {pending} THEN {at} END)"
-            columns.append(self._oldest_of(oldest) if self.oldest_by_min_id and not prefix else oldest)
+            columns.append(self._oldest_of(oldest) if by_id else oldest)
         else:
             columns.append("NULL")
         columns[-1] += times
@@ -409,11 +410,9 @@ class CountSQL(StatementsBase):
                                       f"{self.dialect.param(layout.type_of(created))}{self._job_rows(which)}"))
                     binds.append(lambda v, role=created: self._typed(role, v["__created"]))
             if completed_after is not None:
-                table, at, _, where_node, dead, prefix = self._completion_parts()
+                table, at, _, dead, prefix = self._completion_parts()
                 binds.append(lambda v: self._typed(at, v["__done"]))
-                condition = f"{self.col(at)} > {self.dialect.param(layout.type_of(at))}"
-                if where_node is not None:
-                    condition += " AND " + self.condition(where_node, binds)
+                condition = f"{self.col(at)} > {self.dialect.param(layout.type_of(at))}{self._completion_filter(binds)}"
                 if dead:  # a job that went dead is still in a state (dead): it did not leave the count
                     condition += f" AND NOT ({dead})"
                 arms.append(moved("done", table, prefix, condition))

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from queuetop.layouts.predicate import (
-    Node,
-    settings_of,
-)
+from queuetop.layouts.predicate import settings_of
 from queuetop.layouts.sql.base import NO_COUNT, Statement, StatementsBase
 
 
@@ -84,8 +81,7 @@ class FlowSQL(StatementsBase):
                     self.col(spec.at), *(self.col(role) if role else "NULL" for role in pairs)]
             # `since` is the first parameter, before any of the condition's
             where = f"{self.col(spec.at)} > {self.dialect.param(self.layout.type_of(spec.at))}"
-            if self.layout.completion_where is not None:
-                where += " AND " + self.condition(self.layout.completion_where, binds)
+            where += self._completion_filter(binds)
             if low_id is not None:
                 where += self._from_low_id()
             return f"SELECT {', '.join(cols)} FROM {self.table(spec.table)}{self._hint()} WHERE {where}"
@@ -96,20 +92,19 @@ class FlowSQL(StatementsBase):
     # -- bounded monitor reads: counts per job type and second, and a capped sample of completions -----------
     # Whatever the throughput, a poll fetches one row per job type and second of its range, plus at most a fixed
     # number of sampled completions for the percentiles.
-    def _completion_parts(self) -> tuple[str, str, list[str | None], Node | None, str | None, str]:
-        """(table, completed-at role, [wait from, wait to, processing from, processing to], extra condition, the
-        dead condition or None, the role prefix of the table). The dead condition is the layout's dead state where it
-        is a state of the completions' own table (native: Outcome 'dead') and needs no setting: those completions
-        are counted apart ("dead among them") and kept out of the wait and processing sample — a job that ran out
-        of attempts says nothing of how long the work takes."""
+    def _completion_parts(self) -> tuple[str, str, list[str | None], str | None, str]:
+        """(table, completed-at role, [wait from, wait to, processing from, processing to], the dead condition or
+        None, the role prefix of the table); which rows are completions is `_completion_filter`. The dead condition
+        is the layout's dead state where it is a state of the completions' own table (native: Outcome 'dead') and
+        needs no setting: those completions are counted apart ("dead among them") and kept out of the wait and
+        processing sample — a job that ran out of attempts says nothing of how long the work takes."""
         spec = self.layout.completions
         assert spec is not None, "a shape without completions has no completion reads"
         pairs: list[str | None] = [*(spec.wait or (None, None)), *(spec.processing or (None, None))]
-        where = self.layout.completion_where
         dead_state, dead = self.layout.states.get("dead"), None
         if dead_state is not None and dead_state.table == spec.table and not settings_of(dead_state.condition):
             dead = self.condition(dead_state.condition, [])
-        return spec.table, spec.at, pairs, where, dead, "c_" if spec.table == "completed" else ""
+        return spec.table, spec.at, pairs, dead, "c_" if spec.table == "completed" else ""
 
     def _typed(self, role: str, value: Any) -> Any:
         return self.dialect.encode_value(self.layout.type_of(role), value)
@@ -161,13 +156,11 @@ class FlowSQL(StatementsBase):
                                latest_first: bool = False) -> str:  # fmt: skip
         """`completion_counts`' statement; `part` and `tail` are columns put before and after its own, and
         `latest_first` puts the latest completion right after the second (the shape poll's order)."""
-        table, at, _, where_node, dead, prefix = self._completion_parts()
+        table, at, _, dead, prefix = self._completion_parts()
         type_role = prefix + "type"
         second = self.dialect.second_sql(self.col(at))
         keys = [self.col(type_role) if self.layout.has(type_role) else None, second]
-        where = f"{self.col(at)} > {self.dialect.param(self.layout.type_of(at))}"
-        if where_node is not None:
-            where += " AND " + self.condition(where_node, binds)
+        where = f"{self.col(at)} > {self.dialect.param(self.layout.type_of(at))}{self._completion_filter(binds)}"
         if low_id is not None:
             where += self._from_low_id()
         dead_count = f"SUM(CASE WHEN {dead} THEN 1 ELSE 0 END)" if dead else "0"
@@ -223,7 +216,7 @@ class FlowSQL(StatementsBase):
         """(job type, completed at, wait from, wait to, processing from, processing to) of at most `limit`
         completions in (after, upto], dead jobs left out: about `share` of them, picked by a hash of the id that
         spreads over job types and time alike (ids that are not integers: the first `limit` rows)."""
-        table, at, pairs, where_node, dead, prefix = self._completion_parts()
+        table, at, pairs, dead, prefix = self._completion_parts()
         hashed = self._integer_id(prefix + "id")
 
         def build(binds: list) -> str:
@@ -231,9 +224,7 @@ class FlowSQL(StatementsBase):
             cols = ", ".join([self.col(type_role) if self.layout.has(type_role) else "NULL", self.col(at),
                               *(self.col(role) if role else "NULL" for role in pairs)])
             at_param = self.dialect.param(self.layout.type_of(at))
-            where = f"{self.col(at)} > {at_param} AND {self.col(at)} <= {at_param}"
-            if where_node is not None:
-                where += " AND " + self.condition(where_node, binds)
+            where = f"{self.col(at)} > {at_param} AND {self.col(at)} <= {at_param}{self._completion_filter(binds)}"
             if dead:
                 where += f" AND NOT ({dead})"
             if low_id is not None:

@@ -71,8 +71,7 @@ class RowSQL(StatementsBase):
             cols = ", ".join([self.col(prefix + "id"), self.col(spec.at),
                               *(self.col(role) if role else "NULL" for role in pairs), outcome])
             where = f"{self.col(spec.at)} > {self.dialect.param(self.layout.type_of(spec.at))}"
-            if self.layout.completion_where is not None:
-                where += " AND " + self.condition(self.layout.completion_where, binds)
+            where += self._completion_filter(binds)
             if job_type is not None:
                 where += f" AND {self.col(type_role)} = {self.dialect.param(self.layout.type_of(type_role))}"
             return self.dialect.first_rows_sql(f"SELECT {cols} FROM {self.table(spec.table)}{self._row_hint()} WHERE "
@@ -134,8 +133,7 @@ class RowSQL(StatementsBase):
         arms = []
         if claim is not None and claim.finish and spec is not None and spec.table == table:
             done = f"{self.col(spec.at)} IS NOT NULL"
-            if self.layout.completion_where is not None:
-                done += f" AND {self.condition(self.layout.completion_where, binds)}"
+            done += self._completion_filter(binds)
             arms.append(f"WHEN {done} THEN 'done'")
         arms += [f"WHEN {self.condition(state.condition, binds)} THEN '{name}'"
                  for name, state in self.layout.states.items() if state.table == table]  # fmt: skip
@@ -220,8 +218,7 @@ class RowSQL(StatementsBase):
             recently = f"CASE WHEN {self.col(start)} >= {since} THEN 1 ELSE 0 END"
             binds.append(lambda s: self.dialect.shift_param(-float(s["__recent_s"])))
             where = f"{self.col(spec.at)} > {since}"
-            if self.layout.completion_where is not None:
-                where += " AND " + self.condition(self.layout.completion_where, binds)
+            where += self._completion_filter(binds)
             return self.dialect.first_rows_sql(
                 f"SELECT {self.col(prefix + 'claimed_by')}, {outcome}, {self.col(start)}, {recently}, {self.col(end)} "
                 f"FROM {self.table(spec.table)}{self._hint()} WHERE {where} ORDER BY {self.col(spec.at)} DESC")
