@@ -35,11 +35,11 @@ def test_every_preset_loads_names_its_seed_and_says_what_it_cannot_know():
     assert seeds == {"native": None, "queuesample": "000", "requests": "001", "work_queue": "002", "processed": "003",
                      "job_queue": "004", "procrastinate": None, "graphile_worker": None,
                      "pgboss": None, "pgqueuer": None, "django_tasks": None, "huey": None,
-                     "celery_sqlalchemy": None, "dramatiq_pg": None}  # fmt: skip
+                     "celery_sqlalchemy": None, "dramatiq_pg": None, "django_q2": None}  # fmt: skip
     assert {name: load_layout(name).library for name in PRESET_NAMES if load_layout(name).library} == {
         "procrastinate": "procrastinate", "graphile_worker": "graphile-worker", "pgboss": "pg-boss",
         "pgqueuer": "pgqueuer", "django_tasks": "django-tasks-db", "huey": "huey",
-        "celery_sqlalchemy": "Celery", "dramatiq_pg": "dramatiq-pg"}
+        "celery_sqlalchemy": "Celery", "dramatiq_pg": "dramatiq-pg", "django_q2": "django-q2"}
     assert not load_layout("work_queue").provides["oldest_age_s"]  # no times at all
     assert load_layout("work_queue").provides["completions"]  # from the depth's change between polls
     assert load_layout("requests").provides["lost"] and not load_layout("requests").provides["dead"]
@@ -322,3 +322,26 @@ def test_a_library_preset_names_each_state_in_the_librarys_own_words():
                             'status = "status"\n[states]\npending = "status = \'new\' or (status = \'retry\' and '
                             'not status in (\'x\'))"\ndead = "not status = \'gone\'"\n')  # fmt: skip
     assert dict(mine.library_words) == {"pending": "new, retry"}
+
+
+def test_a_completed_table_numbering_its_rows_itself_says_so_and_arrivals_by_id_read_the_queue_alone():
+    """A finished job keeps its id as it moves to the completed table (native, pgqueuer's log), so arrivals by id
+    read both tables; where that table numbers its rows itself (django-q2's task uuids), a layout says
+    completed_ids = "own", and ids of another kind than the queue's are refused without it, naming what to write."""
+    head = ('[tables]\nqueue = "q"\ncompleted = "r"\n[queue_columns]\nid = "id bigint"\ntype = "key"\n'
+            '[completed_columns]\nid = "id varchar(32)"\ntype = "cluster"\ncompleted = "stopped"\n'
+            '[states]\npending = "true"\n[completions]\nat = "c_completed"\n')
+    with pytest.raises(UsageError, match=r"varchar.32. and the queue's bigint.*completed_ids = .own."):
+        layout_from_toml("mine", 'arrivals = "identity"\n' + head)
+    with pytest.raises(UsageError, match="completed_ids is 'theirs'"):
+        layout_from_toml("mine", 'arrivals = "identity"\ncompleted_ids = "theirs"\n' + head)
+    own = layout_from_toml("mine", 'arrivals = "identity"\ncompleted_ids = "own"\n' + head)
+    moved = layout_from_toml("mine", 'arrivals = "identity"\n' + head.replace("varchar(32)", "bigint"))
+    for dialect in DIALECTS:
+        assert Statements(dialect, own).identity_tables() == [("", "queue")]
+        assert Statements(dialect, moved).identity_tables() == [("", "queue"), ("c_", "completed")]
+    assert own.finished_rows_leave and not moved.finished_rows_leave
+    with pytest.raises(UsageError, match="sequence is for a library whose finished rows leave the queue table"):
+        layout_from_toml("mine", 'arrivals = "identity"\n[library]\nname = "x"\ndatabases = ["sqlite"]\n'
+                         + head.replace('completed = "r"', 'completed = "r"\nsequence = "q.id"')
+                         .replace("varchar(32)", "bigint"))

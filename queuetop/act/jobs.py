@@ -70,6 +70,12 @@ def read_jobs(db: Database, layout: Layout, state: str, job_type: str | None = N
     return JobPage(state, typed, tuple(role.removeprefix(prefix) for role in roles), jobs, last)
 
 
+def _fits(sql_type: str | None, job_id: Any) -> bool:
+    """Can `job_id` be an id of a column of this type? A text that is no whole number is no integer's."""
+    integer = (sql_type or "").lower() in ("bigint", "int", "smallint", "tinyint")
+    return not integer or isinstance(job_id, int) or str(job_id).lstrip("-").isdigit()
+
+
 @dataclass(frozen=True)
 class JobView:
     """One job: the table it is in now, its state there, every column the layout names for it."""
@@ -92,6 +98,8 @@ def read_job(db: Database, layout: Layout, job_id: Any, settings: Mapping[str, A
     for table, prefix in (("queue", ""), ("completed", "c_")):
         if table == "completed" and not layout.completed_table:
             break
+        if not _fits(layout.type_of(prefix + "id"), job_id):
+            continue  # an id of another kind than this table's own (django-q2's results are numbered apart)
         roles = [role for role in layout.columns if role.startswith("c_") == bool(prefix)]
         row = db.fetchone(*statements.job_by_id(table, roles, job_id, dict(settings or {})))
         if not row:

@@ -7,10 +7,14 @@ import argparse
 import json
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from queuetop.cli.common import _announce, open_target, refuse_typos, resolve_layout, settings_from
 from queuetop.core import format as fmt
 from queuetop.db import UsageError
+
+if TYPE_CHECKING:
+    from queuetop.layouts import Layout
 
 CELL = 40  # a value wider than this is cut in the table (--json has it whole)
 
@@ -61,7 +65,7 @@ def cmd_job(args: argparse.Namespace) -> int:
     with open_target(args, purpose="monitor") as db:
         layout, note = resolve_layout(args, db)
         _announce(note)
-        view = read_job(db, layout, _job_id(layout.type_of("id"), args.job_id), settings_from(args))
+        view = read_job(db, layout, _job_id(layout, args.job_id), settings_from(args))
     if view is None:
         raise UsageError(f"no job {args.job_id} in {layout.queue_table}"
                          + (f" or {layout.completed_table}" if layout.completed_table else ""),
@@ -76,15 +80,18 @@ def cmd_job(args: argparse.Namespace) -> int:
     return 0
 
 
-def _job_id(id_type: str | None, text: str) -> object:
-    """The id as the layout's id column takes it: a whole number, or a GUID (seed 001's requests)."""
+def _job_id(layout: Layout, text: str) -> object:
+    """The id as the layout's id column takes it: a whole number, or a GUID (seed 001's requests); or, where the
+    completed table numbers its rows itself (django-q2's task uuids), as that table's id."""
     from queuetop.act.shape_queue import check_guid
 
-    if id_type == "guid":
+    if layout.type_of("id") == "guid":
         return check_guid(text)
     try:
         return int(text)
     except ValueError:
+        if layout.completed_ids_own:
+            return text
         raise UsageError(f"job id {text!r} is not a whole number", "e.g. queuetop job 1047") from None
 
 

@@ -207,13 +207,24 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
                              "rows grew by (deletes_finished = true)")
     if "sequence" in tables and "." not in str(tables["sequence"]):
         raise UsageError(f"{where}: [tables] sequence names TABLE.COLUMN, the identity the ids come from")
-    if "sequence" in tables and not (data.get("deletes_finished") and data.get("library", {}).get("databases") == [
-            "postgresql"]):  # fmt: skip
-        raise UsageError(f"{where}: [tables] sequence is for a PostgreSQL library that deletes finished rows",
-                         "it needs deletes_finished = true and [library] databases = [\"postgresql\"]")
+    if "sequence" in tables and not ((data.get("deletes_finished") or data.get("completed_ids") == "own")
+                                     and set(data.get("library", {}).get("databases", ())) <= {"postgresql", "sqlite"}
+                                     and data.get("library", {}).get("databases")):  # fmt: skip
+        raise UsageError(f"{where}: [tables] sequence is for a library whose finished rows leave the queue table",
+                         "it needs deletes_finished = true or completed_ids = \"own\", and [library] databases "
+                         "among \"postgresql\" and \"sqlite\"")
     if data.get("deletes_finished") and (data.get("arrivals") != "identity" or completions is not None):
         raise UsageError(f"{where}: deletes_finished counts completions from arrivals by identity",
                          "it needs arrivals = \"identity\" and no [completions]")
+    completed_ids = data.get("completed_ids", "moved")
+    if completed_ids not in ("moved", "own"):
+        raise UsageError(f"{where}: completed_ids is {completed_ids!r}", "write \"moved\" (a finished job keeps its "
+                         "id in the completed table, the default) or \"own\" (that table numbers its rows itself)")
+    kinds = {_numbered(types.get("id")), _numbered(types.get("c_id"))}
+    if completed_ids == "moved" and "c_id" in columns and None not in kinds and len(kinds) > 1:
+        raise UsageError(f"{where}: the completed table's id is {types.get('c_id') or 'untyped'} and the queue's "
+                         f"{types.get('id') or 'untyped'}: a job cannot keep its id as it moves there",
+                         "where the completed table numbers its rows itself, write completed_ids = \"own\"")
     if "pending" not in states:
         raise UsageError(f"{where}: no pending state", "say which rows wait, e.g. pending = \"claimed_at is null\"")
     if "make_available" in data and not ("scheduled" in states and "available" in columns):
@@ -246,6 +257,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         arrivals=data.get("arrivals"),
         completions=completions,
         deletes_finished=bool(data.get("deletes_finished", False)),
+        completed_ids_own=completed_ids == "own",
         sequence=tuple(tables["sequence"].split(".", 1)) if "sequence" in tables else None,  # type: ignore[arg-type]
         done=done,
         ended=ended,
@@ -271,6 +283,11 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
     )
     _check_own_columns(layout, where)
     return layout
+
+
+def _numbered(sql_type: str | None) -> bool | None:
+    """Whether a role's declared SQL type is an integer's (None: not declared)."""
+    return None if sql_type is None else sql_type.lower() in ("bigint", "int", "smallint", "tinyint")
 
 
 def _joined(spec: Mapping[str, Any], where: str) -> dict[str, Joined]:

@@ -273,8 +273,12 @@ class Layout:
     deletes_finished: bool = False
     # The table and column whose identity hands out its ids (`[tables] sequence = "TABLE.COLUMN"`: graphile-worker's
     # view reads _private_jobs.id), where rows are deleted: the ids handed out tell how many jobs came and went
-    # between two polls unseen (`watermarks.VanishedWatch`). PostgreSQL only.
+    # between two polls unseen (`watermarks.VanishedWatch`). PostgreSQL and SQLite (an AUTOINCREMENT key).
     sequence: tuple[str, str] | None = None
+    # The completed table's ids are its own, not the queue row's (`completed_ids = "own"`: django_q_task's id is the
+    # task's uuid, the queue row's an autoincrement): arrivals by id read the queue table alone, and a job's id is
+    # looked up in each table as that table's.
+    completed_ids_own: bool = False
     # No times, but the rows a claim finished stay, in a state of their own (seeds 002, 003): completions are
     # those rows counted from a base id that follows the queue's live end (`watermarks.FinishedWatch`).
     done: State | None = None
@@ -385,6 +389,13 @@ class Layout:
             if role in self.json_paths or role in self.pairs:
                 raise UsageError(f"{where}: enqueue or dead retry names {role!r}, which is read from inside JSON or "
                                  "from two columns", "such a role is for watching: name a column of its own")
+
+    @property
+    def finished_rows_leave(self) -> bool:
+        """A job's row leaves the queue table as it ends and nothing else stays there: deleted with its times
+        (`deletes_finished`: graphile-worker), or deleted once its result is saved in a table numbered apart
+        (`completed_ids_own`: django-q2). Every row of the queue table is then waiting or running work."""
+        return self.deletes_finished or self.completed_ids_own
 
     @property
     def depth_tracked(self) -> bool:

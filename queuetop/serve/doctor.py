@@ -263,10 +263,12 @@ class Doctor:
         return Finding(check, Status.OK, reads, details=details)
 
     def backlog_tables(self) -> set[str]:
-        """Tables that hold waiting work only (seed 001's RequestsQueue: every row is pending): reading all of one
-        reads the backlog, which a count must read anyway, never finished history."""
+        """Tables that hold waiting and running work only (seed 001's RequestsQueue: every row is pending; a
+        library whose finished rows leave its queue table, `Layout.finished_rows_leave`): reading all of one reads
+        the backlog, which a count must read anyway, never finished history."""
         pending = self.layout.states.get("pending")
-        if pending is not None and pending.table == "queue" and pending.condition == Bool(True):
+        if self.layout.finished_rows_leave or (pending is not None and pending.table == "queue"
+                                               and pending.condition == Bool(True)):  # fmt: skip
             return {self.layout.queue_table.lower()}
         return set()
 

@@ -258,7 +258,8 @@ class ShapeCollector(TrackedDepth):
             if self._vanished is not None and not first:
                 gone = self._vanished.take(sequence_value(reads.fetch(self.db, self.statements.sequence_value())[0]))
                 self._unseen.arrivals.add(seconds(now), gone)
-                self._unseen.completions.add(seconds(now), gone)
+                if layout.deletes_finished:  # else their completions are read where the shape keeps them
+                    self._unseen.completions.add(seconds(now), gone)
         elif layout.arrivals == "created":
             if "arrived" in events:
                 self._arrivals_by_time.take(events["arrived"], now, decode, self._type, self._arrived)

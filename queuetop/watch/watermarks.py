@@ -308,7 +308,8 @@ class LiveRowsWatch:
 class VanishedWatch:
     """Jobs that came and went between two polls where finished rows are deleted (graphile-worker): the ids the
     identity's sequence handed out, less the arrivals seen as rows. Their job type went with their row, so they
-    count in the totals only, as arrivals and as completions alike. The sequence is read one poll behind: ids
+    count in the totals only, as arrivals and, where nothing else records their end, as completions (django-q2's
+    results are read from their own table). The sequence is read one poll behind: ids
     handed out by the last poll have had a poll's time to commit and be seen. An insert whose transaction
     outlasts that is counted as gone, then seen: the count never falls (`counted`), so the next jobs gone unseen
     pay it back, and the total is right again. An id used by an insert that rolled back counts as a job that came

@@ -61,9 +61,13 @@ class Dialect:
         raise NotImplementedError
 
     def sequence_sql(self) -> str:
-        """The last value the identity of a table's column (two `?`: the table, quoted and qualified, and the
-        column) handed out; NULL before the first."""
+        """The last value the identity of a table's column handed out (its `?` are `sequence_names`'); NULL
+        before the first."""
         raise NotImplementedError(f"{self.name}: queuetop reads no identity's sequence here")
+
+    def sequence_names(self, schema: str | None, table: str, column: str) -> tuple[str, ...]:
+        """`sequence_sql`'s parameters: the table, quoted and qualified, and the column."""
+        return self.qualify(schema, table), column
 
     def zoned_session_sql(self) -> str | None:
         """What makes a session read times that carry their zone in UTC, where the database converts them to the

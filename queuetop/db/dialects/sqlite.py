@@ -51,6 +51,14 @@ class SQLiteDialect(Dialect):
         return "strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')" if clock == "local" else \
             "strftime('%Y-%m-%d %H:%M:%f', 'now')"
 
+    def sequence_sql(self) -> str:
+        # A table whose key is INTEGER PRIMARY KEY AUTOINCREMENT (Django's AutoField) keeps the highest id it ever
+        # handed out here; without AUTOINCREMENT a deleted highest id is used again and no row is kept.
+        return "SELECT (SELECT seq FROM sqlite_sequence WHERE name = ?)"  # one row, NULL before the first id
+
+    def sequence_names(self, schema: str | None, table: str, column: str) -> tuple[str, ...]:
+        return (table,)
+
     def json_text_sql(self, column: str, path: tuple[str, ...]) -> str:
         return f"json_extract({column}, '$.{'.'.join(path)}')"  # JSON1, built into SQLite since 3.38
 

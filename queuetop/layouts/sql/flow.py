@@ -22,7 +22,7 @@ class FlowSQL(StatementsBase):
         assert sequence is not None, "a layout with [tables] sequence"
         table, column = sequence
         return self._bound("sequence", lambda binds: self.dialect.sequence_sql(), None,
-                           (self.dialect.qualify(self.layout.schema, table), column))  # fmt: skip
+                           self.dialect.sequence_names(self.layout.schema, table, column))
 
     def max_id(self) -> Statement:
         """The highest id of the tables a job may be in (`identity_tables`), one row, one column."""
@@ -125,8 +125,10 @@ class FlowSQL(StatementsBase):
     def identity_tables(self) -> list[tuple[str, str]]:
         """(role prefix, table) of the tables a job's id may be in: the queue, and the completed table where a
         finished job moves with its id (native), so that one that arrived and finished between two polls is
-        still an arrival, and the highest id is the highest of both."""
-        moves = self.layout.completed_table is not None and self.layout.has("c_id")
+        still an arrival, and the highest id is the highest of both. Not where the completed table's ids are its
+        own (`completed_ids_own`)."""
+        layout = self.layout
+        moves = layout.completed_table is not None and layout.has("c_id") and not layout.completed_ids_own
         return [("", "queue"), *((("c_", "completed"),) if moves else ())]
 
     def _arrival_arm(self, prefix: str, which: str, part: str = "", between: str = "", tail: str = "") -> str:
