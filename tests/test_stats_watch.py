@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -89,8 +90,8 @@ def test_a_poll_slower_than_the_interval_never_asks_for_a_negative_sleep(seed_fi
     clock moved between reading it and sleeping (a loaded CI machine once made it -0.000001 s: ValueError)."""
     clock = iter(float(n) for n in range(10_000))  # each read of the clock a second later: every poll is "slow"
     slept: list[float] = []
-    monkeypatch.setattr(queue_commands.time, "monotonic", lambda: next(clock))
-    monkeypatch.setattr(queue_commands.time, "sleep", slept.append)
+    # The command's own clock only: the time module itself is every thread's (the database's, the watchdog's)
+    monkeypatch.setattr(queue_commands, "time", SimpleNamespace(monotonic=lambda: next(clock), sleep=slept.append))
     code = main(["stats", "--db", str(seed_file), "--layout", "processed", "--table", "work_items",
                  "--watch", "0.1", "--count", "3"])  # fmt: skip
     assert code == 0, capsys.readouterr().err

@@ -401,11 +401,13 @@ class Layout:
     def depth_tracked(self) -> bool:
         """Can the depth be tracked? The jobs in any state change only by arrivals and completions where both are
         read (completions by their time, or, without times, as the rows in the layout's `done` state) and pending is
-        a state of the queue table; a shape that takes its throughput from the depth must have the depth counted."""
+        a state of the queue table; a shape that takes its throughput from the depth must have the depth counted,
+        and so must one whose results are numbered apart from its jobs (`completed_ids_own`): a result there need
+        not mean the job left (django-q2 saves a failure and keeps the task's row to run it again)."""
         pending = self.states.get("pending")
         return (pending is not None and pending.table == "queue"
                 and (self.completions is not None or self.done is not None)
-                and self.arrivals in ("identity", "created") and not self.deletes_finished)
+                and self.arrivals in ("identity", "created") and not self.finished_rows_leave)
 
     @property
     def accounted(self) -> tuple[Node, ...]:

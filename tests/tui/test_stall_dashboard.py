@@ -39,7 +39,8 @@ async def test_a_server_that_stops_answering_is_said_not_answering_and_the_figur
                 said = status(app)
                 assert "● connected" not in said
                 assert "STALE: data from" in said, said
-                assert app.main.query_one("#body").has_class("stale")
+                # the body's class is set on the render after the status line's: under load, a frame later
+                await wait_for(pilot, lambda: app.main.query_one("#body").has_class("stale"), "the body marked stale")
     finally:
         monitor.close(wait_s=0.1)
         actions.close(wait_s=0.1)
