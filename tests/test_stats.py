@@ -41,7 +41,10 @@ class Script:
 
     def __init__(self, db: Database, layout) -> None:
         self.db, self.layout, d = db, layout, db.dialect
-        self.base: datetime = d.decode_time(db.fetchone(d.server_now_sql())[0]) - timedelta(seconds=10)
+        # t=0 five seconds ago: the rows up to t=9 are written within the five seconds left before the first poll
+        # at t=10 (on a loaded machine the writes alone once took more than the one second left when t=0 was ten
+        # seconds back, and the poll's 10 s window no longer held t=1)
+        self.base: datetime = d.decode_time(db.fetchone(d.server_now_sql())[0]) - timedelta(seconds=5)
         t, s = d.param("datetime2"), Statements(d, layout)
         self._insert = s.sql(f"INSERT INTO {{queue}} ({{type}}, {{priority}}, {{created}}, {{available}}) "
                              f"VALUES (?, ?, {t}, {t})")
@@ -115,6 +118,7 @@ def play(backend):
     olds = q.claim("d", "old", 8, batch=2)
     for job_id in olds:
         q.complete(job_id, 9)
+    q.wait_until(10)
     first = monitor.poll()
     q.enqueue("email", 6, 12)
     q.complete(emails[2], 13)
