@@ -9,7 +9,8 @@ API would take an hour), and measures queuetop's warm poll (`ShapeCollector.poll
 first) and the library's own count (the statement its dashboard or API runs for the same figures). Mix at N jobs,
 20 job types: procrastinate, pg-boss, django-tasks-db, dramatiq-pg and Celery keep finished (or taken) jobs, so
 90 % of them and 10 % waiting; graphile-worker and pgqueuer delete finished jobs, so all N wait (a backlog; pgqueuer's
-log holds their 'queued' lines and the three lines of N jobs that ran before).
+log holds their 'queued' lines and the three lines of N jobs that ran before); django-q2 deletes a task's queue row
+as it saves its result, so all N wait in django_q_ormq, beside the results of N tasks that ran before (10 % failed).
 No activity between polls: this is the read alone.
 
     .venv/bin/python bench/library_poll_cost.py                        # every library, 1e4 and 1e6
@@ -37,7 +38,7 @@ SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6}
 TYPES = 20
 # each the name of its app and of its preset
 LIBRARIES = ("procrastinate", "graphile_worker", "pgboss", "pgqueuer", "django_tasks", "dramatiq_pg",
-             "celery_sqlalchemy")
+             "celery_sqlalchemy", "django_q2")
 PGBOSS_QUEUES = ("fast", "hold", "stuck", "flaky", "doomed", "orphan")  # the ones its app creates
 
 FILL = {
@@ -106,6 +107,18 @@ FILL = {
                                  'properties', '{{}}'::json)::text,
                1, (SELECT id FROM {s}.kombu_queue WHERE name = 'celery')
         FROM generate_series(1, {n}) AS i""",
+    # django-q2: N tasks waiting in 20 queues (a lock in the past: the enqueue time), and the results of N that ran
+    # over the hour before, 10 % of them failures, each written by the cluster of its queue.
+    "django_q2": """
+        INSERT INTO {s}.django_q_ormq (key, payload, lock)
+        SELECT 'q_' || (i % {types}), 'x', now() - (({n} - i) * interval '3600 seconds' / {n})
+        FROM generate_series(1, {n}) AS i;
+        INSERT INTO {s}.django_q_task (id, name, func, started, stopped, success, attempt_count, cluster)
+        SELECT md5(i::text), 'task-' || i, 'tasks.task_' || (i % {types}),
+               now() - interval '2 hours' + (i * interval '3600 seconds' / {n}),
+               now() - interval '2 hours' + (i * interval '3600 seconds' / {n}) + interval '1 second',
+               i % 10 <> 0, 1, 'q_' || (i % {types})
+        FROM generate_series(1, {n}) AS i""",
 }
 OWN_COUNT = {  # what the library runs for the same figures
     "procrastinate": "SELECT count(*), status FROM {s}.procrastinate_jobs GROUP BY status",  # count_jobs_status
@@ -118,6 +131,9 @@ OWN_COUNT = {  # what the library runs for the same figures
     "dramatiq_pg": "SELECT state, count(1) FROM {s}.queue GROUP BY state",  # dramatiq-pg stats
     "celery_sqlalchemy": "SELECT count(*) FROM {s}.kombu_message WHERE visible = true"
                          " AND queue_id = (SELECT id FROM {s}.kombu_queue WHERE name = 'celery')",  # kombu _size
+    "django_q2": "SELECT (SELECT count(*) FROM {s}.django_q_ormq WHERE lock <= now()), (SELECT count(*) FROM"
+                 " {s}.django_q_ormq WHERE lock > now()), (SELECT count(*) FROM {s}.django_q_task WHERE NOT success)",
+                 # qinfo: queue_size() and lock_size() over the queues, Failure.objects.count()
 }
 
 
@@ -126,7 +142,7 @@ def build(library: str, size: int) -> tuple[LibraryApp, float]:
     app.schema = f"bench_lib_{library}_{size}"
     with Database.open(parse_target(PG_TARGET_TEXT), purpose="bulk") as db:
         db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
-        if library in ("procrastinate", "django_tasks", "celery_sqlalchemy"):  # each makes its tables in a schema
+        if library in ("procrastinate", "django_tasks", "celery_sqlalchemy", "django_q2"):  # tables in a schema
             db.execute(f"CREATE SCHEMA {app.schema}")
     app.run("schema", timeout=300)
     started = time.perf_counter()
