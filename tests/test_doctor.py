@@ -312,3 +312,34 @@ def test_a_long_live_end_that_no_index_narrows_says_how_it_closes(tmp_path, monk
         found = by_check(doctor(db, layout))["live end"]
     assert found.status is Status.WARN and "(5)" in found.summary
     assert found.fix is not None and "CREATE INDEX" not in found.fix and "queuetop dead count" in found.fix
+
+
+@pytest.mark.postgres
+def test_a_condition_on_a_later_key_alone_is_an_index_scan_not_a_seek(pg_backend: Backend) -> None:
+    """PostgreSQL puts a condition on any key column of an index in its Index Cond: `b > ?` on an index of (a, b)
+    reads every entry of it (pg-boss 12's created_on after its queue's name), while `a = ? AND b > ?` reads a
+    range. Only the second is a seek; a quoted column counts as named too."""
+    from queuetop.db.diagnostics import AccessKind
+    from queuetop.db.diagnostics.postgres import PostgresDiagnostics
+
+    schema = f"plans_{time.monotonic_ns()}"
+    with pg_backend.open() as db:
+        db.execute(f'CREATE SCHEMA {schema}')
+        try:
+            db.execute(f'CREATE TABLE {schema}.t (id int PRIMARY KEY, a text, b int, "Mixed" int)')
+            db.execute(f'CREATE INDEX t_a_b ON {schema}.t (a, b)')
+            db.execute(f'CREATE INDEX t_mixed_b ON {schema}.t ("Mixed", b)')
+            diagnostics = PostgresDiagnostics(db.dialect)
+            diagnostics.prepare(db)
+            try:
+                kinds = {sql: [(a.kind, a.index) for a in diagnostics.plan(db, sql, ()).accesses] for sql in (
+                    f"SELECT count(*) FROM {schema}.t WHERE b > 1",
+                    f"SELECT count(*) FROM {schema}.t WHERE a = 'x' AND b > 1",
+                    f'SELECT count(*) FROM {schema}.t WHERE "Mixed" = 1 AND b > 1')}
+            finally:
+                diagnostics.finish(db)
+        finally:
+            db.execute(f"DROP SCHEMA {schema} CASCADE")
+    later, leading, quoted = kinds.values()
+    assert later and all(kind is AccessKind.INDEX_SCAN for kind, _ in later), later
+    assert leading == [(AccessKind.SEEK, "t_a_b")] and quoted == [(AccessKind.SEEK, "t_mixed_b")], (leading, quoted)

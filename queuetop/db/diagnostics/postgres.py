@@ -33,6 +33,10 @@ INDEX_KEYS_SQL = (TAG + "SELECT i.indexrelid, k.n, a.attname FROM pg_index AS i 
                         "(SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass(?))) AND k.n <= i.indnkeyatts "
                         "ORDER BY i.indexrelid, k.n")
 _INDEX_NODES = ("Index Scan", "Index Only Scan", "Bitmap Index Scan")
+# The first key column of each index named (an expression's: NULL)
+LEADING_KEY_SQL = (TAG + "SELECT c.relname, a.attname FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid "
+                         "LEFT JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] "
+                         "WHERE c.relname IN ({names})")
 # psqlODBC wraps each statement in a savepoint and frees prepared plans: for an idle session that is all
 # pg_stat_activity shows of its last statement. Housekeeping, not what the worker ran.
 _DRIVER_HOUSEKEEPING = re.compile(r'(SAVEPOINT|RELEASE|ROLLBACK TO) _per_query_svp_|DEALLOCATE "?[^;"]*"?', re.I)
@@ -41,6 +45,11 @@ _DRIVER_HOUSEKEEPING = re.compile(r'(SAVEPOINT|RELEASE|ROLLBACK TO) _per_query_s
 def last_statement(query: object) -> str:
     text = ";".join(part for part in _DRIVER_HOUSEKEEPING.sub("", str(query or "")).split(";") if part.strip())
     return short(text) if text.strip() else ""
+
+
+def _mentions(condition: str, column: str) -> bool:
+    """Whether an Index Cond reads `column` (bare, qualified or quoted: a whole word of its text)."""
+    return re.search(rf"(?<!\w){re.escape(column)}(?!\w)", condition) is not None
 
 
 class PostgresDiagnostics(Diagnostics):
@@ -63,23 +72,40 @@ class PostgresDiagnostics(Diagnostics):
         accesses: list[Access] = []
         sorts = False
 
+        conditions: list[str | None] = []  # each access's Index Cond
+
         def walk(node: dict[str, Any], relation: str | None) -> None:
             nonlocal sorts
             kind = node.get("Node Type", "")
             table = node.get("Relation Name", relation)
             if kind == "Seq Scan":
                 accesses.append(Access(str(table), AccessKind.TABLE_SCAN))
+                conditions.append(None)
             elif kind in _INDEX_NODES:
                 seek = "Index Cond" in node or kind == "Bitmap Index Scan"
                 accesses.append(Access(str(table or "?"), AccessKind.SEEK if seek else AccessKind.INDEX_SCAN,
                                        node.get("Index Name")))  # fmt: skip
+                conditions.append(node.get("Index Cond"))
             elif kind in ("Sort", "Incremental Sort"):
                 sorts = True
             for child in node.get("Plans", []):
                 walk(child, node.get("Relation Name") if kind == "Bitmap Heap Scan" else None)
 
         walk(document[0]["Plan"], None)
-        return Plan(tuple(accesses), sorts, json.dumps(document, indent=1))
+        return Plan(self._ranges_only(db, accesses, conditions), sorts, json.dumps(document, indent=1))
+
+    def _ranges_only(self, db: Database, accesses: list[Access], conditions: list[str | None]) -> tuple[Access, ...]:
+        """The accesses, a "seek" whose condition leaves the index's first key free made the index scan it is:
+        PostgreSQL puts any key column's condition in the Index Cond, and one on a later key (pg-boss 12's
+        `created_on > ?` on its index of (name, created_on)) reads every entry of the index, not a range of it."""
+        names = sorted({a.index for a in accesses if a.kind is AccessKind.SEEK and a.index})
+        if not names:
+            return tuple(accesses)
+        leading = dict(db.fetchall(LEADING_KEY_SQL.format(names=", ".join("?" * len(names))), tuple(names)))
+        return tuple(Access(a.table, AccessKind.INDEX_SCAN, a.index)
+                     if a.kind is AccessKind.SEEK and condition and leading.get(a.index)
+                     and not _mentions(condition, str(leading[a.index])) else a
+                     for a, condition in zip(accesses, conditions, strict=True))
 
     def partial_indexes(self, db: Database, schema: str | None, table: str) -> set[str]:
         # a partitioned table's too: a plan reads its partitions' indexes (pg-boss keeps a partition per queue)
