@@ -1,8 +1,8 @@
-"""graphile-worker (0.17), the real library from npm on the test PostgreSQL server: its own migrations, jobs added
-through its API, its own worker. graphile-worker deletes a job's row when it succeeds and keeps no completion time:
-queuetop reads its `jobs` view, and counts a burst that arrives and ends between two polls whole (arrivals by id,
-completions as what arrived less what the rows grew by). A worker killed with SIGKILL holds its jobs until their
-lock is 4 hours old; with the setting shortened, they show as timed out."""
+"""graphile-worker (0.17, and 0.18), the real library from npm on the test PostgreSQL server: its own migrations,
+jobs added through its API, its own worker. graphile-worker deletes a job's row when it succeeds and keeps no
+completion time: queuetop reads its `jobs` view, and counts a burst that arrives and ends between two polls whole
+(arrivals by id, completions as what arrived less what the rows grew by). A worker killed with SIGKILL holds its
+jobs until their lock is 4 hours old; with the setting shortened, they show as timed out."""
 
 from __future__ import annotations
 
@@ -29,9 +29,10 @@ from tests.libraries import (
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-def graphile() -> Iterator[LibraryApp]:
-    with made_by("graphile_worker") as app:
+@pytest.fixture(params=["graphile_worker", "graphile_worker18"])
+def graphile(request: pytest.FixtureRequest) -> Iterator[LibraryApp]:
+    """graphile-worker 0.17 on Node.js 20, and 0.18 on the Node.js 22 it needs (the same application)."""
+    with made_by(request.param) as app:
         yield app
 
 

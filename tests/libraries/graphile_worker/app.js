@@ -10,8 +10,13 @@
 // Kinds: fast (succeeds: its row is deleted), hold (runs until its worker is killed: in flight), flaky (fails;
 // retried after graphile-worker's backoff, up to 25 attempts), doomed (fails its only attempt: failed for good),
 // later (run an hour ahead), orphan (a task no worker knows: it waits).
+//
+// graphile_worker18/app.js is a link to this file: the library is the one installed beside the path it is run by
+// (process.argv[1], not the link's target), so the same application runs on 0.17 and on 0.18.
 "use strict";
-const { run, makeWorkerUtils, runMigrations } = require("graphile-worker");
+const path = require("path");
+const { run, makeWorkerUtils, runMigrations } = require(
+  require.resolve("graphile-worker", { paths: [path.dirname(process.argv[1])] }));
 
 const [schema, command, ...specs] = process.argv.slice(2);
 const connectionString = process.env.QUEUETOP_LIB_PG_URL || "postgres://postgres@127.0.0.1:5432/queuetop_test";

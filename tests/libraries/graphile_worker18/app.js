@@ -1,0 +1,1 @@
+../graphile_worker/app.js
