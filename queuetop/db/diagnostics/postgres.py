@@ -33,10 +33,10 @@ INDEX_KEYS_SQL = (TAG + "SELECT i.indexrelid, k.n, a.attname FROM pg_index AS i 
                         "(SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass(?))) AND k.n <= i.indnkeyatts "
                         "ORDER BY i.indexrelid, k.n")
 _INDEX_NODES = ("Index Scan", "Index Only Scan", "Bitmap Index Scan")
-# The first key column of each index named (an expression's: NULL)
-LEADING_KEY_SQL = (TAG + "SELECT c.relname, a.attname FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid "
-                         "LEFT JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] "
-                         "WHERE c.relname IN ({names})")
+# The first key column of each index named, with its table's name (an expression's first key: NULL)
+LEADING_KEY_SQL = (TAG + "SELECT c.relname, t.relname, a.attname FROM pg_class AS c JOIN pg_index AS i ON "
+                         "i.indexrelid = c.oid JOIN pg_class AS t ON t.oid = i.indrelid LEFT JOIN pg_attribute AS a "
+                         "ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] WHERE c.relname IN ({names})")
 # psqlODBC wraps each statement in a savepoint and frees prepared plans: for an idle session that is all
 # pg_stat_activity shows of its last statement. Housekeeping, not what the worker ran.
 _DRIVER_HOUSEKEEPING = re.compile(r'(SAVEPOINT|RELEASE|ROLLBACK TO) _per_query_svp_|DEALLOCATE "?[^;"]*"?', re.I)
@@ -71,7 +71,6 @@ class PostgresDiagnostics(Diagnostics):
         document = json.loads(text) if isinstance(text, str) else text
         accesses: list[Access] = []
         sorts = False
-
         conditions: list[str | None] = []  # each access's Index Cond
 
         def walk(node: dict[str, Any], relation: str | None) -> None:
@@ -95,16 +94,17 @@ class PostgresDiagnostics(Diagnostics):
         return Plan(self._ranges_only(db, accesses, conditions), sorts, json.dumps(document, indent=1))
 
     def _ranges_only(self, db: Database, accesses: list[Access], conditions: list[str | None]) -> tuple[Access, ...]:
-        """The accesses, a "seek" whose condition leaves the index's first key free made the index scan it is:
+        """The accesses, each "seek" whose condition leaves the index's first key free made the index scan it is:
         PostgreSQL puts any key column's condition in the Index Cond, and one on a later key (pg-boss 12's
         `created_on > ?` on its index of (name, created_on)) reads every entry of the index, not a range of it."""
         names = sorted({a.index for a in accesses if a.kind is AccessKind.SEEK and a.index})
         if not names:
             return tuple(accesses)
-        leading = dict(db.fetchall(LEADING_KEY_SQL.format(names=", ".join("?" * len(names))), tuple(names)))
+        rows = db.fetchall(LEADING_KEY_SQL.format(names=", ".join("?" * len(names))), tuple(names))
+        leading = {(index, table): column for index, table, column in rows}  # index names repeat across schemas
         return tuple(Access(a.table, AccessKind.INDEX_SCAN, a.index)
-                     if a.kind is AccessKind.SEEK and condition and leading.get(a.index)
-                     and not _mentions(condition, str(leading[a.index])) else a
+                     if a.kind is AccessKind.SEEK and condition and (first := leading.get((a.index, a.table)))
+                     and not _mentions(condition, str(first)) else a
                      for a, condition in zip(accesses, conditions, strict=True))
 
     def partial_indexes(self, db: Database, schema: str | None, table: str) -> set[str]:
