@@ -18,7 +18,6 @@ stored with run_after 9999-01-01, django-tasks-db's "no delay" (models.get_date_
 from __future__ import annotations
 
 import json
-import os
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -28,13 +27,10 @@ from django.conf import settings
 
 schema, command = sys.argv[1], sys.argv[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tasks.py, found by its dotted path
-if os.environ.get("QUEUETOP_LIB_SQLITE"):
-    database = {"ENGINE": "django.db.backends.sqlite3", "NAME": os.environ["QUEUETOP_LIB_SQLITE"]}
-else:
-    conninfo = dict(part.split("=", 1) for part in os.environ.get(
-        "QUEUETOP_LIB_PG", "host=127.0.0.1 port=5432 dbname=queuetop_test user=postgres").split())
-    database = {"ENGINE": "django.db.backends.postgresql", "NAME": conninfo["dbname"], "USER": conninfo["user"],
-                "HOST": conninfo["host"], "PORT": conninfo["port"], "OPTIONS": {"options": f"-c search_path={schema}"}}
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # django_database.py, shared with the other Django app
+from django_database import django_database  # noqa: E402
+
+database = django_database(schema)
 settings.configure(
     INSTALLED_APPS=["django_tasks", "django_tasks_db"],
     DATABASES={"default": database},
