@@ -2,7 +2,9 @@
 
 `in_thread(node, call, done, failed)` runs `call()` on a daemon thread of its own. Its result comes back to the
 node as a `ThreadResult` message, handled on the UI thread by `done` (or `failed` for a QueuetopError, the
-user-facing kind). If the node is gone by then (a modal closed meanwhile) the message is simply dropped.
+user-facing kind). If the node is gone by then (a modal closed, a chart redrawn, the app quit meanwhile) the
+message is simply dropped: Textual drops a post to a closed node, and one to a node already detached from its app
+but not yet closed cannot find the app (NoActiveAppError), which is dropped here, not raised in the thread.
 Anything else a call raises is a bug: the app logs and reports it (`report_unexpected`).
 
 Daemon threads, not Textual's thread workers: those run on asyncio's default executor, which the app joins when
@@ -16,10 +18,12 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any, TypeVar
 
 from textual.dom import DOMNode
 from textual.message import Message
+from textual.types import NoActiveAppError
 
 from queuetop.db import QueuetopError
 
@@ -48,11 +52,15 @@ def in_thread(node: DOMNode, call: Callable[[], T], done: Callable[[T], None],
     app = node.app
     doing = f"running {name or group}"
 
+    def deliver(handler: Callable[[Any], None], value: object) -> None:
+        with suppress(NoActiveAppError):  # the node left the app while the call ran: nobody is there to show it
+            node.post_message(ThreadResult(handler, value))
+
     def work() -> None:
         try:
             result = call()
         except QueuetopError as exc:
-            node.post_message(ThreadResult(failed, exc))
+            deliver(failed, exc)
             return
         except Exception as exc:  # a bug: to the app, which logs it and says so
             report = getattr(app, "report_unexpected", None)
@@ -60,9 +68,9 @@ def in_thread(node: DOMNode, call: Callable[[], T], done: Callable[[T], None],
                 raise
             app.post_message(ThreadResult(lambda error: report(error, doing), exc))
             if bug is not None:
-                node.post_message(ThreadResult(bug, exc))
+                deliver(bug, exc)
             return
-        node.post_message(ThreadResult(done, result))
+        deliver(done, result)
 
     thread = threading.Thread(target=work, name=f"queuetop-{group}", daemon=True)
     thread.start()
