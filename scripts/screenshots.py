@@ -46,8 +46,10 @@ from queuetop.act.actions import Actions  # noqa: E402
 from queuetop.act.queue import Queue  # noqa: E402
 from queuetop.act.shape_queue import ShapeQueue, create_demo_tables  # noqa: E402
 from queuetop.act.shape_worker import ShapeWorker  # noqa: E402
-from queuetop.cli import _parser, configure, watched_targets, with_per_target  # noqa: E402
+from queuetop.cli.common import configure, with_per_target  # noqa: E402
 from queuetop.cli.config import slo_from_option  # noqa: E402
+from queuetop.cli.parser import _parser  # noqa: E402
+from queuetop.cli.watch_commands import watched_targets  # noqa: E402
 from queuetop.db import Database, Target, parse_target  # noqa: E402
 from queuetop.layouts import NATIVE, Layout, load_layout  # noqa: E402
 from queuetop.layouts.schema import init_schema  # noqa: E402

@@ -107,9 +107,11 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
     # (⏎, W, the table's) and act (e, r, x) before the ones that tune the view (w, p, + -, [ ]), which `?` lists.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("e", "enqueue", "Enqueue", tooltip="enqueue test jobs (type prefilled from the selection)"),
-        # On a shape that declares no [enqueue], `e` is not offered (check_action) and says why when pressed.
+        # On a shape that declares no [enqueue] (no [release]), `e` (`r`) is not offered (check_action) and says why
+        # when pressed.
         Binding("e", "refused('enqueue')", show=False),
         Binding("r", "release", "Release", tooltip="release timed-out claims: dry-run count first, then confirm"),
+        Binding("r", "refused('release')", show=False),  # as `e`: not offered where the layout declares no [release]
         Binding("W", "workers", "Workers", tooltip="workers from the claims: who holds what, who is probably dead"),
         Binding("x", "export", "Export", tooltip="write what is on screen (table and charts' data) to a Markdown "
                 "and a CSV file in the current directory"),

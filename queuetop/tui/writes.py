@@ -60,7 +60,7 @@ class Writes:
         return self._may_change_queue(verb)
 
     # The keys of writes, and the action of ACTIONS each is: offered only where the layout declares it.
-    WRITE_KEYS: ClassVar[dict[str, str]] = {"enqueue": "enqueue", "dead_jobs": "dead delete",
+    WRITE_KEYS: ClassVar[dict[str, str]] = {"enqueue": "enqueue", "release": "release", "dead_jobs": "dead delete",
                                             "make_available": "make available"}  # fmt: skip
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -78,6 +78,9 @@ class Writes:
         if action == "make available":
             reason = no_scheduled_state(layout)
             return None if reason is None else f"{reason}."
+        if action == "release" and layout.release is None:
+            return (f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}; it declares no "
+                    "[release] section.")
         reason = layout.refusal(action)
         return None if reason is None else f"{reason}."
 
@@ -107,11 +110,9 @@ class Writes:
         self.poll_soon()
 
     def action_release(self) -> None:
+        # (refused: the command palette, or a binding shown before the layout was known)
         layout = self._layout()
-        refusal = None if layout.release is not None else (
-            f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}; it declares no [release] "
-            "section")  # fmt: skip
-        if not self.may_write(refusal, "release"):
+        if not self.may_write(self.refusal("release"), "release"):
             return
         job_type = self._selected_type() if layout.has_job_type else None
         what = None if layout.release is None or layout.release_buries else layout.release.what

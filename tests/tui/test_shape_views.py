@@ -151,9 +151,11 @@ async def test_work_queue_scene_shows_depth_and_rates_only_and_refuses_release_w
                                                                   "Sort by out/s", "Sort by drain"}  # fmt: skip
         notes: list[str] = []
         app.notify = lambda message, **kwargs: notes.append(message)  # type: ignore[method-assign]
+        assert "release" not in {active.binding.action for active in app.screen.active_bindings.values()
+                                 if active.binding.show}  # not offered, as enqueue is not where undeclared
         await pilot.press("r")
         assert notes == ["layout work_queue has nothing to release: the processed flag is final (no claims time out); "
-                         "it declares no [release] section"]
+                         "it declares no [release] section."]
         assert isinstance(app.screen, MainScreen)
 
 
