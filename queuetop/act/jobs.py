@@ -18,7 +18,7 @@ from typing import Any
 from queuetop.core.errors import UsageError
 from queuetop.core.format import duration
 from queuetop.db import Database
-from queuetop.layouts import Layout
+from queuetop.layouts import INTEGER_TYPES, Layout
 from queuetop.layouts.sql import statements_on
 
 # The order of each state's jobs, by role (those the layout has), before the id.
@@ -72,7 +72,7 @@ def read_jobs(db: Database, layout: Layout, state: str, job_type: str | None = N
 
 def _fits(sql_type: str | None, job_id: Any) -> bool:
     """Can `job_id` be an id of a column of this type? A text that is no whole number is no integer's."""
-    integer = (sql_type or "").lower() in ("bigint", "int", "smallint", "tinyint")
+    integer = (sql_type or "").lower() in INTEGER_TYPES
     return not integer or isinstance(job_id, int) or str(job_id).lstrip("-").isdigit()
 
 

@@ -69,6 +69,15 @@ def nothing_to_release(layout: Layout) -> str:
     return "taking a job is final (no claims time out)"
 
 
+def release_refusal(layout: Layout) -> str | None:
+    """Why this shape cannot release claims, in one sentence (the CLI's error and the dashboard's notice); None
+    where it declares `[release]`."""
+    if layout.release is not None:
+        return None
+    return (f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}; it declares no [release] "
+            "section")
+
+
 def payload_for_test_job(sql_type: str | None) -> str:
     """The payload of a test job, as the payload column takes it (xml, or text cut to a varchar's length)."""
     if sql_type == "xml":
@@ -185,8 +194,7 @@ class ShapeQueue:
         """Count (dry run) or release what this shape's `[release]` names; raises UsageError if it has none."""
         release = self.layout.release
         if release is None:
-            raise UsageError(f"layout {self.layout.name} has nothing to release: {nothing_to_release(self.layout)}; "
-                             "it declares no [release] section")
+            raise UsageError(str(release_refusal(self.layout)))
         job_type = self._filter_type(job_type)
         if not dry_run:
             require_current(self.db, self.layout)
@@ -206,8 +214,7 @@ class ShapeQueue:
         cleared claim only while it still holds the token read just before. All zero when it moved on."""
         release = self.layout.release
         if release is None:
-            raise UsageError(f"layout {self.layout.name} has nothing to release: {nothing_to_release(self.layout)}; "
-                             "it declares no [release] section")
+            raise UsageError(str(release_refusal(self.layout)))
         require_current(self.db, self.layout)
         if self.layout.batch_claims:
             return Queue(self.db, self.layout, max_attempts=self.settings.get("max_attempts", DEFAULT_MAX_ATTEMPTS)

@@ -30,6 +30,7 @@ from queuetop.layouts.model import (
     DATABASES,
     FAILURES,
     FIGURES,
+    INTEGER_TYPES,
     QUEUE_ROLES,
     SETTINGS,
     STATES,
@@ -43,9 +44,9 @@ from queuetop.layouts.model import (
 
 __all__ = [
     "ACTIONS", "CLAIM_FORMS", "CLAIM_VALUES", "CLOCKS", "COMPLETED_ROLES", "DATABASES", "FAILURES", "FIGURES",
-    "NATIVE", "PRESET_NAMES", "QUEUE_ROLES", "SETTINGS", "STATES", "Claim", "Completions", "Layout", "Release",
-    "State", "check_identifier", "layout_from_toml", "load_layout", "preset_names", "preset_text", "require_table",
-    "split_table", "with_tables",
+    "INTEGER_TYPES", "NATIVE", "PRESET_NAMES", "QUEUE_ROLES", "SETTINGS", "STATES", "Claim", "Completions", "Layout",
+    "Release", "State", "check_identifier", "layout_from_toml", "load_layout", "preset_names", "preset_text",
+    "require_table", "split_table", "with_tables",
 ]  # fmt: skip
 
 

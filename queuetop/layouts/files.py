@@ -20,6 +20,7 @@ from queuetop.layouts.model import (
     DATABASES,
     ENQUEUE_KEYS,
     FAILURES,
+    INTEGER_TYPES,
     QUEUE_ROLES,
     SETTINGS,
     STATES,
@@ -287,7 +288,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
 
 def _numbered(sql_type: str | None) -> bool | None:
     """Whether a role's declared SQL type is an integer's (None: not declared)."""
-    return None if sql_type is None else sql_type.lower() in ("bigint", "int", "smallint", "tinyint")
+    return None if sql_type is None else sql_type.lower() in INTEGER_TYPES
 
 
 def _joined(spec: Mapping[str, Any], where: str) -> dict[str, Joined]:

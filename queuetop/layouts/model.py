@@ -69,6 +69,8 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 # (procrastinate's creation time is its job's 'deferred' line in procrastinate_events). Read only, as every joined name.
 JOINABLE_ROLES = ("created",)
 _WHEN_TEXT = re.compile(r"[A-Za-z0-9_ .-]{0,64}")  # a joined column's `when` texts: the condition grammar's texts
+# The declared SQL types of a role whose values are whole numbers (an id that can be a watermark, a range)
+INTEGER_TYPES = frozenset({"bigint", "int", "integer", "smallint", "tinyint"})
 _TYPE = re.compile(r"^(bigint|int|smallint|tinyint|bit|guid|datetime2?|text|xml|interval|n?varchar\((\d{1,4}|max)\))$")
 
 

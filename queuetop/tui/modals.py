@@ -26,7 +26,6 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from queuetop.act.actions import EnqueueRequest, describe_release, parse_enqueue_form
 from queuetop.act.queue import ReleaseResult
-from queuetop.act.shape_queue import nothing_to_release  # noqa: F401  (the dashboard's wording is the CLI's)
 from queuetop.db import QueuetopError
 from queuetop.layouts import NATIVE, Layout
 from queuetop.tui.threads import HandlesThreadResults, in_thread

@@ -9,6 +9,7 @@ import logging
 from typing import ClassVar
 
 from queuetop.act.actions import EnqueueRequest, EnqueueResult, ReleaseResult, describe_release
+from queuetop.act.shape_queue import release_refusal
 from queuetop.act.workers import ScheduledResult, WorkerStats, can_release_worker, no_scheduled_state
 from queuetop.db import QueuetopError
 from queuetop.layouts import NATIVE, Layout
@@ -22,7 +23,6 @@ from queuetop.tui.modals import (
     EnqueueModal,
     ReleaseChoice,
     ReleaseModal,
-    nothing_to_release,
 )
 from queuetop.tui.threads import in_thread
 from queuetop.tui.workers import WorkersScreen
@@ -78,10 +78,7 @@ class Writes:
         if action == "make available":
             reason = no_scheduled_state(layout)
             return None if reason is None else f"{reason}."
-        if action == "release" and layout.release is None:
-            return (f"layout {layout.name} has nothing to release: {nothing_to_release(layout)}; it declares no "
-                    "[release] section.")
-        reason = layout.refusal(action)
+        reason = release_refusal(layout) if action == "release" else layout.refusal(action)
         return None if reason is None else f"{reason}."
 
     def action_refused(self, action: str) -> None:

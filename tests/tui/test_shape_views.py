@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input
 
+from queuetop.act.shape_queue import nothing_to_release
 from queuetop.layouts import NATIVE, PRESET_NAMES, load_layout
 from queuetop.tui.detail import summary_text
 from queuetop.tui.main import MainScreen
-from queuetop.tui.modals import EnqueueModal, nothing_to_release
+from queuetop.tui.modals import EnqueueModal
 from queuetop.tui.scenes import JOB_QUEUE, LIVE, SCENES, WORK_QUEUE, WORK_QUEUE_SHAPE, scene_app
 from queuetop.tui.table import COLUMNS, DROPPED_FIRST, QueueTable, fitting_columns, ordered, shape_columns
 from queuetop.watch.snapshot import TypeStats

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from queuetop.layouts.model import INTEGER_TYPES
 from queuetop.layouts.predicate import settings_of
 from queuetop.layouts.sql.base import NO_COUNT, Statement, StatementsBase
 
@@ -110,7 +111,7 @@ class FlowSQL(StatementsBase):
         return self.dialect.encode_value(self.layout.type_of(role), value)
 
     def _integer_id(self, role: str) -> bool:
-        return (self.layout.type_of(role) or "").lower() in ("bigint", "int", "integer", "smallint", "tinyint")
+        return (self.layout.type_of(role) or "").lower() in INTEGER_TYPES
 
     def arrival_counts(self, after_id: int, settle_id: int) -> Statement:
         """(job type, second created, rows, rows with id > settle_id, highest id) per job type and second, of the
