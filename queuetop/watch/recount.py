@@ -39,6 +39,9 @@ class BackgroundCount(threading.Thread, Generic[Counts]):
         started = time.perf_counter()
         try:
             with self.opener(self.target, purpose="monitor") as db:
+                # the count's own time, not the connection's: the share bounds what the counts cost the database,
+                # and a slow connect (a busy client, a far server's handshake) would space them for nothing
+                started = time.perf_counter()
                 self.counts = self._count(db)
         except QueuetopError as exc:  # the poll carries on with tracked figures; the next count tries again
             self.error = str(exc)
