@@ -7,7 +7,7 @@ Django's migrate, dramatiq-pg's init, kombu's first connection), with its own in
 them in bulk, shaped as the library leaves them (a bench fixture written in SQL: 10^6 jobs through the library's
 API would take an hour), and measures queuetop's warm poll (`ShapeCollector.poll`, `--polls` times, after the
 first) and the library's own count (the statement its dashboard or API runs for the same figures). Mix at N jobs,
-20 job types: procrastinate, pg-boss (10 and 12), django-tasks-db, dramatiq-pg and Celery keep finished (or taken)
+20 job types: procrastinate, pg-boss (10, 11 and 12), django-tasks-db, dramatiq-pg and Celery keep finished (or taken)
 jobs, so 90 % of them and 10 % waiting; graphile-worker and pgqueuer delete finished jobs, so all N wait (a backlog;
 pgqueuer's log holds their 'queued' lines and the three lines of N jobs that ran before); django-q2 deletes a task's
 queue row as it saves its result, so all N wait in django_q_ormq, beside the results of N tasks that ran before (10 %
@@ -39,7 +39,7 @@ SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6}
 TYPES = 20
 # each the name of its app and of its preset
 LIBRARIES = ("procrastinate", "graphile_worker", "pgboss", "pgqueuer", "django_tasks", "dramatiq_pg",
-             "celery_sqlalchemy", "django_q2", "pgboss12")
+             "celery_sqlalchemy", "django_q2", "pgboss11", "pgboss12")
 PGBOSS_QUEUES = ("fast", "hold", "stuck", "flaky", "doomed", "orphan")  # the ones its app creates
 
 FILL = {
@@ -121,7 +121,8 @@ FILL = {
                i % 10 <> 0, 1, 'q_' || (i % {types})
         FROM generate_series(1, {n}) AS i""",
 }
-FILL["pgboss12"] = FILL["pgboss"]  # the same columns (12's expire_seconds, heartbeat and blocked keep their defaults)
+# the same columns (11's and 12's expire_seconds, 12's heartbeat and blocked keep their defaults)
+FILL["pgboss11"] = FILL["pgboss12"] = FILL["pgboss"]
 OWN_COUNT = {  # what the library runs for the same figures
     "procrastinate": "SELECT count(*), status FROM {s}.procrastinate_jobs GROUP BY status",  # count_jobs_status
     "graphile_worker": "SELECT task_identifier, count(*) FROM {s}.jobs GROUP BY 1",  # the view people query
@@ -133,7 +134,9 @@ OWN_COUNT = {  # what the library runs for the same figures
     "dramatiq_pg": "SELECT state, count(1) FROM {s}.queue GROUP BY state",  # dramatiq-pg stats
     "celery_sqlalchemy": "SELECT count(*) FROM {s}.kombu_message WHERE visible = true"
                          " AND queue_id = (SELECT id FROM {s}.kombu_queue WHERE name = 'celery')",  # kombu _size
-    # pg-boss 12's getQueues reads counts its supervisor caches with one aggregate over the job table
+    # pg-boss 11's and 12's getQueues read counts their supervisor caches with one aggregate over the job table
+    "pgboss11": "SELECT name, count(*) FILTER (WHERE start_after > now()), count(*) FILTER (WHERE state < 'active'),"
+                " count(*) FILTER (WHERE state = 'active'), count(*) FROM {s}.job GROUP BY name",  # getQueueStats
     "pgboss12": "SELECT name, count(*) FILTER (WHERE state < 'active' AND NOT blocked AND start_after <= now()),"
                 " count(*) FILTER (WHERE state < 'active' AND start_after > now()), count(*) FILTER (WHERE state ="
                 " 'active'), count(*) FILTER (WHERE state = 'failed') FROM {s}.job GROUP BY name",

@@ -36,12 +36,12 @@ def test_every_preset_loads_names_its_seed_and_says_what_it_cannot_know():
                      "job_queue": "004", "procrastinate": None, "graphile_worker": None,
                      "pgboss": None, "pgqueuer": None, "django_tasks": None, "huey": None,
                      "celery_sqlalchemy": None, "dramatiq_pg": None, "django_q2": None,
-                     "pgboss12": None}  # fmt: skip
+                     "pgboss11": None, "pgboss12_12": None, "pgboss12": None}  # fmt: skip
     assert {name: load_layout(name).library for name in PRESET_NAMES if load_layout(name).library} == {
         "procrastinate": "procrastinate", "graphile_worker": "graphile-worker", "pgboss": "pg-boss",
         "pgqueuer": "pgqueuer", "django_tasks": "django-tasks-db", "huey": "huey",
         "celery_sqlalchemy": "Celery", "dramatiq_pg": "dramatiq-pg", "django_q2": "django-q2",
-        "pgboss12": "pg-boss"}
+        "pgboss11": "pg-boss", "pgboss12_12": "pg-boss", "pgboss12": "pg-boss"}
     assert not load_layout("work_queue").provides["oldest_age_s"]  # no times at all
     assert load_layout("work_queue").provides["completions"]  # from the depth's change between polls
     assert load_layout("requests").provides["lost"] and not load_layout("requests").provides["dead"]

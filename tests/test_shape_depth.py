@@ -118,7 +118,8 @@ def test_every_seed_has_its_depth_tracked():
     # and the libraries with a way to count arrivals and completions per type: rows that stay, or (pgqueuer) a log
     # of the line that ends each job; graphile-worker's vanish with nothing kept
     tracked = {name for name in PRESET_NAMES if load_layout(name).depth_tracked}
-    assert tracked == {*TRACKED, "native", "procrastinate", "pgboss", "pgboss12", "django_tasks", "pgqueuer"}
+    assert tracked == {*TRACKED, "native", "procrastinate", "pgboss", "pgboss11", "pgboss12_12", "pgboss12",
+                       "django_tasks", "pgqueuer"}  # fmt: skip
 
 
 def test_a_deep_backlog_is_tracked_not_counted_and_a_full_count_corrects_it(seeded, small_cap):

@@ -1,7 +1,11 @@
-// A pg-boss 12 application as its users write one, run by the library test with the pg-boss and the Node.js 22 that
-// `npm ci` installed here (scripts/setup.sh --test): pg-boss creates its own schema on start, jobs are sent through
-// its API and worked by its own workers; its own counts (getQueues, after a supervise pass refreshed them) are
-// printed for the test to compare. Nothing here touches the tables by hand.
+// A pg-boss 11 or 12 application as its users write one, run by the library test with the pg-boss and the Node.js 22
+// that `npm ci` installed beside it (scripts/setup.sh --test): pg-boss creates its own schema on start, jobs are sent
+// through its API and worked by its own workers; its own counts (getQueues, after a supervise pass refreshed them)
+// are printed for the test to compare. Nothing here touches the tables by hand.
+//
+// pgboss11/app.js (pg-boss 11.1) and pgboss12_12/app.js (12.18) are links to this file: the library is the one
+// installed beside the path it is run by (process.argv[1], not the link's target), so one application runs on all
+// three. 11 exports the class as its module (CommonJS), 12 by name.
 //
 //   node app.js SCHEMA schema           pg-boss's schema (boss.start), and its queues
 //   node app.js SCHEMA defer KIND=N...  send N jobs of each kind (fast, hold, stuck, flaky, doomed, later, orphan)
@@ -11,9 +15,16 @@
 //
 // Kinds: fast (completes), hold (runs until its worker is killed), stuck (the same, with a 5 s expiry: a worker
 // killed leaves it active and timed out), beat (the same on a queue of 10 s heartbeats, its expiry an hour away: a
-// worker killed stops its beats, and its job is timed out by them), flaky (fails; retried an hour later), doomed (fails with no retry left:
-// failed), later (starts an hour ahead), orphan (a queue no worker works).
-import { PgBoss } from "pg-boss";
+// worker killed stops its beats, and its job is timed out by them; 12.12 on, 11 has no heartbeats), flaky (fails;
+// retried an hour later), doomed (fails with no retry left: failed), later (starts an hour ahead), orphan (a queue
+// no worker works).
+import { createRequire } from "node:module";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const installed = createRequire(import.meta.url).resolve("pg-boss", { paths: [path.dirname(process.argv[1])] });
+const library = await import(pathToFileURL(installed).href);
+const PgBoss = library.PgBoss ?? library.default;
 
 const [schema, command, ...specs] = process.argv.slice(2);
 const connectionString = process.env.QUEUETOP_LIB_PG_URL || "postgres://postgres@127.0.0.1:5432/queuetop_test";
@@ -56,8 +67,10 @@ async function main() {
       await boss.supervise();
       const counts = {};
       for (const queue of await boss.getQueues(QUEUES)) {
-        counts[queue.name] = { ready: queue.readyCount, deferred: queue.deferredCount, blocked: queue.blockedCount,
-                               active: queue.activeCount, failed: queue.failedCount };
+        // 12.19 on counts ready and failed jobs; before, queued (before 'active') and deferred (start_after ahead)
+        const ready = queue.readyCount ?? queue.queuedCount - queue.deferredCount;
+        counts[queue.name] = { ready, deferred: queue.deferredCount, active: queue.activeCount,
+                               failed: queue.failedCount };
       }
       console.log(JSON.stringify(counts));
     } else if (command === "worker") {

@@ -1,0 +1,1 @@
+../pgboss12/app.js
