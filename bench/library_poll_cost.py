@@ -43,13 +43,20 @@ LIBRARIES = ("procrastinate", "graphile_worker", "pgboss", "pgqueuer", "django_t
 PGBOSS_QUEUES = ("fast", "hold", "stuck", "flaky", "doomed", "orphan")  # the ones its app creates
 
 FILL = {
-    # procrastinate: its insert trigger writes a 'deferred' event per job, as a defer would.
+    # procrastinate: its insert trigger writes a 'deferred' event per job, as a defer would; a job that ran has its
+    # 'started' and 'succeeded' lines too, as its worker's status changes write them, over the hour before.
     "procrastinate": """
         INSERT INTO {s}.procrastinate_jobs (queue_name, task_name, priority, status, attempts, args)
         SELECT 'default', 'task_' || (i % {types}), 0,
                (CASE WHEN i > {n} * 0.9 THEN 'todo' ELSE 'succeeded' END)::{s}.procrastinate_job_status,
                CASE WHEN i > {n} * 0.9 THEN 0 ELSE 1 END, '{{}}'::jsonb
-        FROM generate_series(1, {n}) AS i""",
+        FROM generate_series(1, {n}) AS i;
+        INSERT INTO {s}.procrastinate_events (job_id, type, at)
+        SELECT id, line::{s}.procrastinate_job_event_type,
+               now() - interval '2 hours' + id * interval '3600 seconds' / {n} + step * interval '10 ms'
+        FROM {s}.procrastinate_jobs, (VALUES ('started', 0), ('succeeded', 1)) AS lines (line, step)
+        WHERE status = 'succeeded'
+        ORDER BY id, step""",
     "graphile_worker": """
         INSERT INTO {s}._private_tasks (identifier) SELECT 'task_' || t FROM generate_series(0, {types} - 1) AS t;
         INSERT INTO {s}._private_jobs (task_id, payload, priority, run_at, attempts, max_attempts, created_at)

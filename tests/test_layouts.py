@@ -339,10 +339,16 @@ def test_a_completed_table_numbering_its_rows_itself_says_so_and_arrivals_by_id_
         layout_from_toml("mine", 'arrivals = "identity"\ncompleted_ids = "theirs"\n' + head)
     own = layout_from_toml("mine", 'arrivals = "identity"\ncompleted_ids = "own"\n' + head)
     moved = layout_from_toml("mine", 'arrivals = "identity"\n' + head.replace("varchar(32)", "bigint"))
+    # a log of each job's steps by its id, the job's row staying in the queue (procrastinate_events): no second arrival
+    kept = layout_from_toml("mine", 'arrivals = "identity"\ncompleted_ids = "kept"\n'
+                            + head.replace("varchar(32)", "bigint"))  # fmt: skip
     for dialect in DIALECTS:
         assert Statements(dialect, own).identity_tables() == [("", "queue")]
+        assert Statements(dialect, kept).identity_tables() == [("", "queue")]
         assert Statements(dialect, moved).identity_tables() == [("", "queue"), ("c_", "completed")]
-    assert own.finished_rows_leave and not moved.finished_rows_leave
+    assert own.finished_rows_leave and not moved.finished_rows_leave and not kept.finished_rows_leave
+    with pytest.raises(UsageError, match=r"varchar.32. and the queue's bigint.*completed_ids = .own."):
+        layout_from_toml("mine", 'arrivals = "identity"\ncompleted_ids = "kept"\n' + head)  # a job's id is one kind
     with pytest.raises(UsageError, match="sequence is for a library whose finished rows leave the queue table"):
         layout_from_toml("mine", 'arrivals = "identity"\n[library]\nname = "x"\ndatabases = ["sqlite"]\n'
                          + head.replace('completed = "r"', 'completed = "r"\nsequence = "q.id"')

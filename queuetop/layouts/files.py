@@ -218,11 +218,12 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         raise UsageError(f"{where}: deletes_finished counts completions from arrivals by identity",
                          "it needs arrivals = \"identity\" and no [completions]")
     completed_ids = data.get("completed_ids", "moved")
-    if completed_ids not in ("moved", "own"):
+    if completed_ids not in ("moved", "own", "kept"):
         raise UsageError(f"{where}: completed_ids is {completed_ids!r}", "write \"moved\" (a finished job keeps its "
-                         "id in the completed table, the default) or \"own\" (that table numbers its rows itself)")
+                         "id in the completed table, the default), \"own\" (that table numbers its rows itself) or "
+                         "\"kept\" (that table logs each job's steps by its id, and the job's row stays in the queue)")
     kinds = {_numbered(types.get("id")), _numbered(types.get("c_id"))}
-    if completed_ids == "moved" and "c_id" in columns and None not in kinds and len(kinds) > 1:
+    if completed_ids != "own" and "c_id" in columns and None not in kinds and len(kinds) > 1:
         raise UsageError(f"{where}: the completed table's id is {types.get('c_id') or 'untyped'} and the queue's "
                          f"{types.get('id') or 'untyped'}: a job cannot keep its id as it moves there",
                          "where the completed table numbers its rows itself, write completed_ids = \"own\"")
@@ -259,6 +260,7 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
         completions=completions,
         deletes_finished=bool(data.get("deletes_finished", False)),
         completed_ids_own=completed_ids == "own",
+        completed_ids_kept=completed_ids == "kept",
         sequence=tuple(tables["sequence"].split(".", 1)) if "sequence" in tables else None,  # type: ignore[arg-type]
         done=done,
         ended=ended,

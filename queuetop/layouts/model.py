@@ -65,9 +65,10 @@ CLOCKS = ("utc", "local", "zoned")
 DATABASES = ("mssql", "postgresql", "sqlite")  # the dialects' names
 ENQUEUE_KEYS = ("stamped", "defaults")  # [enqueue] keys that name no role: stamped roles, the form's defaults
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-# Roles a joined column may play, where the queue table keeps no such column: a time kept in another table
-# (procrastinate's creation time is its job's 'deferred' line in procrastinate_events). Read only, as every joined name.
-JOINABLE_ROLES = ("created",)
+# Roles a joined column may play, where the table keeps no such column: a time kept in another table
+# (procrastinate's creation time is its job's 'deferred' line in procrastinate_events), the type of a log's line kept
+# in the job's row (procrastinate_events has none: the job's task_name). Read only, as every joined name.
+JOINABLE_ROLES = ("created", "c_type")
 _WHEN_TEXT = re.compile(r"[A-Za-z0-9_ .-]{0,64}")  # a joined column's `when` texts: the condition grammar's texts
 # The declared SQL types of a role whose values are whole numbers (an id that can be a watermark, a range)
 INTEGER_TYPES = frozenset({"bigint", "int", "integer", "smallint", "tinyint"})
@@ -281,6 +282,10 @@ class Layout:
     # task's uuid, the queue row's an autoincrement): arrivals by id read the queue table alone, and a job's id is
     # looked up in each table as that table's.
     completed_ids_own: bool = False
+    # The completed table logs each job's steps by the job's own id, and the job's row stays in the queue table
+    # (`completed_ids = "kept"`: procrastinate_events beside procrastinate_jobs): arrivals by id read the queue
+    # table alone (a job's id in the log is no second arrival).
+    completed_ids_kept: bool = False
     # No times, but the rows a claim finished stay, in a state of their own (seeds 002, 003): completions are
     # those rows counted from a base id that follows the queue's live end (`watermarks.FinishedWatch`).
     done: State | None = None

@@ -127,9 +127,10 @@ class FlowSQL(StatementsBase):
         """(role prefix, table) of the tables a job's id may be in: the queue, and the completed table where a
         finished job moves with its id (native), so that one that arrived and finished between two polls is
         still an arrival, and the highest id is the highest of both. Not where the completed table's ids are its
-        own (`completed_ids_own`)."""
+        own (`completed_ids_own`), nor where it logs the steps of jobs whose rows stay (`completed_ids_kept`)."""
         layout = self.layout
-        moves = layout.completed_table is not None and layout.has("c_id") and not layout.completed_ids_own
+        moves = layout.completed_table is not None and layout.has("c_id") and not layout.completed_ids_own \
+            and not layout.completed_ids_kept
         return [("", "queue"), *((("c_", "completed"),) if moves else ())]
 
     def _arrival_arm(self, prefix: str, which: str, part: str = "", between: str = "", tail: str = "") -> str:
