@@ -115,6 +115,6 @@ def test_a_presets_advice_on_its_type_is_left_out_where_a_file_pairs_the_type():
     the advised indexes keyed on the type (no column of its own to index) and keeps the others."""
     layout = layout_from_toml("mine", 'preset = "procrastinate"\n[queue_columns]\ntype = "pair(queue_name, task_name)"')
     assert [advice.name for advice in layout.advice if layout.indexable(advice)] == [
-        "IX_{queue}_scheduled", "IX_{queue}_ended"]
+        "IX_{queue}_scheduled"]
     sql, _ = Statements(PostgresDialect(), layout).state_counts(["pending", "claimed"], dict(layout.settings))
     assert """CONCAT("queue_name", '/', "task_name")""" in sql

@@ -349,6 +349,12 @@ def test_a_completed_table_numbering_its_rows_itself_says_so_and_arrivals_by_id_
     assert own.finished_rows_leave and not moved.finished_rows_leave and not kept.finished_rows_leave
     with pytest.raises(UsageError, match=r"varchar.32. and the queue's bigint.*completed_ids = .own."):
         layout_from_toml("mine", 'arrivals = "identity"\ncompleted_ids = "kept"\n' + head)  # a job's id is one kind
+    # such a log's own id, which grows with each line, is the range its completions are read from: a whole number
+    logged = head.replace("varchar(32)", "bigint").replace('type = "cluster"', 'type = "cluster"\nline = "n {}"')
+    with pytest.raises(UsageError, match="line is the log's own id, a whole number"):
+        layout_from_toml("mine", 'arrivals = "identity"\ncompleted_ids = "kept"\n' + logged.format("varchar(9)"))
+    assert layout_from_toml("mine", 'arrivals = "identity"\ncompleted_ids = "kept"\n'
+                            + logged.format("bigint")).log_lines  # fmt: skip
     with pytest.raises(UsageError, match="sequence is for a library whose finished rows leave the queue table"):
         layout_from_toml("mine", 'arrivals = "identity"\n[library]\nname = "x"\ndatabases = ["sqlite"]\n'
                          + head.replace('completed = "r"', 'completed = "r"\nsequence = "q.id"')

@@ -41,6 +41,7 @@ from queuetop.act.workers import (
 from queuetop.db import Database, QueuetopError, Target, UsageError
 from queuetop.layouts import NATIVE, Layout
 from queuetop.layouts.sql import statements_on
+from queuetop.watch.watermarks import line_before
 
 DETAIL_ROWS = 20  # rows per drill-down table
 RECENT_S = 15 * 60.0  # how far back "recent completions" look
@@ -283,8 +284,10 @@ class Actions:
             completion_rows = []
             if layout.completions is not None:
                 since = now - timedelta(seconds=RECENT_S)
+                low = line_before(db, statements, since) if layout.log_lines else None  # a range of the log's key
                 completion_rows = db.fetchall(*statements.recent_completions(
-                    wanted, db.dialect.encode_value(layout.type_of(layout.completions.at), since), limit, settings))
+                    wanted, db.dialect.encode_value(layout.type_of(layout.completions.at), since), limit, settings,
+                    low))
         pending = tuple(
             PendingJob(id=job_id, age_s=_seconds_between(now, decode(created)),
                        priority=None if priority is None else int(priority),

@@ -217,6 +217,9 @@ def _build(name: str, data: dict[str, Any], where: str) -> Layout:
     if data.get("deletes_finished") and (data.get("arrivals") != "identity" or completions is not None):
         raise UsageError(f"{where}: deletes_finished counts completions from arrivals by identity",
                          "it needs arrivals = \"identity\" and no [completions]")
+    if "c_line" in columns and not _numbered(types.get("c_line")):
+        raise UsageError(f"{where}: [completed_columns] line is the log's own id, a whole number that grows with each "
+                         "line", "give its integer type: line = \"id bigint\"")
     completed_ids = data.get("completed_ids", "moved")
     if completed_ids not in ("moved", "own", "kept"):
         raise UsageError(f"{where}: completed_ids is {completed_ids!r}", "write \"moved\" (a finished job keeps its "

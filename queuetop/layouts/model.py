@@ -18,7 +18,7 @@ QUEUE_ROLES = (
 )  # fmt: skip
 COMPLETED_ROLES = (
     "c_id", "c_type", "c_info", "c_created", "c_claimed_at", "c_completed", "c_claimed_by", "c_attempts",
-    "c_outcome",
+    "c_outcome", "c_line",
 )  # fmt: skip
 STATES = ("pending", "scheduled", "claimed", "timed_out", "dead", "lost")
 # How a seed's own dequeue takes rows (`[claim] forms`), each rendered per dialect by layouts/sql/:
@@ -403,6 +403,13 @@ class Layout:
         (`deletes_finished`: graphile-worker), or deleted once its result is saved in a table numbered apart
         (`completed_ids_own`: django-q2). Every row of the queue table is then waiting or running work."""
         return self.deletes_finished or self.completed_ids_own
+
+    @property
+    def log_lines(self) -> bool:
+        """The completions are lines of a log that numbers its lines in order (`c_line`: procrastinate_events' id, a
+        bigserial): a poll reads them from the highest line an earlier poll saw on, a range of the log's key,
+        where their time alone (not indexed) would read the whole log."""
+        return self.completions is not None and self.completions.table == "completed" and self.has("c_line")
 
     @property
     def depth_tracked(self) -> bool:

@@ -120,7 +120,9 @@ def shape_probes(db: Database, layout: Layout, settings: dict[str, Any] | None =
                             *s.arrivals_by_time(d.encode_value(layout.type_of("created"), since))))
     if layout.completions is not None:
         at = d.encode_value(layout.type_of(layout.completions.at), since)
-        probes.append(Probe("poll: completions past the watermark", *s.completions_after(at, settings)))
+        # read as the poll reads them: a log's lines from the last line a poll saw on (`Layout.log_lines`)
+        probes.append(Probe("poll: completions past the watermark",
+                            *s.completions_after(at, settings, 0 if layout.log_lines else None)))
     job_type = None
     if layout.has_job_type:
         job_type = "00000000-0000-0000-0000-000000000000" if layout.type_of("type") == "guid" else "doctor"

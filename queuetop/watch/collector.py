@@ -67,6 +67,7 @@ from queuetop.watch.watermarks import (
     Reads,
     TimeWatch,
     VanishedWatch,
+    line_before,
     seconds,
     sequence_value,
 )
@@ -139,6 +140,10 @@ class ShapeCollector(TrackedDepth):
         self.reads = Reads()  # what the last poll fetched
         self._low_id: int | None = None  # the lowest id still in a state at the last poll (ranged layouts)
         self._lows: deque[tuple[float, int]] = deque()  # (poll time, its low id): what completions may read from
+        # ... or, where they are lines of a numbered log (`Layout.log_lines`), (poll time, the log's highest line then)
+        self._lines: deque[tuple[float, int]] | None = deque() if layout.log_lines else None
+        self._completions_ranged = self.statements.ranged and layout.completions is not None \
+            and layout.completions.table == "queue"  # rows of the queue: read from its low id
         self._next_full_at = 0.0  # monotonic seconds: the next poll reading the whole table
         self._live_rows = LiveRowsWatch() if layout.deletes_finished else None
         self._clock: tuple[datetime, float] | None = None  # the last poll's server time, and time.monotonic() then
@@ -216,6 +221,8 @@ class ShapeCollector(TrackedDepth):
         read = [name for name in states if name != "pending"] if tracking or estimates is not None else states
         asked = self._heads_asked() if tracking else []
         self._moved_now = set()
+        # read before the poll's own statement, so every line made after the poll's moment is above it
+        last_line = reads.fetch(self.db, self.statements.last_line())[0][0] if self._lines is not None else None
         asked_at = time.monotonic()
         heads: list[tuple[Any, ...]] = []
         if first:
@@ -274,7 +281,7 @@ class ShapeCollector(TrackedDepth):
                                          self.settings, self._done_low)  # fmt: skip
             else:
                 self._completions.read(self.db, self.statements, now, reads, self._type, self._completed,
-                                       self._sampled, self.settings, self._completions_low(now) if ranged else None)
+                                       self._sampled, self.settings, self._completions_low(now))
         elif self._finished is not None:
             if first:
                 self._observed["completions"] = seconds(now)
@@ -293,6 +300,8 @@ class ShapeCollector(TrackedDepth):
             self._counted_at_rest = set(self._live)
             self._recount.schedule.counted(seconds(now), time.perf_counter() - started)
             self._counted_once = True
+        if self._lines is not None:
+            self._lines.append((seconds(now), int(last_line or 0)))
         if ranged:
             newest_settled = self._identities.settled + 1  # ids above may still commit late
             self._low_id = max(0, min([*live_ids, newest_settled]))
@@ -329,7 +338,7 @@ class ShapeCollector(TrackedDepth):
         created = self._arrivals_by_time.since(guess) if layout.arrivals == "created" else None
         completed = None
         if layout.completions is not None:
-            self._done_low = self._completions_low(guess) if ranged else None
+            self._done_low = self._completions_low(guess)
             completed = (self._completions.prepare(guess), self._done_low)
         capped = self._capped(heads) if heads else None
         finished = None
@@ -359,16 +368,21 @@ class ShapeCollector(TrackedDepth):
         return state_rows, events, head_rows
 
     def _completions_low(self, now: datetime) -> int | None:
-        """The low id of the last poll before the completions' overlap began: every job finished since was still
-        in a state then, so its id is at or above it (the current low id may already have passed it, and a count
-        of a second read again must see all of its rows)."""
-        if self._completions.mark is None:
+        """The low id the completions read from: of the last poll before their overlap began. A job finished since
+        was still in a state then, so its id is at or above that poll's low id (the current low id may already
+        have passed it, and a count of a second read again must see all of its rows); a log's line made since was
+        made after that poll read the log's highest line. None: the completions are read by their time alone."""
+        lows = self._lines if self._lines is not None else self._lows if self._completions_ranged else None
+        if lows is None or (self._completions.mark is None and self._lines is None):
             return None
+        self._completions.start(now)  # the first poll's: its window's start (the same `prepare` sets)
         since, low = seconds(self._completions.since(now)), None
-        while self._lows and self._lows[0][0] <= since:
-            low = self._lows.popleft()[1]
+        if lows is self._lines and not (lows and lows[0][0] <= since):  # the first poll: no earlier poll saw the log
+            lows.appendleft((since, line_before(self.db, self.statements, self._completions.since(now), self.reads)))
+        while lows and lows[0][0] <= since:
+            low = lows.popleft()[1]
         if low is not None:
-            self._lows.appendleft((since, low))
+            lows.appendleft((since, low))
         return low
 
     def _history_of(self, job_type: str) -> _History:

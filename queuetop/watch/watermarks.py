@@ -340,3 +340,13 @@ class VanishedWatch:
 def sequence_value(row: Sequence[Any]) -> int:
     """The last id an identity handed out, from `sequence_value`'s row (NULL before the first: ids start at 1)."""
     return int(row[0] or 0)
+
+
+def line_before(db: Database, statements: Statements, at: datetime, reads: Reads | None = None) -> int:
+    """The highest line of a numbered log (`Layout.log_lines`) stamped before the overlap ahead of `at` (0: none).
+    Every line stamped after `at` was made after it, unless its transaction took longer than the overlap to write
+    it (as a completion committing later than that is not counted either): its lines from there on are a range
+    of the log's key, found by walking the key down from the newest line through the lines made since."""
+    statement = statements.line_at(at - timedelta(seconds=OVERLAP_S))
+    rows = reads.fetch(db, statement) if reads is not None else db.fetchall(*statement)
+    return int(rows[0][0]) if rows and rows[0][0] is not None else 0

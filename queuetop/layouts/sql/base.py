@@ -77,6 +77,18 @@ class StatementsBase:
         path = self.layout.json_paths.get(role)
         return self.dialect.json_text_sql(column, path) if path else column
 
+    def _from_low_id(self) -> str:
+        """` AND` the queue's rows from a low id on (its parameter bound by the caller): a range of its key."""
+        return f" AND {self.col('id')} >= {self.dialect.param(self.layout.type_of('id'))}"
+
+    def _completions_from_low(self) -> str:
+        """` AND` the completions' rows from a low id on (its parameter bound by the caller): the queue's id where
+        they are its rows (`ranged`), the log's line where they are a log's (`Layout.log_lines`)."""
+        if self.layout.completions is not None and self.layout.completions.table == "completed":
+            assert self.layout.log_lines, "a completed table's rows are read from a low line only where it has one"
+            return f" AND {self.col('c_line')} >= {self.dialect.param(self.layout.type_of('c_line'))}"
+        return self._from_low_id()
+
     @property
     def oldest_by_min_id(self) -> bool:
         """The creation time is read from another table (a joined `created`: procrastinate's 'deferred' line) and

@@ -91,13 +91,12 @@ class CountSQL(StatementsBase):
 
     @property
     def ranged(self) -> bool:
-        """Rows stay in the queue table for good and carry an identity: the live ones are its newest ids."""
+        """Rows stay in the queue table for good and carry an identity: the live ones are its newest ids. Their
+        completions are rows of the queue table, or lines of a log about jobs whose rows stay (`completed_ids_kept`),
+        read from a low id of their own (`StatementsBase._completions_from_low`)."""
         layout = self.layout
         return layout.arrivals == "identity" and all(state.table == "queue" for state in layout.states.values()) \
-            and (layout.completions is None or layout.completions.table == "queue")
-
-    def _from_low_id(self) -> str:
-        return f" AND {self.col('id')} >= {self.dialect.param(self.layout.type_of('id'))}"
+            and (layout.completions is None or layout.completions.table == "queue" or layout.completed_ids_kept)
 
     def _table_arm(self, table: str, states: Sequence[str], mine: Sequence[str], binds: list, from_low: bool,
                    times: str = "", pad: int = 0) -> str:  # fmt: skip

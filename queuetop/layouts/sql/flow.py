@@ -84,7 +84,7 @@ class FlowSQL(StatementsBase):
             where = f"{self.col(spec.at)} > {self.dialect.param(self.layout.type_of(spec.at))}"
             where += self._completion_filter(binds)
             if low_id is not None:
-                where += self._from_low_id()
+                where += self._completions_from_low()
             return f"SELECT {', '.join(cols)} FROM {self.table(spec.table)}{self._hint()} WHERE {where}"
 
         sql, params = self._bound(f"completions_after:{low_id is not None}", build, settings)
@@ -106,6 +106,27 @@ class FlowSQL(StatementsBase):
         if dead_state is not None and dead_state.table == spec.table and not settings_of(dead_state.condition):
             dead = self.condition(dead_state.condition, [])
         return spec.table, spec.at, pairs, dead, "c_" if spec.table == "completed" else ""
+
+    def last_line(self) -> Statement:
+        """The highest line of the completions' log (`Layout.log_lines`), NULL while it is empty. Ids are handed
+        out in order, so a line made after this read has a higher one: a later poll reads the log from it on."""
+        return self._bound("last_line", lambda binds: f"SELECT MAX({self.col('c_line')}) FROM "
+                                                      f"{self.table('completed')}{self._hint()}", None)
+
+    def line_at(self, upto: Any) -> Statement:
+        """The highest line of the completions' log stamped at or before `upto`, if any: walked down from the
+        newest line (the log's key), so it reads the lines made since, not the whole log."""
+        spec = self.layout.completions
+        assert spec is not None and self.layout.log_lines
+
+        def build(binds: list) -> str:
+            line = self.col("c_line")
+            return self.dialect.first_rows_sql(
+                f"SELECT {line} FROM {self.table('completed')}{self._hint()} WHERE {self.col(spec.at)} <= "
+                f"{self.dialect.param(self.layout.type_of(spec.at))} ORDER BY {line} DESC")
+
+        sql, _ = self._render("line_at", build)
+        return sql, self.dialect.first_rows_params((self._typed(spec.at, upto),), 1)
 
     def _typed(self, role: str, value: Any) -> Any:
         return self.dialect.encode_value(self.layout.type_of(role), value)
@@ -166,7 +187,7 @@ class FlowSQL(StatementsBase):
         keys = [self.col(type_role) if self.layout.has(type_role) else None, second]
         where = f"{self.col(at)} > {self.dialect.param(self.layout.type_of(at))}{self._completion_filter(binds)}"
         if low_id is not None:
-            where += self._from_low_id()
+            where += self._completions_from_low()
         dead_count = f"SUM(CASE WHEN {dead} THEN 1 ELSE 0 END)" if dead else "0"
         latest = f"MAX({self.col(at)})"
         counts = f"{latest}, COUNT(*), {dead_count}" if latest_first else f"COUNT(*), {dead_count}, {latest}"
@@ -232,7 +253,7 @@ class FlowSQL(StatementsBase):
             if dead:
                 where += f" AND NOT ({dead})"
             if low_id is not None:
-                where += self._from_low_id()
+                where += self._completions_from_low()
             if hashed:  # a multiplicative hash of the id: consecutive ids land far apart, so no type is favoured
                 where += f" AND (({self.col(prefix + 'id')} % 65521) * 40503) % {self.SAMPLE_SCALE} < ?"
             return self.dialect.first_rows_sql(f"SELECT {cols} FROM {self.table(table)}{self._hint()} WHERE {where}")

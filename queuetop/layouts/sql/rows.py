@@ -57,9 +57,10 @@ class RowSQL(StatementsBase):
         return sql, self.dialect.first_rows_params((*params, *self._type_param(states[0], job_type), *keyset), limit)
 
     def recent_completions(self, job_type: str | None, since: Any, limit: int,
-                           settings: dict[str, Any] | None = None) -> Statement:  # fmt: skip
+                           settings: dict[str, Any] | None = None, low_id: int | None = None) -> Statement:  # fmt: skip
         """(id, completed at, wait from, wait to, processing from, processing to, outcome or NULL) newest first,
-        after `since`."""
+        after `since`; from the log's line `low_id` on where the completions are a numbered log's lines (the line
+        `line_at` finds before `since`: a range of its key, not a scan of its times)."""
         spec = self.layout.completions
         assert spec is not None
         prefix = "c_" if spec.table == "completed" else ""
@@ -74,12 +75,15 @@ class RowSQL(StatementsBase):
             where += self._completion_filter(binds)
             if job_type is not None:
                 where += f" AND {self.col(type_role)} = {self.dialect.param(self.layout.type_of(type_role))}"
+            if low_id is not None:
+                where += self._completions_from_low()
             return self.dialect.first_rows_sql(f"SELECT {cols} FROM {self.table(spec.table)}{self._row_hint()} WHERE "
                                                f"{where} ORDER BY {self.col(spec.at)} DESC")
 
-        sql, params = self._bound(f"recent:{job_type is not None}", build, settings)
+        sql, params = self._bound(f"recent:{job_type is not None}:{low_id is not None}", build, settings)
         typed = (self.dialect.encode_value(self.layout.type_of(type_role), job_type),) if job_type is not None else ()
-        return sql, self.dialect.first_rows_params((since, *params, *typed), limit)
+        low = () if low_id is None else (low_id,)
+        return sql, self.dialect.first_rows_params((since, *params, *typed, *low), limit)
 
     # -- where a load run's jobs ended up (the load report) --------------------------------------------------
     # A leased queue's (native's) report reads every row from the run's first id on, in both tables, and the
