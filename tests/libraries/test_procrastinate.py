@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from queuetop.act.actions import Actions
 from queuetop.db import Database, parse_target
+from queuetop.layouts import load_layout, with_tables
 from queuetop.layouts.detect import detect
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
@@ -113,6 +115,27 @@ def test_a_burst_that_arrives_and_finishes_between_two_polls_is_counted_whole(pr
     # the window keeps latencies in buckets 2 % wide, each read back within 1 % of its values
     assert (fast.wait_p50_s, fast.wait_p95_s, fast.processing_p50_s, fast.processing_p95_s) == pytest.approx(
         ranked, rel=0.02, abs=0.002)
+
+
+def test_a_first_look_counts_the_jobs_that_ended_in_its_window_from_the_events_line_before_it(
+        procrastinate: LibraryApp) -> None:  # fmt: skip
+    """The lines of procrastinate_events are read past a line of the log, not by their time; a first poll has no
+    earlier poll's line, so it finds the line before its window: the jobs that ended in the minute before it are
+    its completions, with their wait and processing (the drill-down's recent ones too)."""
+    with procrastinate.worker():
+        procrastinate.run("defer", "fast=20")
+        wait_for(lambda: {r["name"]: r for r in procrastinate.json("counts")}["fast"]["succeeded"] == 20,
+                 "the worker to run them")  # fmt: skip
+    with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        (fast,) = collector_for(db, procrastinate).poll().types
+    assert (fast.completions_total, fast.latency_sample) == (20, 20)
+    assert fast.wait_p50_s is not None and fast.processing_p50_s is not None
+    actions = Actions(parse_target(PG_TARGET), with_tables(load_layout("procrastinate"),
+                                                           f"{procrastinate.schema}.procrastinate_jobs"))  # fmt: skip
+    try:
+        assert len(actions.type_detail("fast").completions) == 20
+    finally:
+        actions.close()
 
 
 def test_the_oldest_age_is_read_from_the_jobs_deferred_event(procrastinate: LibraryApp) -> None:
