@@ -157,8 +157,15 @@ def test_a_log_of_each_jobs_steps_is_read_as_the_lines_that_end_a_job(dialect):
     assert picked in sample and ended in sample
     job, _ = statements.job_by_id("completed", ["c_id", "c_completed"], 7)
     assert ended in job
+    # a time of the last of several steps: its line holding any of their texts (procrastinate's last wait began at
+    # its 'deferred' line or a retry's)
+    waited = Statements(dialect, layout_from_toml("mine", LOG.replace('when = {step = "picked"}',
+                                                                      'when = {step = ["queued", "retried"]}')))
+    sample_after_retries, _ = waited.completion_sample(0, 1, 1.0, 100)
+    assert f"qt_joined.{q('step')} IN ('queued', 'retried'))" in sample_after_retries
     if dialect.name == "mssql":
-        for sql, binds in (statements.arrival_counts(10, 12), statements.completion_sample(0, 1, 1.0, 100)):
+        for sql, binds in (statements.arrival_counts(10, 12), statements.completion_sample(0, 1, 1.0, 100),
+                           waited.completion_sample(0, 1, 1.0, 100)):  # fmt: skip
             assert_tsql(sql, binds)
 
 
@@ -166,6 +173,8 @@ def test_a_log_of_each_jobs_steps_is_read_as_the_lines_that_end_a_job(dialect):
     ('when = {step = "picked"}', "when = {step = \"it's\"}"),  # a text the grammar does not admit
     ('when = {step = "picked"}', 'when = {"step; --" = "picked"}'),
     ('when = {step = "picked"}', 'when = "picked"'),
+    ('when = {step = "picked"}', 'when = {step = []}'),  # no text at all
+    ('when = {step = "picked"}', "when = {step = [\"picked\", \"it's\"]}"),  # one of several the grammar refuses
     ("completed_rows = \"c_status in ('done', 'failed')\"", 'completed_rows = "status = \'queued\'"'),
 ])  # fmt: skip
 def test_a_logs_rows_and_a_joined_columns_when_are_checked_as_they_are_read(change, complaint):

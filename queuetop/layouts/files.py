@@ -306,8 +306,9 @@ def _joined(spec: Mapping[str, Any], where: str) -> dict[str, Joined]:
                              "and nothing else",
                              f'{name} = {{table = "workers", column = "last_heartbeat", key = "id", by = '
                              '"claimed_by"}: the column of the row whose key equals the queue row\'s claimed_by; '
-                             'when = {status = "picked"}: only the rows that hold those texts')
-        when = tuple((str(column), str(value)) for column, value in fields.get("when", {}).items())
+                             'when = {status = "picked"}: only the rows that hold those texts (a list: any of them)')
+        when = tuple((str(column), tuple(str(v) for v in value) if isinstance(value, list) else (str(value),))
+                     for column, value in fields.get("when", {}).items())  # fmt: skip
         joined[name] = Joined(**{key: str(value) for key, value in fields.items() if key != "when"}, when=when)
     return joined
 

@@ -156,9 +156,10 @@ class Joined:
     column: str  # the value, in `table`
     key: str  # the column of `table` that matches
     by: str  # the role (or column of its own) whose value it matches: of the queue table, or (c_) the completed one
-    # Only the rows of `table` whose columns hold these texts (pgqueuer_log's line with status 'picked': when the
-    # job was taken). Written as literals, as a condition's texts are: the layout grammar's texts, no quote.
-    when: tuple[tuple[str, str], ...] = ()
+    # Only the rows of `table` whose columns hold one of these texts (pgqueuer_log's line with status 'picked':
+    # when the job was taken; procrastinate's 'deferred', 'deferred_for_retry' or 'retried' line: when it last
+    # began to wait). Written as literals, as a condition's texts are: the layout grammar's texts, no quote.
+    when: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def on_completed(self) -> bool:
@@ -351,11 +352,13 @@ class Layout:
                 raise UsageError(f"{where}: [joined_columns] {name} is matched by {joined.by!r}, which is not a "
                                  "column of the queue or the completed table",
                                  "by names a role of [queue_columns] (claimed_by) or [completed_columns] (c_id)")
-            for column, value in joined.when:
+            for column, values in joined.when:
                 check_identifier(column, f"{where}: [joined_columns] {name}'s when")
-                if not _WHEN_TEXT.fullmatch(value):
-                    raise UsageError(f"{where}: [joined_columns] {name}: when {column} = {value!r} is not a short text",
-                                     "letters, digits, space . _ - (up to 64), as a condition's 'texts'")
+                for value in values or ("",):
+                    if not value or not _WHEN_TEXT.fullmatch(value):
+                        raise UsageError(f"{where}: [joined_columns] {name}: when {column} = {value!r} is not a short "
+                                         "text", "letters, digits, space . _ - (up to 64), as a condition's 'texts'; "
+                                         "several: a list")
         for role, path in self.json_paths.items():
             for key in path:
                 check_identifier(key, f"{where}: a key of {role}'s JSON path")

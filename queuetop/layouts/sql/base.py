@@ -124,9 +124,11 @@ class StatementsBase:
                 f"WHERE qt_joined.{dialect.quote(joined.key)} = {row}{when})")
 
     def _when(self, joined: Joined, qualifier: str) -> list[str]:
-        """A joined column's `when`, one condition per column: its texts the layout grammar's (checked as the layout
-        is read: no quote), written as literals, as a condition's texts are."""
-        return [f"{qualifier}{self.dialect.quote(column)} = '{value}'" for column, value in joined.when]
+        """A joined column's `when`, one condition per column (= one text, IN several): its texts the layout
+        grammar's (checked as the layout is read: no quote), written as literals, as a condition's texts are."""
+        texts = {column: ", ".join("'" + value + "'" for value in values) for column, values in joined.when}
+        return [f"{qualifier}{self.dialect.quote(column)} = {texts[column]}" if len(values) == 1 else
+                f"{qualifier}{self.dialect.quote(column)} IN ({texts[column]})" for column, values in joined.when]
 
     def _job_rows(self, which: str) -> str:
         """` AND` the layout's `completed_rows` in the completed table (a log: only the line that ended each job
