@@ -260,8 +260,8 @@ def test_the_depth_is_exact_again_when_a_load_comes_to_rest(seeded, small_cap):
 
         def load() -> None:
             try:
-                while not stop.is_set():  # as much in as out: the backlog stays deep
-                    enqueue(s, 4)
+                while not stop.wait(0.02):  # as much in as out: the backlog stays deep (paced: the polls need a
+                    enqueue(s, 4)            # queue that moves between them, not the machine's every cycle)
                     work_off(s, 4)
             except BaseException as exc:  # surfaced below
                 errors.append(exc)
