@@ -120,7 +120,7 @@ def test_the_depth_is_exact_again_when_a_load_comes_to_rest(backend, monkeypatch
         def work() -> None:
             with backend.open() as worker_db:
                 queue = Queue(worker_db, backend.layout)
-                while not stop.is_set():
+                while not stop.wait(0.01):  # paced: the polls need a queue that moves, not every cycle
                     queue.enqueue_many("bulk", 3)
                     for job in queue.claim("w", job_types=["bulk"], batch=4):
                         queue.complete(job.id, job.token)
@@ -163,7 +163,7 @@ def test_a_loaded_native_poll_reads_in_two_statements(backend):
         def work() -> None:
             with backend.open() as worker_db:
                 worker = Queue(worker_db, backend.layout)
-                while not stop.is_set():
+                while not stop.wait(0.01):  # paced: a steady load, not every cycle of the machine
                     worker.enqueue_many("deep", 3)
                     worker.enqueue_many("shallow", 1)
                     for types in (["deep"], ["shallow"]):
