@@ -235,14 +235,15 @@ def create_seed(db: Database, seed: str, schema: str | None = None, table: str |
 
 
 def drop_seed(db: Database, tables: SeedTables) -> None:
-    """The seed's cleanup: the view, then the tables (indexes go with them). Seed 000's own schema is dropped
-    too, as its cleanup script does, when nothing else is left in it; any other schema is left alone."""
+    """The seed's cleanup: the view, then the tables (indexes go with them). The schema `create_seed` made for it
+    (seed 000's own, as its cleanup script does; a test's or a benchmark's) is dropped too when nothing else is
+    left in it; "public" is left alone."""
     if tables.view:
         db.execute(f"DROP VIEW IF EXISTS {qualified(tables, tables.view)}")
     for name in (tables.completed, tables.queue):
         if name:
             db.execute(f"DROP TABLE IF EXISTS {qualified(tables, name)}")
-    if _pg(db) and tables.seed == "queuesample" and tables.schema == "QueueSample":
+    if _pg(db) and tables.schema not in (None, "public"):
         left = db.fetchone("SELECT count(*) FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace "
                            "WHERE n.nspname = ?", (tables.schema,))  # fmt: skip
         if left and left[0] == 0:
