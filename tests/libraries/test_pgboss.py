@@ -62,7 +62,7 @@ def test_queuetop_finds_pgboss_and_shows_what_its_table_and_its_own_count_say(pg
         wait_for(lambda: table_truth(db, pgboss.schema)["stuck"][3] == 1, "the stuck job's 5 s expiry to pass")
         figures = shown(collector_for(db, pgboss).poll())
         truth = table_truth(db, pgboss.schema)
-        library = pgboss.json("counts")
+        library = pgboss.json("sizes")
     assert figures == truth
     assert figures == {"fast": (0, 2, 0, 0, 0), "hold": (0, 0, 1, 0, 0), "stuck": (0, 0, 0, 1, 0),
                        "flaky": (0, 1, 0, 0, 0), "doomed": (0, 0, 0, 0, 1), "orphan": (1, 0, 0, 0, 0)}  # fmt: skip
@@ -75,7 +75,7 @@ def test_a_burst_is_counted_whole_with_its_wait_and_processing(pgboss: LibraryAp
         collector = collector_for(db, pgboss)
         collector.poll()
         pgboss.run("defer", "fast=300")
-        wait_for(lambda: pgboss.json("counts")["fast"] == 0 and not db.fetchone(
+        wait_for(lambda: pgboss.json("sizes")["fast"] == 0 and not db.fetchone(
             f"SELECT count(*) FROM {pgboss.schema}.job WHERE state = 'active'")[0], "the workers to finish the burst")
         fast = {t.job_type: t for t in collector.poll().types}["fast"]
     assert (fast.arrivals_total, fast.completions_total, fast.depth) == (300, 300, 0)

@@ -1,23 +1,24 @@
-// A pg-boss 11 or 12 application as its users write one, run by the library test with the pg-boss and the Node.js 22
-// that `npm ci` installed beside it (scripts/setup.sh --test): pg-boss creates its own schema on start, jobs are sent
-// through its API and worked by its own workers; its own counts (getQueues, after a supervise pass refreshed them)
-// are printed for the test to compare. Nothing here touches the tables by hand.
+// A pg-boss application as its users write one, run by the library test with the pg-boss (and, for 11 and 12, the
+// Node.js 22) that `npm ci` installed beside it (scripts/setup.sh --test): pg-boss creates its own schema on start,
+// jobs are sent through its API and worked by its own workers; its own counts are printed for the test to compare.
+// Nothing here touches the tables by hand.
 //
-// pgboss11/app.js (pg-boss 11.1) and pgboss12_12/app.js (12.18) are links to this file: the library is the one
-// installed beside the path it is run by (process.argv[1], not the link's target), so one application runs on all
-// three. 11 exports the class as its module (CommonJS), 12 by name.
+// pgboss/app.js (pg-boss 10.4), pgboss11/app.js (11.1) and pgboss12_12/app.js (12.18) are links to this file: the
+// library is the one installed beside the path it is run by (process.argv[1], not the link's target), so one
+// application runs on all four. 10 and 11 export the class as their module (CommonJS), 12 by name.
 //
 //   node app.js SCHEMA schema           pg-boss's schema (boss.start), and its queues
 //   node app.js SCHEMA defer KIND=N...  send N jobs of each kind (fast, hold, stuck, flaky, doomed, later, orphan)
 //   node app.js SCHEMA worker           pg-boss's workers until killed (no supervisor: it would expire claims)
 //   node app.js SCHEMA counts           one supervise pass (pg-boss's own maintenance: it fails a claim past its
-//                                       expiry), then getQueues' counts per queue, as JSON
+//                                       expiry), then getQueues' counts per queue, as JSON (11 on)
+//   node app.js SCHEMA sizes            getQueueSize per queue (jobs before 'active'), as JSON, no maintenance (10)
 //
 // Kinds: fast (completes), hold (runs until its worker is killed), stuck (the same, with a 5 s expiry: a worker
 // killed leaves it active and timed out), beat (the same on a queue of 10 s heartbeats, its expiry an hour away: a
-// worker killed stops its beats, and its job is timed out by them; 12.12 on, 11 has no heartbeats), flaky (fails;
-// retried an hour later), doomed (fails with no retry left: failed), later (starts an hour ahead), orphan (a queue
-// no worker works).
+// worker killed stops its beats, and its job is timed out by them; 12.12 on, 10 and 11 have no heartbeats), flaky
+// (fails; retried an hour later), doomed (fails with no retry left: failed), later (starts an hour ahead), orphan (a
+// queue no worker works).
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -73,6 +74,10 @@ async function main() {
                                failed: queue.failedCount };
       }
       console.log(JSON.stringify(counts));
+    } else if (command === "sizes") {
+      const sizes = {};
+      for (const name of QUEUES) sizes[name] = await boss.getQueueSize(name);
+      console.log(JSON.stringify(sizes));
     } else if (command === "worker") {
       for (const [name, handler] of Object.entries(handlers)) {
         const batchSize = name === "fast" ? 50 : 1;
