@@ -354,11 +354,13 @@ class Layout:
                                  "by names a role of [queue_columns] (claimed_by) or [completed_columns] (c_id)")
             for column, values in joined.when:
                 check_identifier(column, f"{where}: [joined_columns] {name}'s when")
-                for value in values or ("",):
-                    if not value or not _WHEN_TEXT.fullmatch(value):
+                if not values:
+                    raise UsageError(f"{where}: [joined_columns] {name}: when {column} lists no text",
+                                     "one text, or a list of the texts any of which a row may hold")
+                for value in values:
+                    if not _WHEN_TEXT.fullmatch(value):
                         raise UsageError(f"{where}: [joined_columns] {name}: when {column} = {value!r} is not a short "
-                                         "text", "letters, digits, space . _ - (up to 64), as a condition's 'texts'; "
-                                         "several: a list")
+                                         "text", "letters, digits, space . _ - (up to 64), as a condition's 'texts'")
         for role, path in self.json_paths.items():
             for key in path:
                 check_identifier(key, f"{where}: a key of {role}'s JSON path")

@@ -376,9 +376,10 @@ class ShapeCollector(TrackedDepth):
         if lows is None or (self._completions.mark is None and self._lines is None):
             return None
         self._completions.start(now)  # the first poll's: its window's start (the same `prepare` sets)
-        since, low = seconds(self._completions.since(now)), None
+        since_at = self._completions.since(now)
+        since, low = seconds(since_at), None
         if lows is self._lines and not (lows and lows[0][0] <= since):  # the first poll: no earlier poll saw the log
-            lows.appendleft((since, line_before(self.db, self.statements, self._completions.since(now), self.reads)))
+            lows.appendleft((since, line_before(self.db, self.statements, since_at, self.reads)))
         while lows and lows[0][0] <= since:
             low = lows.popleft()[1]
         if low is not None:

@@ -126,9 +126,12 @@ class StatementsBase:
     def _when(self, joined: Joined, qualifier: str) -> list[str]:
         """A joined column's `when`, one condition per column (= one text, IN several): its texts the layout
         grammar's (checked as the layout is read: no quote), written as literals, as a condition's texts are."""
-        texts = {column: ", ".join("'" + value + "'" for value in values) for column, values in joined.when}
-        return [f"{qualifier}{self.dialect.quote(column)} = {texts[column]}" if len(values) == 1 else
-                f"{qualifier}{self.dialect.quote(column)} IN ({texts[column]})" for column, values in joined.when]
+        conditions = []
+        for column, values in joined.when:
+            texts = ", ".join(f"'{value}'" for value in values)
+            conditions.append(f"{qualifier}{self.dialect.quote(column)} " + (f"= {texts}" if len(values) == 1 else
+                                                                             f"IN ({texts})"))
+        return conditions
 
     def _job_rows(self, which: str) -> str:
         """` AND` the layout's `completed_rows` in the completed table (a log: only the line that ended each job
