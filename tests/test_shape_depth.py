@@ -307,6 +307,34 @@ def test_a_new_type_is_read_in_the_poll_that_first_sees_it(backend_name, tmp_pat
             drop_seed(db, s.tables)
 
 
+def test_a_type_kept_as_last_read_still_holds_the_range_down(backend_name, tmp_path, small_cap,  # noqa: F811
+                                                                monkeypatch):  # fmt: skip
+    """Past HEADS_PER_STATEMENT types (here 2) a type that does not move is kept as last read (tracking.py); on a
+    shape whose reads start at the lowest live id, that type's oldest waiting job must still hold the range down
+    while the other types' jobs finish above it, or its next turn reads from above its own jobs."""
+    monkeypatch.setattr(tracking, "HEADS_PER_STATEMENT", 2)
+    others = [KIND[:-2] + f"C{n}" for n in range(4)]
+    s = make_seeded("queuesample", backend_name, tmp_path)
+    try:
+        enqueue(s, 3)  # the oldest jobs, never touched
+        for kind in others:
+            enqueue(s, 2, job_type=kind)
+        with s.open("monitor") as monitor_db:
+            collector = collector_for(monitor_db, s.layout)
+            collector._identities.overlap_s = 0.0  # ids settle at once: the range may rise as far as it can
+            collector.poll()
+            for _ in range(5):  # more than a turn of 5 types, 2 a poll
+                for kind in others:
+                    enqueue(s, 1, job_type=kind)
+                    work_off(s, 1, job_type=kind)
+                snapshot = collector.poll()
+                assert snapshot.type_named(KIND).depth == 3, [(row.job_type, row.depth) for row in snapshot.types]
+            assert collector._low_id is not None and collector._low_id <= 3
+    finally:
+        with s.open() as db:
+            drop_seed(db, s.tables)
+
+
 def test_the_pending_read_is_bounded_whatever_the_backlog(tmp_path):
     """PostgreSQL's own account of the rows a poll's pending read touches (EXPLAIN ANALYZE): at most the cap per
     type, for a backlog of 3,000 as for one of 300, where the full count reads every one of them."""

@@ -158,6 +158,7 @@ class ShapeCollector(TrackedDepth):
         self._moved_now: set[str] = set()  # the types that moved in this poll
         self._estimated: set[str] = set()  # the types whose depth this poll shows is tracked, not counted
         self._counted_at_rest: set[str] = set()  # types that have not moved since their last full count
+        self._heads_turn, self._heads_kept, self._others_then = 0, {}, {}  # past 500 types: heads read in turn
         self._recount: Recounter[list[tuple[Any, ...]]] = Recounter(layout.queue_table)
         self._in_no_state = InNoState(self.statements, self.settings, layout.queue_table)
         self._counted_once = False

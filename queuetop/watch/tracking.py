@@ -7,6 +7,12 @@ them): a shallow type is exact on every poll, a deep one is tracked and marked a
 a connection and a thread of its own (`recount.py`) corrects the tracked figures; a deep queue's first look
 (`firstlook.py`) starts them from a sample. `TrackedDepth` is that part of `ShapeCollector`, whose state it
 keeps.
+
+A type whose figures did not move since the last poll (no arrival, no completion, the same jobs in each other
+state) has the same pending jobs, so past HEADS_PER_STATEMENT types a poll reads the heads of the types that moved
+and of HEADS_PER_STATEMENT others in turn, and keeps the rest as last read: a queue with a type per tenant costs a
+poll what its busy types cost, and a change that no figure shows (a claim and a release of the same type between
+two polls, a row changed by hand) is read within one turn (10,000 types: 20 polls) or by the next full count.
 """
 
 from __future__ import annotations
@@ -58,6 +64,9 @@ class TrackedDepth:
     _finished: FinishedWatch | None
     _finished_at_recount: dict[str, int]
     _low_id: int | None
+    _heads_turn: int  # where the next poll's turn of heads begins, past HEADS_PER_STATEMENT types
+    _heads_kept: dict[str, tuple[Any, ...]]  # per type, its heads' row as last read
+    _others_then: dict[str, tuple[int, ...]]  # per type, its jobs in each other state at the last poll
 
     @property
     def untyped_name(self) -> str:
@@ -67,8 +76,15 @@ class TrackedDepth:
         raise NotImplementedError
 
     def _heads_asked(self) -> list[str]:
-        """The types whose heads the poll's own statement reads (the rest, a statement per HEADS_PER_STATEMENT)."""
-        return self._heads_wanted()[:HEADS_PER_STATEMENT]
+        """The types whose heads the poll's own statement reads: every type, up to HEADS_PER_STATEMENT; past it, the
+        next HEADS_PER_STATEMENT in turn (the types that moved are read after it, a statement per
+        HEADS_PER_STATEMENT; the rest are kept as last read)."""
+        wanted = self._heads_wanted()
+        if len(wanted) <= HEADS_PER_STATEMENT:
+            return wanted
+        start = self._heads_turn % len(wanted)
+        self._heads_turn = start + HEADS_PER_STATEMENT
+        return (wanted + wanted)[start:start + HEADS_PER_STATEMENT]
 
     def _capped(self, heads: list[str]) -> tuple[list[Any], int, list[bool]]:
         """The shape poll's `heads`: the types as the database gives them, the cap, and which are counted."""
@@ -111,15 +127,25 @@ class TrackedDepth:
         backlog costs a poll no more than a shallow one. A type first seen in this poll's arrivals is read after
         it. A capped count above a tracked figure that said shallow means the tracking drifted (a change that
         bypassed arrivals and completions): a full count starts at once. Returns the lowest ids read (ranged)."""
-        asked_already = set(asked)
-        new = [t for t in self._heads_wanted() if t not in asked_already]
+        asked_already, kept = set(asked), self._heads_kept
+        others_by_state = _in_states(counts, read)
+        moved = self._moved_now | {t for t, jobs in others_by_state.items() if self._others_then.get(t) != jobs} \
+            | {t for t in self._others_then if t not in others_by_state}
+        self._others_then = others_by_state
+        new, unmoved = [], []
+        for job_type in self._heads_wanted():
+            if job_type in asked_already:
+                continue
+            (new if job_type in moved or job_type not in kept else unmoved).append(job_type)
         for start in range(0, len(new), HEADS_PER_STATEMENT):  # past the poll's own: a statement per 500
             heads = heads + self.reads.fetch(self.db, self.statements.shape_heads(
                 self._raw(new[start:start + HEADS_PER_STATEMENT]), DEPTH_EXACT_UP_TO + 1, low, self.settings))
         if self.statements.oldest_by_min_id:
             heads = self._with_oldest(heads)
+        self._heads_kept = kept = {**{t: kept[t] for t in unmoved}, **{self._type(row[1]): row for row in heads}}
+        heads = heads + [kept[t] for t in unmoved]
         decode, lows, drifted = self.db.dialect.decode_time, [], False
-        others = _jobs_in(counts, read)
+        others = {t: sum(jobs) for t, jobs in others_by_state.items()}
         self._estimated = set()
         for _, job_type, oldest, _, count, low_read, *_ in heads:  # one row per type asked, even with none pending
             name, counted = self._type(job_type), count is not None
@@ -199,7 +225,9 @@ class TrackedDepth:
                 lows.append(int(per_state[len(states)]))
             total[name] = total.get(name, 0) + sum(int(c or 0) for c in per_state[:len(states)])
         types = set(total) | set(self._moved) | set(self._live)
-        self._live = {t: total.get(t, 0) - past.get(t, 0) + self._moved.get(t, 0) for t in types}
+        before, self._live = self._live, {t: total.get(t, 0) - past.get(t, 0) + self._moved.get(t, 0) for t in types}
+        for job_type in [t for t in self._heads_kept if self._live.get(t) != before.get(t)]:
+            del self._heads_kept[job_type]  # the count put it right: its heads are read again
         self._counted_at_rest = {t for t in types if t not in self._moved}
         if ranged and lows and self._low_id is not None:  # a row made live by hand below the range comes in
             self._low_id = min(self._low_id, *lows)
@@ -211,6 +239,16 @@ class TrackedDepth:
         self._moved[job_type] = self._moved.get(job_type, 0) + jobs
         self._moved_now.add(job_type)
         self._counted_at_rest.discard(job_type)
+
+
+def _in_states(counts: Counts, states: list[str]) -> dict[str, tuple[int, ...]]:
+    """Per type with a job in any of these states, its jobs in each (as the poll counted them)."""
+    jobs: dict[str, list[int]] = {}
+    for n, name in enumerate(states):
+        for job_type, (count, _) in counts[name].items():
+            if count:
+                jobs.setdefault(job_type, [0] * len(states))[n] = count
+    return {job_type: tuple(per_state) for job_type, per_state in jobs.items()}
 
 
 def _jobs_in(counts: Counts, states: list[str]) -> dict[str, int]:
