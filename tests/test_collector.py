@@ -5,11 +5,14 @@ right by the full count (purges and drift)."""
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError, asdict, fields
+
 import pytest
 
 from queuetop.act.queue import Queue
 from queuetop.watch import tracking
 from queuetop.watch.collector import collector_for
+from queuetop.watch.snapshot import TypeStats
 
 from .helpers import full_count_now, layout_sql
 
@@ -261,3 +264,27 @@ def test_past_a_statement_of_types_only_the_types_that_moved_and_a_turn_of_the_r
             shown = collector.poll().type_named("t4").depth
             seen.update(asked)
         assert shown == depths[4] and "t4" in seen
+
+
+def test_each_row_a_poll_makes_is_the_row_the_constructor_makes(backend):
+    """The collector makes its rows with `TypeStats.of` (no frozen __init__): each must have every field, no other,
+    and equal the constructor's from the same figures — on a queue with jobs in every state it reads."""
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        queue = Queue(db, backend.layout, max_attempts=1)
+        queue.enqueue_many("email", 5)
+        queue.enqueue_many("report", 2)
+        collector = collector_for(monitor_db, backend.layout)
+        collector.poll()
+        first, second = queue.claim("w", job_types=["email"], batch=2)
+        queue.complete(first.id, first.token)
+        assert queue.fail(second.id, second.token) == "dead"
+        queue.claim("w", job_types=["report"])
+        snapshot = collector.poll()
+    names = {f.name for f in fields(TypeStats)}
+    for row in (*snapshot.types, snapshot.totals):
+        assert set(vars(row)) == names
+        assert TypeStats(**asdict(row)) == row and hash(TypeStats(**asdict(row))) == hash(row)
+    email = snapshot.type_named("email")
+    assert (email.depth, email.claimed, email.dead, email.completions_total) == (3, 0, 1, 2)
+    with pytest.raises(FrozenInstanceError):
+        email.depth = 0  # type: ignore[misc]

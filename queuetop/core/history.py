@@ -29,12 +29,14 @@ class EventWindow:
         self.span_s = span_s
         self._times = array("d")
         self._counts = array("q")
+        self._held = 0  # the events in the window: the whole window's count without summing it
         self.total = 0  # every event ever added, pruned or not: what a Prometheus counter exports
 
     def add(self, when: float, count: int = 1) -> None:
         if count <= 0:
             return
         self.total += count
+        self._held += count
         if not self._times or when >= self._times[-1]:
             self._times.append(when)
             self._counts.append(count)
@@ -44,17 +46,19 @@ class EventWindow:
             self._counts.insert(at, count)
 
     def count_after(self, cutoff: float) -> int:
-        return sum(self._counts[bisect_right(self._times, cutoff):])
+        first = bisect_right(self._times, cutoff)
+        return self._held if first == 0 else sum(self._counts[first:])
 
     def prune(self, now: float) -> None:
         keep_from = bisect_right(self._times, now - self.span_s)
         if keep_from:
+            self._held -= sum(self._counts[:keep_from])
             del self._times[:keep_from]
             del self._counts[:keep_from]
 
     def __len__(self) -> int:
         """The number of events in the window."""
-        return sum(self._counts)
+        return self._held
 
 
 class Tally:

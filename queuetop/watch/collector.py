@@ -44,12 +44,12 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from queuetop.core.errors import QueuetopError
-from queuetop.core.history import EventWindow, LatencyWindow, drain_eta, rate_per_s
+from queuetop.core.history import EventWindow, LatencyWindow, drain_eta
 from queuetop.db import Database, Timeout
 from queuetop.db.diagnostics import diagnostics_for
 from queuetop.layouts import NATIVE, STATES, Layout
@@ -467,77 +467,110 @@ class ShapeCollector(TrackedDepth):
             history.latency.prune(t)
         self._all_latency.prune(t)
         live = set().union(*(set(c) for c in counts.values()), self._in_no_state.counts or ())
-        for job_type in [jt for jt, h in self._history.items() if h.empty() and jt not in live]:
+        for job_type in [jt for jt, h in self._history.items() if jt not in live and h.empty()]:
             del self._history[job_type]
-        names = {jt for jt in live | set(self._history) if any(counts[s].get(jt, (0,))[0] for s in counts)
-                 or jt in self._history or self._in_no_state.of([jt])}  # fmt: skip
+        names = set(self._history)  # the types with events in the window, or a job in any state (or in none)
+        for by_type in counts.values():
+            names.update(jt for jt, (count, _) in by_type.items() if count)
+        names.update(jt for jt, rows in (self._in_no_state.counts or {}).items() if rows)
         if not self.layout.has_job_type:
             names = {self.untyped_name}
         if self.only_types:
             names &= self.only_types
         self._shown = names
-        rows = []
-        for jt in sorted(names):
-            histories = [self._history[jt]] if jt in self._history else []
-            rows.append(self._stats(jt, now, counts, histories, self._rates(histories, t)))
+        spans = self._spans(t)
+        quiet = tuple(None if span is None else 0.0 for span in spans)  # the rates of a type with no events
+        figures = [name for name in ("claimed", "timed_out", "dead", "scheduled", "lost") if name in counts]
+        no_state = self._in_no_state.counts
+        rows = [self._stats(jt, now, counts, figures, self._history.get(jt), spans, quiet,
+                            None if no_state is None else no_state.get(jt, 0)) for jt in sorted(names)]
         unseen = [self._unseen] if self._vanished is not None and not self.only_types else []
         # The totals' rates are the types' summed (each rate is a count over the same observed time): summed
         # again over every type's windows, they cost as much as all the types' rows together.
-        shown_rates = [(r.arrivals_10s_per_s, r.arrivals_60s_per_s, r.completions_10s_per_s, r.completions_60s_per_s)
-                       for r in rows]
-        total_rates = tuple(None if part is None else part + sum(rates[n] or 0.0 for rates in shown_rates)
-                            for n, part in enumerate(self._rates(unseen, t)))
-        totals = self._stats(TOTAL, now, {s: {TOTAL: _sum(c, names)} for s, c in counts.items()},
-                             [self._history[jt] for jt in names if jt in self._history] + unseen,
-                             total_rates)  # fmt: skip
+        total_rates = [_rates(unseen, spans)]
+        total_rates += [(r.arrivals_10s_per_s, r.arrivals_60s_per_s, r.completions_10s_per_s,
+                         r.completions_60s_per_s) for r in rows]  # fmt: skip
+        histories = [self._history[jt] for jt in names if jt in self._history] + unseen
+        totals = self._stats(TOTAL, now, {s: {TOTAL: _sum(c, names)} for s, c in counts.items()}, figures,
+                             _Merged(histories, self._all_latency), spans,
+                             tuple(None if part is None else sum(rates[n] or 0.0 for rates in total_rates)
+                                   for n, part in enumerate(total_rates[0])),
+                             self._in_no_state.of(names))  # fmt: skip
         return tuple(rows), totals
 
     RATES = (("arrivals", SHORT_WINDOW_S), ("arrivals", None), ("completions", SHORT_WINDOW_S), ("completions", None))
 
-    def _rates(self, histories: list[_History], t: float) -> tuple[float | None, ...]:
-        """Arrivals and completions per second over the short and the whole window (`RATES`), summed over
-        `histories`; None where the shape cannot know them or nothing has been watched yet."""
-        out: list[float | None] = []
+    def _spans(self, t: float) -> list[tuple[str, float, float] | None]:
+        """Per rate of `RATES`, what each type's is read from at `t`: (its window, the cutoff, the time observed),
+        the same for every type; None where the shape cannot know it or nothing has been watched yet."""
+        spans: list[tuple[str, float, float] | None] = []
         for kind, span in self.RATES:
-            observed = self._observed.get(kind)
+            observed, span_s = self._observed.get(kind), span or self.window_s
             if not self._provides[kind] or observed is None or t <= observed:
-                out.append(None)
-                continue
-            out.append(sum(rate_per_s(getattr(h, kind), t, span or self.window_s, observed) or 0.0
-                           for h in histories))
-        return tuple(out)
+                spans.append(None)
+            else:  # as `rate_per_s`: over the time observed, never more than the span
+                spans.append((kind, t - span_s, min(span_s, t - observed)))
+        return spans
 
     def _stats(self, job_type: str, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]],
-               histories: list[_History], rates: tuple[float | None, ...]) -> TypeStats:  # fmt: skip
-        provides, latency = self._provides, None
-
-        def state(name: str) -> int | None:
-            return counts[name].get(job_type, (0, None))[0] if name in counts else None
-
-        oldest = counts["pending"].get(job_type, (0, None))[1]
-        depth = state("pending") or 0
-        estimate = bool(self._estimated & (self._shown if job_type == TOTAL else {job_type}))
-        latency = self._all_latency if job_type == TOTAL else histories[0].latency if histories else None
-        samples = len(latency) if latency is not None else 0  # a window's length is a sum: once
-        wait_p = latency.wait_percentiles() if latency is not None and samples else (None, None, None)
-        work_p = latency.processing_percentiles() if latency is not None and samples else (None, None, None)
+               figures: list[str], history: _History | _Merged | None, spans: list[tuple[str, float, float] | None],
+               rates: Sequence[float | None], in_no_state: int | None) -> TypeStats:  # fmt: skip
+        """One row: a type's (`history` its events, None if it had none in the window; `rates` the rates of a type
+        with none), or the totals' (`history` every shown type's, `rates` theirs summed). Called for every type on
+        every poll: the figures the same for every type (`figures`, the states the shape has past pending;
+        `spans`) are worked out once by the caller."""
+        held = {name: counts[name].get(job_type, _NONE)[0] for name in figures}
+        depth, oldest = counts["pending"].get(job_type, _NONE)
+        latency = history.latency if history is not None else None
+        if history is not None and job_type != TOTAL:
+            windows = {"arrivals": history.arrivals, "completions": history.completions}
+            rates = [None if span is None else windows[span[0]].count_after(span[1]) / span[2] for span in spans]
+        samples = len(latency) if latency is not None else 0
+        wait_p = latency.wait_percentiles() if samples else (None, None, None)  # type: ignore[union-attr]
+        work_p = latency.processing_percentiles() if samples else (None, None, None)  # type: ignore[union-attr]
         arrivals_10, arrivals_60, completions_10, completions_60 = rates
         drain, eta = drain_eta(depth, arrivals_60, completions_60)
-        return TypeStats(
+        provides = self._provides
+        estimate = bool(self._estimated & self._shown) if job_type == TOTAL else job_type in self._estimated
+        return TypeStats.of(
             job_type=job_type, depth=depth,
             oldest_age_s=(now - oldest).total_seconds() if oldest is not None and depth else None,
-            claimed=state("claimed"), timed_out=state("timed_out"), dead=state("dead"),
-            scheduled=state("scheduled"), lost=state("lost"),
+            claimed=held.get("claimed"), timed_out=held.get("timed_out"), dead=held.get("dead"),
+            scheduled=held.get("scheduled"), lost=held.get("lost"),
             arrivals_10s_per_s=arrivals_10, arrivals_60s_per_s=arrivals_60,
             completions_10s_per_s=completions_10, completions_60s_per_s=completions_60,
             wait_p50_s=wait_p[0], wait_p95_s=wait_p[1], wait_p99_s=wait_p[2],
             processing_p50_s=work_p[0], processing_p95_s=work_p[1], processing_p99_s=work_p[2],
             drain=drain, drain_eta_s=eta, depth_is_estimate=estimate,
-            arrivals_total=sum(h.arrivals.total for h in histories) if provides["arrivals"] else None,
-            completions_total=sum(h.completions.total for h in histories) if provides["completions"] else None,
-            latency_sample=samples or None, latency_is_sample=bool(samples and latency.sampled),
-            in_no_state=self._in_no_state.of(self._shown if job_type == TOTAL else [job_type]),
+            arrivals_total=(history.arrivals.total if history is not None else 0) if provides["arrivals"] else None,
+            completions_total=(history.completions.total if history is not None else 0)
+            if provides["completions"] else None,
+            latency_sample=samples or None, latency_is_sample=bool(samples and latency.sampled),  # type: ignore
+            in_no_state=in_no_state,
         )  # fmt: skip
+
+
+_NONE: tuple[int, datetime | None] = (0, None)
+
+
+def _rates(histories: list[_History], spans: list[tuple[str, float, float] | None]) -> tuple[float | None, ...]:
+    """Arrivals and completions per second (`ShapeCollector.RATES`), summed over `histories`."""
+    return tuple(None if span is None else sum(getattr(h, span[0]).count_after(span[1]) for h in histories) / span[2]
+                 for span in spans)
+
+
+class _Merged:
+    """The totals' events: every shown type's counters summed, and every shown type's latencies in one window."""
+
+    def __init__(self, histories: list[_History], latency: LatencyWindow) -> None:
+        self.arrivals = _Total(sum(h.arrivals.total for h in histories))
+        self.completions = _Total(sum(h.completions.total for h in histories))
+        self.latency = latency
+
+
+class _Total:
+    def __init__(self, total: int) -> None:
+        self.total = total
 
 
 def oldest_grouped(db: Database, layout: Layout, heads_by_list: bool) -> bool:

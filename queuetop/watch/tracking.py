@@ -65,7 +65,7 @@ class TrackedDepth:
     _finished_at_recount: dict[str, int]
     _low_id: int | None
     _heads_turn: int  # where the next poll's turn of heads begins, past HEADS_PER_STATEMENT types
-    _heads_kept: dict[str, tuple[Any, ...]]  # per type, its heads' row as last read
+    _heads_kept: dict[str, tuple[str, datetime | None, Any, Any]]  # per type, its heads as last read
     _others_then: dict[str, tuple[int, ...]]  # per type, its jobs in each other state at the last poll
 
     @property
@@ -142,13 +142,15 @@ class TrackedDepth:
                 self._raw(new[start:start + HEADS_PER_STATEMENT]), DEPTH_EXACT_UP_TO + 1, low, self.settings))
         if self.statements.oldest_by_min_id:
             heads = self._with_oldest(heads)
-        self._heads_kept = kept = {**{t: kept[t] for t in unmoved}, **{self._type(row[1]): row for row in heads}}
-        heads = heads + [kept[t] for t in unmoved]
-        decode, lows, drifted = self.db.dialect.decode_time, [], False
+        decode = self.db.dialect.decode_time
+        read_now = [(self._type(job_type), decode(oldest), count, low_read)  # one row per type asked, even with
+                    for _, job_type, oldest, _, count, low_read, *_ in heads]  # none pending  # fmt: skip
+        self._heads_kept = kept = {**{t: kept[t] for t in unmoved}, **{head[0]: head for head in read_now}}
+        lows, drifted = [], False
         others = {t: sum(jobs) for t, jobs in others_by_state.items()}
         self._estimated = set()
-        for _, job_type, oldest, _, count, low_read, *_ in heads:  # one row per type asked, even with none pending
-            name, counted = self._type(job_type), count is not None
+        for name, oldest, count, low_read in read_now + [kept[t] for t in unmoved]:
+            counted = count is not None
             count = int(count or 0)
             if low_read is not None:
                 lows.append(int(low_read))
@@ -167,7 +169,7 @@ class TrackedDepth:
                     self._estimated.add(name)
             self._live[name] = depth + others.get(name, 0)
             if depth:
-                counts["pending"][name] = (depth, decode(oldest))
+                counts["pending"][name] = (depth, oldest)
         for name, jobs in others.items():  # a type with no pending job: its jobs are all in the other states
             if name not in counts["pending"]:
                 self._live[name] = jobs
