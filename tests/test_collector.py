@@ -12,7 +12,7 @@ import pytest
 from queuetop.act.queue import Queue
 from queuetop.watch import tracking
 from queuetop.watch.collector import collector_for
-from queuetop.watch.snapshot import TypeStats
+from queuetop.watch.snapshot import OTHER, TypeStats
 
 from .helpers import full_count_now, layout_sql
 
@@ -288,3 +288,45 @@ def test_each_row_a_poll_makes_is_the_row_the_constructor_makes(backend):
     assert (email.depth, email.claimed, email.dead, email.completions_total) == (3, 0, 1, 2)
     with pytest.raises(FrozenInstanceError):
         email.depth = 0  # type: ignore[misc]
+
+
+def test_past_max_types_the_busiest_types_are_named_and_the_rest_summed_into_one_row(backend):
+    """A dashboard of a type per tenant: past `max_types` the busiest (jobs waiting and in flight) keep their rows,
+    a pinned type (an SLO limit of its own) keeps its row without taking a place, the rest are summed into
+    `(other)` (no percentiles: they cannot be summed); the totals stay every type's."""
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        queue = Queue(db, backend.layout)
+        for n, name in enumerate(["a", "b", "c", "d", "e"]):
+            queue.enqueue_many(name, n + 1)
+        queue.claim("w", job_types=["c"], batch=3)  # c holds 3 still: 0 waiting, 3 in flight
+        whole = collector_for(monitor_db, backend.layout).poll()
+        collector = collector_for(monitor_db, backend.layout, max_types=2, pinned=["a"])
+        collector.poll()
+        queue.enqueue_many("b", 1)
+        snapshot = collector.poll()
+    assert whole.other is None and whole.folded == 0 and len(whole.types) == 5
+    assert [row.job_type for row in snapshot.types] == ["a", "d", "e"]
+    other = snapshot.other
+    assert other is not None and other.job_type == OTHER and snapshot.folded == 2
+    assert (other.depth, other.claimed) == (3, 3)  # b: 2 + 1 waiting; c: 3 claimed
+    assert (snapshot.totals.depth, snapshot.totals.claimed) == (1 + 3 + 4 + 5, 3)
+    assert other.arrivals_total == 2 + 1 + 3 and other.wait_p50_s is None
+    shown = [*snapshot.types, other]
+    assert snapshot.totals.arrivals_60s_per_s == pytest.approx(sum(row.arrivals_60s_per_s for row in shown))
+    assert snapshot.to_json()["folded_types"] == 2 and snapshot.to_json()["other"]["depth"] == 3
+
+
+def test_a_type_busier_than_a_named_one_takes_its_place():
+    """The busiest are named afresh each poll: held jobs first, then events in the window, then the name."""
+    from queuetop.watch.fold import busiest
+    from queuetop.watch.rows import TypeHistory
+
+    counts = {"pending": {"a": (5, None), "b": (1, None), "c": (1, None)}, "claimed": {"b": (1, None)}}
+    moving = TypeHistory(60.0)
+    moving.arrivals.add(100.0, 3)
+    assert busiest(["a", "b", "c"], counts, {}, keep=2) == (["a", "b"], ["c"])
+    assert busiest(["a", "b", "c", "d"], counts, {"d": moving}, keep=2) == (["a", "b"], ["c", "d"])
+    counts["pending"]["c"] = (2, None)
+    assert busiest(["a", "b", "c", "d"], counts, {"d": moving}, keep=3) == (["a", "b", "c"], ["d"])
+    assert busiest(["b", "c", "d"], {"pending": {}}, {"d": moving}, keep=1) == (["d"], ["b", "c"])
+    assert busiest(["a", "b", "c"], counts, {}, keep=1, pinned={"c"}) == (["a", "c"], ["b"])

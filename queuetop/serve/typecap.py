@@ -21,9 +21,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from queuetop.watch.snapshot import TypeStats
+from queuetop.watch.snapshot import OTHER, TypeStats
 
-OTHER = "(other)"  # parentheses: a label value no job type of a queue is mistaken for
 DEFAULT_MAX_TYPES = 100
 _SUMMED = ("depth", "claimed", "timed_out", "dead", "scheduled", "lost", "in_no_state")
 _COUNTERS = ("arrivals_total", "completions_total")

@@ -44,19 +44,20 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
 from queuetop.core.errors import QueuetopError
-from queuetop.core.history import EventWindow, LatencyWindow, drain_eta
+from queuetop.core.history import LatencyWindow
 from queuetop.db import Database, Timeout
 from queuetop.db.diagnostics import diagnostics_for
 from queuetop.layouts import NATIVE, STATES, Layout
 from queuetop.layouts.sql import statements_on
 from queuetop.watch.firstlook import estimate_pending
 from queuetop.watch.recount import Recounter
-from queuetop.watch.snapshot import TOTAL, Snapshot, TypeStats
+from queuetop.watch.rows import TypeHistory, TypeRows
+from queuetop.watch.snapshot import Snapshot
 from queuetop.watch.tracking import TrackedDepth
 from queuetop.watch.unaccounted import FIRST_WAIT_S, InNoState
 from queuetop.watch.watermarks import (
@@ -73,44 +74,39 @@ from queuetop.watch.watermarks import (
 )
 
 WINDOW_S = 60.0
-SHORT_WINDOW_S = 10.0
 FULL_PASS_EVERY_S = 60.0  # a read of the whole table this often (and no more than 1 % of the time) ...
 FULL_PASS_MAX_SHARE = 0.01  # ... corrects what a ranged read cannot see (a row changed by hand below the range)
 LOOK_BACK_IDS = 100_000  # the first poll's look back reads the arrivals among the newest ids this many at most
 LOOK_BACK_JOINED_IDS = 10_000  # ... where each row's creation time is a lookup in another table (procrastinate)
 
 
-class _History:
-    def __init__(self, window_s: float) -> None:
-        self.arrivals = EventWindow(window_s)
-        self.completions = EventWindow(window_s)
-        self.latency = LatencyWindow(window_s)
-
-    def empty(self) -> bool:
-        return not (len(self.arrivals) or len(self.completions))
-
-
 def collector_for(db: Database, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
                   settings: dict[str, Any] | None = None, note: str | None = None,
                   first_count_wait_s: float | None = FIRST_WAIT_S, first_look: bool = True,
-                  one_shot: bool = False) -> ShapeCollector:  # fmt: skip
+                  one_shot: bool = False, max_types: int | None = None,
+                  pinned: Iterable[str] = ()) -> ShapeCollector:  # fmt: skip
     """The collector of a layout (every one, native included, is read by the one engine); `first_count_wait_s`:
     how long the first poll waits for the count of rows in no state (None: a one-shot look, until it ends);
     `first_look`: may the first poll of a deep queue estimate its depth from a sample (`firstlook.py`), or must it
     count every row (a verdict, `stats --exact`); `one_shot`: polled once (`stats`), so it starts no count off the
-    poll that it would not wait for (a deep queue's first look then leaves the rows in no state uncounted)."""
+    poll that it would not wait for (a deep queue's first look then leaves the rows in no state uncounted);
+    `max_types`: past this many types, the busiest are shown and the rest folded into one `(other)` row, `pinned`
+    ones always shown (`fold.py`; None: every type)."""
     return ShapeCollector(db, layout, job_types=job_types, settings=settings, note=note,
-                          first_count_wait_s=first_count_wait_s, first_look=first_look, one_shot=one_shot)
+                          first_count_wait_s=first_count_wait_s, first_look=first_look, one_shot=one_shot,
+                          max_types=max_types, pinned=pinned)
 
 
-class ShapeCollector(TrackedDepth):
+class ShapeCollector(TrackedDepth, TypeRows):
     """Polls one queue of any layout; keeps the watermarks that make the next poll read only what is new."""
 
     def __init__(self, db: Database, layout: Layout, *, job_types: Iterable[str] = (), window_s: float = WINDOW_S,
                  settings: dict[str, Any] | None = None, note: str | None = None,
                  first_count_wait_s: float | None = FIRST_WAIT_S, first_look: bool = True,
-                 one_shot: bool = False) -> None:  # fmt: skip
+                 one_shot: bool = False, max_types: int | None = None, pinned: Iterable[str] = ()) -> None:  # fmt: skip
         self.db = db
+        self.max_types = max_types
+        self.pinned = frozenset(pinned)
         self.one_shot = one_shot
         self.first_count_wait_s = first_count_wait_s
         self.layout = layout
@@ -127,12 +123,12 @@ class ShapeCollector(TrackedDepth):
         self._guid_types = layout.type_of("type") == "guid"
         if self._guid_types:
             self.only_types = frozenset(t.upper() for t in self.only_types)
-        self._history: dict[str, _History] = {}
+        self._history: dict[str, TypeHistory] = {}
         self._all_latency = LatencyWindow(window_s)  # every shown type's samples together, for the totals
         self._observed: dict[str, float] = {}  # per event kind: since when it has been watched
         self._identities = IdentityWatch()
         self._vanished = VanishedWatch() if layout.sequence else None
-        self._unseen = _History(window_s)  # jobs that came and went unseen (`_vanished`): in the totals only
+        self._unseen = TypeHistory(window_s)  # jobs that came and went unseen (`_vanished`): in the totals only
         self._arrivals_by_time = TimeWatch(window_s)
         self._completions = CompletionWatch(window_s)
         self._finished = FinishedWatch() if layout.done is not None else None  # no times: rows done past a base
@@ -314,10 +310,11 @@ class ShapeCollector(TrackedDepth):
         if not (self.one_shot and estimates is not None):  # counted whole, or by a later poll (a deep queue's)
             wait = self.first_count_wait_s if first and estimates is None else 0.0
             self._in_no_state.step(self.db, seconds(now), self._type, wait)
-        types, totals = self._build(now, counts)
+        types, totals, other, folded = self._build(now, counts)
         return Snapshot(
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,
             poll_ms=(time.perf_counter() - started) * 1000, window_s=self.window_s, types=types, totals=totals,
+            other=other, folded=folded,
             layout=layout.name, figures=dict(self._provides), cannot_know=self._cannot_know, note=self.note,
             clock=layout.read_clock, reads=self.db.dialect.reads,
             library=layout.library, library_words=self._library_words,
@@ -387,10 +384,10 @@ class ShapeCollector(TrackedDepth):
             lows.appendleft((since, low))
         return low
 
-    def _history_of(self, job_type: str) -> _History:
+    def _history_of(self, job_type: str) -> TypeHistory:
         history = self._history.get(job_type)
         if history is None:
-            history = self._history[job_type] = _History(self.window_s)
+            history = self._history[job_type] = TypeHistory(self.window_s)
         return history
 
     def _arrived(self, job_type: str, at: float, jobs: int, _dead: int = 0) -> None:
@@ -457,122 +454,6 @@ class ShapeCollector(TrackedDepth):
         for job_type, jobs in (done or {}).items():
             self._history_of(job_type).completions.add(seconds(now), jobs)
 
-    # -- figures -----------------------------------------------------------------------------------------
-    def _build(self, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]]
-               ) -> tuple[tuple[TypeStats, ...], TypeStats]:  # fmt: skip
-        t = seconds(now)
-        for history in (*self._history.values(), self._unseen):
-            history.arrivals.prune(t)
-            history.completions.prune(t)
-            history.latency.prune(t)
-        self._all_latency.prune(t)
-        live = set().union(*(set(c) for c in counts.values()), self._in_no_state.counts or ())
-        for job_type in [jt for jt, h in self._history.items() if jt not in live and h.empty()]:
-            del self._history[job_type]
-        names = set(self._history)  # the types with events in the window, or a job in any state (or in none)
-        for by_type in counts.values():
-            names.update(jt for jt, (count, _) in by_type.items() if count)
-        names.update(jt for jt, rows in (self._in_no_state.counts or {}).items() if rows)
-        if not self.layout.has_job_type:
-            names = {self.untyped_name}
-        if self.only_types:
-            names &= self.only_types
-        self._shown = names
-        spans = self._spans(t)
-        quiet = tuple(None if span is None else 0.0 for span in spans)  # the rates of a type with no events
-        figures = [name for name in ("claimed", "timed_out", "dead", "scheduled", "lost") if name in counts]
-        no_state = self._in_no_state.counts
-        rows = [self._stats(jt, now, counts, figures, self._history.get(jt), spans, quiet,
-                            None if no_state is None else no_state.get(jt, 0)) for jt in sorted(names)]
-        unseen = [self._unseen] if self._vanished is not None and not self.only_types else []
-        # The totals' rates are the types' summed (each rate is a count over the same observed time): summed
-        # again over every type's windows, they cost as much as all the types' rows together.
-        total_rates = [_rates(unseen, spans)]
-        total_rates += [(r.arrivals_10s_per_s, r.arrivals_60s_per_s, r.completions_10s_per_s,
-                         r.completions_60s_per_s) for r in rows]  # fmt: skip
-        histories = [self._history[jt] for jt in names if jt in self._history] + unseen
-        totals = self._stats(TOTAL, now, {s: {TOTAL: _sum(c, names)} for s, c in counts.items()}, figures,
-                             _Merged(histories, self._all_latency), spans,
-                             tuple(None if part is None else sum(rates[n] or 0.0 for rates in total_rates)
-                                   for n, part in enumerate(total_rates[0])),
-                             self._in_no_state.of(names))  # fmt: skip
-        return tuple(rows), totals
-
-    RATES = (("arrivals", SHORT_WINDOW_S), ("arrivals", None), ("completions", SHORT_WINDOW_S), ("completions", None))
-
-    def _spans(self, t: float) -> list[tuple[str, float, float] | None]:
-        """Per rate of `RATES`, what each type's is read from at `t`: (its window, the cutoff, the time observed),
-        the same for every type; None where the shape cannot know it or nothing has been watched yet."""
-        spans: list[tuple[str, float, float] | None] = []
-        for kind, span in self.RATES:
-            observed, span_s = self._observed.get(kind), span or self.window_s
-            if not self._provides[kind] or observed is None or t <= observed:
-                spans.append(None)
-            else:  # as `rate_per_s`: over the time observed, never more than the span
-                spans.append((kind, t - span_s, min(span_s, t - observed)))
-        return spans
-
-    def _stats(self, job_type: str, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]],
-               figures: list[str], history: _History | _Merged | None, spans: list[tuple[str, float, float] | None],
-               rates: Sequence[float | None], in_no_state: int | None) -> TypeStats:  # fmt: skip
-        """One row: a type's (`history` its events, None if it had none in the window; `rates` the rates of a type
-        with none), or the totals' (`history` every shown type's, `rates` theirs summed). Called for every type on
-        every poll: the figures the same for every type (`figures`, the states the shape has past pending;
-        `spans`) are worked out once by the caller."""
-        held = {name: counts[name].get(job_type, _NONE)[0] for name in figures}
-        depth, oldest = counts["pending"].get(job_type, _NONE)
-        latency = history.latency if history is not None else None
-        if history is not None and job_type != TOTAL:
-            windows = {"arrivals": history.arrivals, "completions": history.completions}
-            rates = [None if span is None else windows[span[0]].count_after(span[1]) / span[2] for span in spans]
-        samples = len(latency) if latency is not None else 0
-        wait_p = latency.wait_percentiles() if samples else (None, None, None)  # type: ignore[union-attr]
-        work_p = latency.processing_percentiles() if samples else (None, None, None)  # type: ignore[union-attr]
-        arrivals_10, arrivals_60, completions_10, completions_60 = rates
-        drain, eta = drain_eta(depth, arrivals_60, completions_60)
-        provides = self._provides
-        estimate = bool(self._estimated & self._shown) if job_type == TOTAL else job_type in self._estimated
-        return TypeStats.of(
-            job_type=job_type, depth=depth,
-            oldest_age_s=(now - oldest).total_seconds() if oldest is not None and depth else None,
-            claimed=held.get("claimed"), timed_out=held.get("timed_out"), dead=held.get("dead"),
-            scheduled=held.get("scheduled"), lost=held.get("lost"),
-            arrivals_10s_per_s=arrivals_10, arrivals_60s_per_s=arrivals_60,
-            completions_10s_per_s=completions_10, completions_60s_per_s=completions_60,
-            wait_p50_s=wait_p[0], wait_p95_s=wait_p[1], wait_p99_s=wait_p[2],
-            processing_p50_s=work_p[0], processing_p95_s=work_p[1], processing_p99_s=work_p[2],
-            drain=drain, drain_eta_s=eta, depth_is_estimate=estimate,
-            arrivals_total=(history.arrivals.total if history is not None else 0) if provides["arrivals"] else None,
-            completions_total=(history.completions.total if history is not None else 0)
-            if provides["completions"] else None,
-            latency_sample=samples or None, latency_is_sample=bool(samples and latency.sampled),  # type: ignore
-            in_no_state=in_no_state,
-        )  # fmt: skip
-
-
-_NONE: tuple[int, datetime | None] = (0, None)
-
-
-def _rates(histories: list[_History], spans: list[tuple[str, float, float] | None]) -> tuple[float | None, ...]:
-    """Arrivals and completions per second (`ShapeCollector.RATES`), summed over `histories`."""
-    return tuple(None if span is None else sum(getattr(h, span[0]).count_after(span[1]) for h in histories) / span[2]
-                 for span in spans)
-
-
-class _Merged:
-    """The totals' events: every shown type's counters summed, and every shown type's latencies in one window."""
-
-    def __init__(self, histories: list[_History], latency: LatencyWindow) -> None:
-        self.arrivals = _Total(sum(h.arrivals.total for h in histories))
-        self.completions = _Total(sum(h.completions.total for h in histories))
-        self.latency = latency
-
-
-class _Total:
-    def __init__(self, total: int) -> None:
-        self.total = total
-
-
 def oldest_grouped(db: Database, layout: Layout, heads_by_list: bool) -> bool:
     """Should each type's oldest pending job be read in one grouped pass (`Statements.oldest_grouped`)? Where the
     heads are read over a list of types and the catalog shows the queue table's indexes, none beginning with
@@ -586,9 +467,3 @@ def oldest_grouped(db: Database, layout: Layout, heads_by_list: bool) -> bool:
     except QueuetopError:  # no right to read the catalog: as before, a read per type
         return False
     return leads is False
-
-
-def _sum(counts: dict[str, tuple[int, datetime | None]], names: set[str]) -> tuple[int, datetime | None]:
-    chosen = [v for k, v in counts.items() if k in names]
-    oldest = [o for c, o in chosen if o is not None and c]
-    return sum(c for c, _ in chosen), min(oldest) if oldest else None

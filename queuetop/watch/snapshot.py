@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 TOTAL = "(all)"
+OTHER = "(other)"  # the types folded together past a watcher's --max-types (parentheses: no job type's name)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,8 @@ class Snapshot:
     window_s: float
     types: tuple[TypeStats, ...] = ()
     totals: TypeStats = field(default_factory=lambda: TypeStats(TOTAL))
+    other: TypeStats | None = None  # past the watcher's --max-types: the types not in `types`, summed (fold.py)
+    folded: int = 0  # how many types `other` stands for
     error: str | None = None
     layout: str = "native"
     figures: Mapping[str, bool] = field(default_factory=lambda: MappingProxyType({}))  # what the shape can know
@@ -104,4 +107,6 @@ class Snapshot:
             "library": None if self.library is None else {"name": self.library, "words": dict(self.library_words)},
             "types": [asdict(row) for row in self.types],
             "totals": asdict(self.totals),
+            "other": None if self.other is None else asdict(self.other),
+            "folded_types": self.folded,
         }

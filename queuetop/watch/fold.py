@@ -1,0 +1,48 @@
+"""Past a screen of job types, which ones a poll names, and which it folds into one `(other)` row.
+
+A queue with a job type per tenant can hold 10,000 of them; a dashboard reads the few that matter, and making a
+row for each of the others cost a poll most of its time (and its history file a row a type a second). Where a
+watcher asks for at most N types (`watch --max-types`), the poll makes rows for the N busiest and one `(other)`
+row for the rest, whose figures are their sums (the oldest age: the largest; no wait or processing percentiles:
+those cannot be summed). The totals stay every type's. What is named:
+
+- the types pinned by name (an SLO limit of their own: a limit judged on a sum would be wrong), taking no place
+  of the busiest;
+- then the busiest: jobs waiting and in flight (pending + claimed + timed out), then events in the last window
+  (arrivals and completions), then the name — so a backlog or a stuck claim is never folded away while a quiet
+  type is named, and the order is stable from one poll to the next.
+
+`stats`, `check` and `serve` fold nothing here: a script and a verdict read every type (`serve` caps its series
+itself, `serve/typecap.py`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Collection, Mapping
+from datetime import datetime
+from typing import Any
+
+_NONE: tuple[int, datetime | None] = (0, None)
+_HELD = ("pending", "claimed", "timed_out")  # the jobs a type holds: waiting and in flight
+
+
+def busiest(names: Collection[str], counts: Mapping[str, Mapping[str, tuple[int, datetime | None]]],
+            history: Mapping[str, Any], keep: int,
+            pinned: Collection[str] = ()) -> tuple[list[str], list[str]]:  # fmt: skip
+    """(named, folded), each sorted by name: the pinned types among `names`, and the `keep` busiest of the rest
+    (see the module); `counts` per state, per type (jobs, oldest); `history` per type, its event windows."""
+    named = [name for name in names if name in pinned]
+    rest = [name for name in names if name not in pinned]
+    if len(rest) > keep:
+        held = [counts[state] for state in _HELD if state in counts]
+
+        def rank(name: str) -> tuple[int, int, str]:
+            events = history.get(name)
+            moved = len(events.arrivals) + len(events.completions) if events is not None else 0
+            return -sum(by_type.get(name, _NONE)[0] for by_type in held), -moved, name
+
+        chosen = set(heapq.nsmallest(keep, rest, key=rank))
+        folded = sorted(name for name in rest if name not in chosen)
+        return sorted([*named, *chosen]), folded
+    return sorted([*named, *rest]), []

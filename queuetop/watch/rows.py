@@ -1,0 +1,191 @@
+"""The figures of a poll: from the counts its statements read and each job type's event windows, one row per type
+shown, the totals, and past a watcher's `--max-types` one `(other)` row for the rest (`fold.py`).
+
+A poll makes a row for every type it shows, so this is the part of a poll that grows with the types: what is the
+same for every type (the rates' cutoffs and the time observed, the states the shape has) is worked out once a
+poll, and each row is made with `TypeStats.of`. `TypeRows` is that part of `ShapeCollector`, whose state it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from queuetop.core.history import EventWindow, LatencyWindow, drain_eta
+from queuetop.watch.fold import busiest
+from queuetop.watch.snapshot import OTHER, TOTAL, TypeStats
+from queuetop.watch.watermarks import seconds
+
+if TYPE_CHECKING:
+    from queuetop.layouts import Layout
+    from queuetop.watch.tracking import Counts
+    from queuetop.watch.unaccounted import InNoState
+
+SHORT_WINDOW_S = 10.0  # the short rate's span; the long one is the whole window
+
+
+class TypeHistory:
+    """One job type's events over the window: arrivals, completions, and the latencies of a sample."""
+
+    def __init__(self, window_s: float) -> None:
+        self.arrivals = EventWindow(window_s)
+        self.completions = EventWindow(window_s)
+        self.latency = LatencyWindow(window_s)
+
+    def empty(self) -> bool:
+        return not (len(self.arrivals) or len(self.completions))
+
+
+class TypeRows:
+    """The rows of a poll (see the module); the collector's state it reads is set in ShapeCollector.__init__."""
+
+    layout: Layout
+    window_s: float
+    only_types: frozenset[str]
+    max_types: int | None
+    pinned: frozenset[str]
+    _history: dict[str, TypeHistory]
+    _unseen: TypeHistory
+    _all_latency: LatencyWindow
+    _in_no_state: InNoState
+    _observed: dict[str, float]
+    _provides: dict[str, bool]
+    _estimated: set[str]
+    _shown: set[str]
+    _vanished: object | None
+
+    @property
+    def untyped_name(self) -> str:
+        raise NotImplementedError
+
+    def _build(self, now: datetime, counts: Counts) -> tuple[tuple[TypeStats, ...], TypeStats, TypeStats | None, int]:
+        """The rows of the types shown, the totals, and past `max_types` the `(other)` row and how many types it
+        stands for (`fold.py`)."""
+        t = seconds(now)
+        for history in (*self._history.values(), self._unseen):
+            history.arrivals.prune(t)
+            history.completions.prune(t)
+            history.latency.prune(t)
+        self._all_latency.prune(t)
+        live = set().union(*(set(c) for c in counts.values()), self._in_no_state.counts or ())
+        for job_type in [jt for jt, h in self._history.items() if jt not in live and h.empty()]:
+            del self._history[job_type]
+        names = set(self._history)  # the types with events in the window, or a job in any state (or in none)
+        for by_type in counts.values():
+            names.update(jt for jt, (count, _) in by_type.items() if count)
+        names.update(jt for jt, rows in (self._in_no_state.counts or {}).items() if rows)
+        if not self.layout.has_job_type:
+            names = {self.untyped_name}
+        if self.only_types:
+            names &= self.only_types
+        self._shown = names
+        spans = self._spans(t)
+        quiet = tuple(None if span is None else 0.0 for span in spans)  # the rates of a type with no events
+        figures = [name for name in ("claimed", "timed_out", "dead", "scheduled", "lost") if name in counts]
+        no_state, estimated = self._in_no_state.counts, self._estimated
+        named, folded = (sorted(names), []) if self.max_types is None or len(names) <= self.max_types \
+            else busiest(names, counts, self._history, self.max_types, self.pinned)
+        rows = [self._stats(jt, now, counts, figures, self._history.get(jt), spans, quiet,
+                            None if no_state is None else no_state.get(jt, 0), jt in estimated) for jt in named]
+        other = self._merged(OTHER, set(folded), now, counts, figures, spans, None) if folded else None
+        unseen = [self._unseen] if self._vanished is not None and not self.only_types else []
+        # The totals' rates are the rows' summed (each rate is a count over the same observed time): summed
+        # again over every type's windows, they cost as much as all the types' rows together.
+        total_rates = [_rates(unseen, spans)]
+        total_rates += [(r.arrivals_10s_per_s, r.arrivals_60s_per_s, r.completions_10s_per_s,
+                         r.completions_60s_per_s) for r in (*rows, *([other] if other else []))]  # fmt: skip
+        totals = self._merged(TOTAL, names, now, counts, figures, spans, self._all_latency, unseen,
+                              tuple(None if part is None else sum(rates[n] or 0.0 for rates in total_rates)
+                                    for n, part in enumerate(total_rates[0])))  # fmt: skip
+        return tuple(rows), totals, other, len(folded)
+
+    def _merged(self, job_type: str, names: set[str], now: datetime, counts: Counts, figures: list[str],
+                spans: list[tuple[str, float, float] | None], latency: LatencyWindow | None,
+                extra: list[TypeHistory] = (), rates: Sequence[float | None] | None = None) -> TypeStats:  # fmt: skip
+        """The row of several types together (the totals, the folded types' `(other)`): their counts and
+        counters summed, `latency` their latencies (None: no percentiles), `rates` theirs summed (None: summed
+        here from their windows)."""
+        histories = [self._history[jt] for jt in names if jt in self._history] + list(extra)
+        return self._stats(job_type, now, {s: {job_type: _sum(c, names)} for s, c in counts.items()}, figures,
+                           _Merged(histories, latency), spans, _rates(histories, spans) if rates is None else rates,
+                           self._in_no_state.of(names), bool(self._estimated & names))  # fmt: skip
+
+    RATES = (("arrivals", SHORT_WINDOW_S), ("arrivals", None), ("completions", SHORT_WINDOW_S), ("completions", None))
+
+    def _spans(self, t: float) -> list[tuple[str, float, float] | None]:
+        """Per rate of `RATES`, what each type's is read from at `t`: (its window, the cutoff, the time observed),
+        the same for every type; None where the shape cannot know it or nothing has been watched yet."""
+        spans: list[tuple[str, float, float] | None] = []
+        for kind, span in self.RATES:
+            observed, span_s = self._observed.get(kind), span or self.window_s
+            if not self._provides[kind] or observed is None or t <= observed:
+                spans.append(None)
+            else:  # as `rate_per_s`: over the time observed, never more than the span
+                spans.append((kind, t - span_s, min(span_s, t - observed)))
+        return spans
+
+    def _stats(self, job_type: str, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]],
+               figures: list[str], history: TypeHistory | _Merged | None, spans: list[tuple[str, float, float] | None],
+               rates: Sequence[float | None], in_no_state: int | None, estimate: bool) -> TypeStats:  # fmt: skip
+        """One row: a type's (`history` its events, None if it had none in the window; `rates` the rates of a type
+        with none), or the totals' (`history` every shown type's, `rates` theirs summed). Called for every type on
+        every poll: the figures the same for every type (`figures`, the states the shape has past pending;
+        `spans`) are worked out once by the caller."""
+        held = {name: counts[name].get(job_type, _NONE)[0] for name in figures}
+        depth, oldest = counts["pending"].get(job_type, _NONE)
+        latency = history.latency if history is not None else None
+        if isinstance(history, TypeHistory):
+            windows = {"arrivals": history.arrivals, "completions": history.completions}
+            rates = [None if span is None else windows[span[0]].count_after(span[1]) / span[2] for span in spans]
+        samples = len(latency) if latency is not None else 0
+        wait_p = latency.wait_percentiles() if samples else (None, None, None)  # type: ignore[union-attr]
+        work_p = latency.processing_percentiles() if samples else (None, None, None)  # type: ignore[union-attr]
+        arrivals_10, arrivals_60, completions_10, completions_60 = rates
+        drain, eta = drain_eta(depth, arrivals_60, completions_60)
+        provides = self._provides
+        return TypeStats.of(
+            job_type=job_type, depth=depth,
+            oldest_age_s=(now - oldest).total_seconds() if oldest is not None and depth else None,
+            claimed=held.get("claimed"), timed_out=held.get("timed_out"), dead=held.get("dead"),
+            scheduled=held.get("scheduled"), lost=held.get("lost"),
+            arrivals_10s_per_s=arrivals_10, arrivals_60s_per_s=arrivals_60,
+            completions_10s_per_s=completions_10, completions_60s_per_s=completions_60,
+            wait_p50_s=wait_p[0], wait_p95_s=wait_p[1], wait_p99_s=wait_p[2],
+            processing_p50_s=work_p[0], processing_p95_s=work_p[1], processing_p99_s=work_p[2],
+            drain=drain, drain_eta_s=eta, depth_is_estimate=estimate,
+            arrivals_total=(history.arrivals.total if history is not None else 0) if provides["arrivals"] else None,
+            completions_total=(history.completions.total if history is not None else 0)
+            if provides["completions"] else None,
+            latency_sample=samples or None, latency_is_sample=bool(samples and latency.sampled),  # type: ignore
+            in_no_state=in_no_state,
+        )  # fmt: skip
+
+
+_NONE: tuple[int, datetime | None] = (0, None)
+
+
+def _rates(histories: list[TypeHistory], spans: list[tuple[str, float, float] | None]) -> tuple[float | None, ...]:
+    """Arrivals and completions per second (`ShapeCollector.RATES`), summed over `histories`."""
+    return tuple(None if span is None else sum(getattr(h, span[0]).count_after(span[1]) for h in histories) / span[2]
+                 for span in spans)
+
+
+class _Merged:
+    """The totals' events: every shown type's counters summed, and every shown type's latencies in one window."""
+
+    def __init__(self, histories: list[TypeHistory], latency: LatencyWindow | None) -> None:
+        self.arrivals = _Total(sum(h.arrivals.total for h in histories))
+        self.completions = _Total(sum(h.completions.total for h in histories))
+        self.latency = latency
+
+
+class _Total:
+    def __init__(self, total: int) -> None:
+        self.total = total
+
+
+def _sum(counts: dict[str, tuple[int, datetime | None]], names: set[str]) -> tuple[int, datetime | None]:
+    chosen = [v for k, v in counts.items() if k in names]
+    oldest = [o for c, o in chosen if o is not None and c]
+    return sum(c for c, _ in chosen), min(oldest) if oldest else None
