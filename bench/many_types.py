@@ -6,11 +6,13 @@ own: `queuetop_bench_types_<N>`), all arrived within the last minute so that eve
 collector polls it once, waits for its full count, then `--polls` warm polls; each statement is timed where the
 collector sends it, so the table prints the poll, its statements and the Python around them (poll ÷ statements:
 goal ≤ 1.5), per N, side by side. Before each poll `--moving` types (100; the next ones in turn) get a job each
-(outside the poll's time): a poll reads the types that moved as well as those that stand still. `--tree PATH` imports queuetop from another checkout (a `git worktree` of an
-older commit), for the figures before a change: run both and compare.
+(outside the poll's time): a poll reads the types that moved as well as those that stand still. `--max-types`
+measures the dashboard's fold too (the busiest N named, the rest one `(other)` row): 0 is every type.
+`--tree PATH` imports queuetop from another checkout (a `git worktree` of an older commit), for the figures
+before a change: run both and compare (`--max-types 0` for a tree older than the fold).
 
     .venv/bin/python bench/many_types.py                       # --types 100,1000,10000 --db sqlite,postgresql
-    .venv/bin/python bench/many_types.py --tree /tmp/before    # the same with an older tree's collector
+    .venv/bin/python bench/many_types.py --tree /tmp/before --max-types 0   # an older tree's collector
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ parser.add_argument("--db", default="sqlite,postgresql", help="sqlite, postgresq
 parser.add_argument("--polls", type=int, default=10, help="warm polls per size (default 10)")
 parser.add_argument("--moving", type=int, default=100,
                     help="types that get a new job before each poll (default 100; the rest stay as they are)")
+parser.add_argument("--max-types", default="0,1000",
+                    help="the dashboards' --max-types to measure, side by side (default 0,1000; 0: every type)")
 parser.add_argument("--tree", help="import queuetop from this checkout instead of this one")
 ARGS = parser.parse_args()
 if ARGS.tree:  # before `common` imports queuetop: the editable install's finder would pick this checkout
@@ -59,14 +63,14 @@ def prepare(db_kind: str, types: int) -> str:
     return text
 
 
-def measure(text: str, types: int, polls: int, moving: int) -> tuple[float, float, int]:
+def measure(text: str, types: int, polls: int, moving: int, max_types: int) -> tuple[float, float, int]:
     """p50 ms of a warm poll and of its statements, and the types it showed; before each poll, `moving` types
     (the next ones in turn) get a job each, so the poll reads what moved as well as what stands still."""
     with Database.open(parse_target(text)) as producer, Database.open(parse_target(text), purpose="monitor") as db:
         queue = producer.dialect.qualify(NATIVE.schema, "WorkQueue")
         insert = f'INSERT INTO {queue} ("JobType", "JobInfo") VALUES ({producer.dialect.placeholders(2)})'
         turn = 0
-        collector = collector_for(db, NATIVE)
+        collector = collector_for(db, NATIVE, **({"max_types": max_types} if max_types else {}))
         collector.poll()
         collector.settle()
         fetchall, spent = db.fetchall, [0.0]
@@ -98,11 +102,15 @@ def main() -> None:
     rows = []
     for db_kind in ARGS.db.split(","):
         for types in (int(float(n)) for n in ARGS.types.split(",")):
-            poll, statements, shown = measure(prepare(db_kind, types), types, ARGS.polls, ARGS.moving)
-            rows.append([db_kind, f"{types:,}", f"{shown:,}", ms(poll), ms(statements), ms(poll - statements),
-                         ratio(poll, statements)])
-    print_table(["database", "types", "shown", "poll p50", "statements", "Python", "poll ÷ statements"], rows,
-                f"warm poll, ms (p50 of {ARGS.polls}, {ARGS.moving} types moving before each; goal: poll < 100 ms at 10,000 types, poll ÷ statements ≤ 1.5)")
+            for max_types in (int(n) for n in ARGS.max_types.split(",")):
+                if max_types and max_types >= types:
+                    continue  # nothing to fold: the same as every type
+                poll, statements, shown = measure(prepare(db_kind, types), types, ARGS.polls, ARGS.moving, max_types)
+                rows.append([db_kind, f"{types:,}", f"{shown:,}", ms(poll), ms(statements), ms(poll - statements),
+                             ratio(poll, statements)])
+    print_table(["database", "types", "named", "poll p50", "statements", "Python", "poll ÷ statements"], rows,
+                f"warm poll, ms (p50 of {ARGS.polls}, {ARGS.moving} types moving before each; goal: poll < 100 ms "
+                "at 10,000 types, poll ÷ statements ≤ 1.5)")
     print(f"\n{load_average()}")
 
 

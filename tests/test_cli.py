@@ -110,6 +110,7 @@ def test_release_dry_run_then_release(queue_file):
         (["dead", "retry", "--type", "emial", "--yes"], ["did you mean 'email'?"]),
         (["watch", "--type", "emial"], ["did you mean 'email'?"]),  # before the dashboard starts
         (["watch", "--interval", "0"], ["--interval must be from 0.1 to 3600"]),
+        (["watch", "--max-types", "-1"], ["--max-types must be 0 (every job type) or more, not -1"]),
     ],
 )
 def test_bad_arguments_fail_cleanly_and_change_nothing(queue_file, args, phrases):

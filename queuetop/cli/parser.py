@@ -16,6 +16,7 @@ from queuetop.db.target import ENV_VAR, default_database_path
 from queuetop.layouts import CLAIM_FORMS, PRESET_NAMES
 from queuetop.load.options import add_load_arguments
 from queuetop.serve.typecap import DEFAULT_MAX_TYPES
+from queuetop.watch.fold import DEFAULT_SHOWN_TYPES
 
 COMMANDS = ("init", "stats", "jobs", "job", "enqueue", "release", "dead", "watch", "load", "demo", "layouts", "detect",
             "doctor", "workers", "check", "serve", "alerts", "grafana", "config", "history")
@@ -450,6 +451,10 @@ def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--read-only", action="store_true", default=None, help="disable enqueue and release")
     parser.add_argument("--type", dest="types", action="append", default=[], metavar="T",
                         help="only show this job type (repeatable)")  # fmt: skip
+    parser.add_argument("--max-types", type=int, default=DEFAULT_SHOWN_TYPES, metavar="N",
+                        help=f"past N job types, show the N busiest and sum the rest into one (other) line "
+                             f"(default {DEFAULT_SHOWN_TYPES:,}; 0: every type); a type with an SLO limit of its "
+                             "own is always shown")  # fmt: skip
     add_slo_arguments(parser, shown=False)
     parser.add_argument("--no-bell", dest="bell", action="store_false",
                         help="do not ring the terminal bell when an SLO is newly breached")

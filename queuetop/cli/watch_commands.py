@@ -32,9 +32,17 @@ if TYPE_CHECKING:
     from queuetop.tui import WatchedTarget
 
 
-def _check_interval(args: argparse.Namespace) -> None:
+def _check_watch_options(args: argparse.Namespace) -> None:
     if not 0.1 <= args.interval <= 3600:
         raise UsageError(f"--interval must be from 0.1 to 3600 seconds, not {args.interval}")
+    if args.max_types < 0:
+        raise UsageError(f"--max-types must be 0 (every job type) or more, not {args.max_types}",
+                         "past it the busiest types are shown and the rest summed into one (other) line")
+
+
+def shown_types(args: argparse.Namespace) -> int | None:
+    """--max-types as the dashboard takes it: None for 0, every job type."""
+    return args.max_types or None
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -42,7 +50,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     if len(args.per_target) > 1:
         return _watch_many(args)
-    _check_interval(args)
+    _check_watch_options(args)
     settings = settings_from(args)
     target = parse_target(args.db)
     auto_init = _is_embedded_default(args, target) and _layout_name(args) in (None, "native")
@@ -88,7 +96,7 @@ def watched_targets(args: argparse.Namespace) -> list[WatchedTarget]:
         raise UsageError(f"--with-load drives one target, and {_naming(args)} {len(runs)}",
                          "run the load on one target: queuetop -t NAME watch --with-load")  # fmt: skip
     for run in runs:
-        _check_interval(run)
+        _check_watch_options(run)
 
     def watched(run: argparse.Namespace) -> WatchedTarget:
         target = parse_target(run.db)
@@ -101,7 +109,8 @@ def watched_targets(args: argparse.Namespace) -> list[WatchedTarget]:
         history_path, retention = _history(run, target, layout)
         return WatchedTarget(name, target, layout, interval=run.interval, read_only=bool(run.read_only),
                              auto_init=auto_init, settings=settings_from(run), note=note, slos=run.effective.slos,
-                             history_path=history_path, retention=retention)  # fmt: skip
+                             history_path=history_path, retention=retention,
+                             max_types=shown_types(run))  # fmt: skip
 
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:  # a slow target must not hold up the others' start
         return list(pool.map(watched, runs))
@@ -119,7 +128,8 @@ def _sections(args: argparse.Namespace, target: Target, found: Sequence[Candidat
         sections.append(WatchedTarget(
             f"{candidate.layout.library or candidate.preset} {candidate.table.display}", target, candidate.layout,
             interval=args.interval, read_only=bool(args.read_only), settings=settings_from(args),
-            note=candidate.sentence, slos=slos, history_path=history_path, retention=retention))  # fmt: skip
+            note=candidate.sentence, slos=slos, history_path=history_path, retention=retention,
+            max_types=shown_types(args)))  # fmt: skip
     return sections
 
 
@@ -169,7 +179,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from queuetop.load.command import demo_config, load_types, start_background_load
     from queuetop.load.config import DEMO_SWEEP_S
 
-    _check_interval(args)
+    _check_watch_options(args)
     settings = settings_from(args)
     name = _layout_name(args)
     layout = require_table(with_tables(load_layout(name), args.table, args.completed_table)) if name else NATIVE
@@ -224,7 +234,8 @@ def _dashboard(args: argparse.Namespace, target: Target, background: LoadRun | N
         return run_dashboard(target, layout=layout, interval=args.interval, read_only=args.read_only,
                              job_types=args.types, auto_init=auto_init, background=background, log_path=LOG_PATH,
                              settings=settings, note=note, greeting=greeting, slos=slos, bell=args.bell,
-                             history_path=history_path, retention=retention)  # fmt: skip
+                             history_path=history_path, retention=retention,
+                             max_types=shown_types(args))  # fmt: skip
     finally:
         if background is not None:
             summary = background.stop()

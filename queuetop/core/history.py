@@ -25,8 +25,11 @@ class EventWindow:
     is a moment and a count (a second's worth of events read as one aggregate), so its size follows the seconds
     in the window, never the throughput."""
 
-    def __init__(self, span_s: float) -> None:
+    def __init__(self, span_s: float, feeds: EventWindow | None = None) -> None:
+        """`feeds`: a window of several kinds of events together (every job type's), which each event added here
+        is added to as well."""
         self.span_s = span_s
+        self.feeds = feeds
         self._times = array("d")
         self._counts = array("q")
         self._held = 0  # the events in the window: the whole window's count without summing it
@@ -35,6 +38,8 @@ class EventWindow:
     def add(self, when: float, count: int = 1) -> None:
         if count <= 0:
             return
+        if self.feeds is not None:
+            self.feeds.add(when, count)
         self.total += count
         self._held += count
         if not self._times or when >= self._times[-1]:

@@ -191,7 +191,7 @@ class TargetPoller:
         self.name = name
         self._slos = SloWatch(slos, target=name) if slos else None
         # a type with a limit of its own keeps its name: its alert rule selects it by name
-        self._cap = TypeCap(max_types, pinned={limit.job_type for limit in slos.limits if limit.job_type}
+        self._cap = TypeCap(max_types, pinned=slos.own_types
                             if slos else ())  # fmt: skip
         self.monitor = monitor
         self.interval_s = interval_s

@@ -35,7 +35,8 @@ def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 
                   job_types: Sequence[str] = (), auto_init: bool = False, background: object | None = None,
                   log_path: Path | None = None, settings: dict | None = None, note: str | None = None,
                   greeting: str | None = None, slos: Slos | None = None, bell: bool = True,
-                  history_path: Path | None = None, retention: Retention | None = None) -> int:  # fmt: skip
+                  history_path: Path | None = None, retention: Retention | None = None,
+                  max_types: int | None = None) -> int:  # fmt: skip
     """Run the dashboard until the user quits; the exit status (0 on a normal quit).
 
     `auto_init` creates the file and schema on the first connect (the embedded default). `background` is a
@@ -43,7 +44,8 @@ def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 
     `greeting`: a notification shown when the dashboard opens (the demo says what its load leaves to do). `slos`:
     breached cells are coloured, the status line names the breach, and the bell rings when one begins (`bell`).
     `history_path`: the history file to keep every poll in (its writer thread) and to read the charts' past from
-    (the charts start full); None: no history.
+    (the charts start full); None: no history. `max_types`: past this many job types the busiest are shown and
+    the rest folded into one `(other)` line (those with an SLO limit of their own always shown); None: every type.
     """
     from queuetop.act.actions import Actions
     from queuetop.store.series import Series
@@ -54,7 +56,8 @@ def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 
     writer, reader = open_history(history_path, target, layout, retention) if history_path else (None, None)
     series = Series(store=reader)
     series.load()
-    monitor = Monitor(target, layout, job_types=job_types, auto_init=auto_init, settings=settings, note=note)
+    monitor = Monitor(target, layout, job_types=job_types, auto_init=auto_init, settings=settings, note=note,
+                      max_types=max_types, pinned=slos.own_types if slos else ())
     actions = Actions(target, layout, settings=settings)
     app = QueuetopApp(monitor, actions, interval=interval, read_only=read_only, background=background,  # type: ignore[arg-type]
                       log_path=log_path, greeting=greeting, slos=slos, bell=bell, series=series,
@@ -89,6 +92,7 @@ class WatchedTarget:
     slos: Slos | None = None
     history_path: Path | None = None
     retention: Retention | None = None
+    max_types: int | None = None  # past this many job types, the busiest shown and the rest folded (None: all)
 
 
 def run_multi_dashboard(targets: Sequence[WatchedTarget], *, job_types: Sequence[str] = (),
@@ -125,7 +129,8 @@ def multi_app(targets: Sequence[WatchedTarget], stack: ExitStack, *, job_types: 
         series.load()
         stack.callback(series.close)  # its history reader's thread, before the file is closed
         monitor = Monitor(watched.target, watched.layout, job_types=job_types, auto_init=watched.auto_init,
-                          settings=watched.settings, note=watched.note)  # fmt: skip
+                          settings=watched.settings, note=watched.note, max_types=watched.max_types,
+                          pinned=watched.slos.own_types if watched.slos else ())  # fmt: skip
         stack.callback(monitor.close, wait_s=QUIT_WAIT_S)
         actions = Actions(watched.target, watched.layout, settings=watched.settings)
         stack.callback(actions.close, wait_s=QUIT_WAIT_S)

@@ -131,7 +131,7 @@ class MainScreen(Screen):
             self.sort_key, self.descending = ("depth", True) if "depth" in keys else ("type", False)
         rows = ordered(snapshot.types, self.sort_key, self.descending, self.needle)
         self.query_one(QueueTable).show(rows, snapshot.totals, self.sort_key, self.descending, self.columns,
-                                        app.breached_cells)  # fmt: skip
+                                        app.breached_cells, snapshot.other, snapshot.folded)  # fmt: skip
         window = app.window_s
         among = [row.job_type for row in rows]
         # One row that is the whole queue (a shape without job types): its line would only repeat "all".

@@ -428,7 +428,8 @@ class MultiScreen(MainScreen):
             if sort_key not in keys:  # a column this target's shape cannot fill sorts nothing there
                 sort_key, descending = ("depth", True) if "depth" in keys else ("type", False)
             rows = ordered(snapshot.types, sort_key, descending, self.needle)
-            table.show(rows, snapshot.totals, sort_key, descending, columns, app.breaches_of(pane))
+            table.show(rows, snapshot.totals, sort_key, descending, columns, app.breaches_of(pane), snapshot.other,
+                       snapshot.folded)
             if pane is app.selected:
                 self.columns, self._rows = columns, rows
         self._fit()

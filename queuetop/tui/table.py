@@ -286,6 +286,7 @@ class QueueTable(ScrollView, can_focus=True):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.rows: list[TypeStats] = []
         self.totals: TypeStats | None = None
+        self.other: TypeStats | None = None  # past --max-types: the types folded together, above the totals
         self._index: dict[str, int] = {}
         self.columns: tuple[Column, ...] = COLUMNS  # what the shape can fill
         self.shown: tuple[Column, ...] = self.columns  # what fits in the width
@@ -318,15 +319,17 @@ class QueueTable(ScrollView, can_focus=True):
         return self.rows[self.cursor].job_type if 0 <= self.cursor < len(self.rows) else None
 
     def show(self, rows: Sequence[TypeStats], totals: TypeStats, sort_key: str, descending: bool,
-             columns: Sequence[Column] | None = None,
-             breached: frozenset[tuple[str, str]] = frozenset()) -> None:  # fmt: skip
+             columns: Sequence[Column] | None = None, breached: frozenset[tuple[str, str]] = frozenset(),
+             other: TypeStats | None = None, folded: int = 0) -> None:  # fmt: skip
         """Display rows in the given order (already filtered and sorted), the totals pinned below, in the
         columns the shape can fill (`shape_columns`). A totals line that would only repeat the one row (a shape
-        without job types has one row, named after its table) is left out. `breached` cells are coloured."""
+        without job types has one row, named after its table) is left out. `breached` cells are coloured.
+        `other`: the `folded` types past --max-types summed, pinned above the totals ("+9,000 more types")."""
         self.breached = breached
         keep = self.selected_type
         self.rows = list(rows)
         self.totals = None if repeats(self.rows, totals) else totals
+        self.other = replace(other, job_type=f"+{folded:,} more types") if other is not None else None
         self._index = {row.job_type: i for i, row in enumerate(self.rows)}
         if columns is not None:
             self.columns = tuple(columns)
@@ -341,7 +344,12 @@ class QueueTable(ScrollView, can_focus=True):
 
     @property
     def _lines(self) -> int:
-        return 1 + len(self.rows) + (1 if self.totals is not None else 0)
+        return 1 + len(self.rows) + len(self._footer)
+
+    @property
+    def _footer(self) -> list[TypeStats]:
+        """The lines pinned at the bottom: the folded types', then the totals."""
+        return [line for line in (self.other, self.totals) if line is not None]
 
     def _fit(self) -> None:
         sort_key, descending = self._sort
@@ -374,7 +382,7 @@ class QueueTable(ScrollView, can_focus=True):
     # -- moving ----------------------------------------------------------------------------------------------
     @property
     def _body_height(self) -> int:
-        below = (1 if self.totals is not None else 0) + (1 if self.show_horizontal_scrollbar else 0)
+        below = len(self._footer) + (1 if self.show_horizontal_scrollbar else 0)
         return max(1, self.size.height - 1 - below)
 
     def validate_cursor(self, value: int) -> int:
@@ -440,8 +448,8 @@ class QueueTable(ScrollView, can_focus=True):
             strip = self._strip([(label, "") for label in self._headers], header)
             if self.hidden:  # say that columns were dropped for width, never cut them off silently
                 strip = Strip([*strip, Segment(page_marker(self.column_page, self._pages, len(self.hidden)), header)])
-        elif y == last and self.totals is not None:
-            strip = self._strip(cells(self.totals, self.shown), self._component("queue-table--totals"))
+        elif last - len(footer := self._footer) < y <= last:
+            strip = self._strip(cells(footer[y - last - 1], self.shown), self._component("queue-table--totals"))
         else:
             index = round(self.scroll_y) + y - 1
             if not 0 <= index < len(self.rows) or y > last:

@@ -123,12 +123,14 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._guid_types = layout.type_of("type") == "guid"
         if self._guid_types:
             self.only_types = frozenset(t.upper() for t in self.only_types)
+            self.pinned = frozenset(t.upper() for t in self.pinned)
         self._history: dict[str, TypeHistory] = {}
         self._all_latency = LatencyWindow(window_s)  # every shown type's samples together, for the totals
         self._observed: dict[str, float] = {}  # per event kind: since when it has been watched
         self._identities = IdentityWatch()
         self._vanished = VanishedWatch() if layout.sequence else None
         self._unseen = TypeHistory(window_s)  # jobs that came and went unseen (`_vanished`): in the totals only
+        self._all = TypeHistory(window_s)  # every shown type's events together: the totals' rates (rows.py)
         self._arrivals_by_time = TimeWatch(window_s)
         self._completions = CompletionWatch(window_s)
         self._finished = FinishedWatch() if layout.done is not None else None  # no times: rows done past a base
@@ -387,7 +389,8 @@ class ShapeCollector(TrackedDepth, TypeRows):
     def _history_of(self, job_type: str) -> TypeHistory:
         history = self._history.get(job_type)
         if history is None:
-            history = self._history[job_type] = TypeHistory(self.window_s)
+            shown = not self.only_types or job_type in self.only_types
+            history = self._history[job_type] = TypeHistory(self.window_s, self._all if shown else None)
         return history
 
     def _arrived(self, job_type: str, at: float, jobs: int, _dead: int = 0) -> None:

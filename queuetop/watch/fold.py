@@ -23,7 +23,7 @@ from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any
 
-_NONE: tuple[int, datetime | None] = (0, None)
+DEFAULT_SHOWN_TYPES = 1_000  # the dashboard's --max-types: a queue past it has a type per tenant, not per job kind
 _HELD = ("pending", "claimed", "timed_out")  # the jobs a type holds: waiting and in flight
 
 
@@ -35,14 +35,13 @@ def busiest(names: Collection[str], counts: Mapping[str, Mapping[str, tuple[int,
     named = [name for name in names if name in pinned]
     rest = [name for name in names if name not in pinned]
     if len(rest) > keep:
-        held = [counts[state] for state in _HELD if state in counts]
-
-        def rank(name: str) -> tuple[int, int, str]:
-            events = history.get(name)
-            moved = len(events.arrivals) + len(events.completions) if events is not None else 0
-            return -sum(by_type.get(name, _NONE)[0] for by_type in held), -moved, name
-
-        chosen = set(heapq.nsmallest(keep, rest, key=rank))
+        held: dict[str, int] = {}
+        for state in _HELD:
+            for name, (jobs, _) in counts.get(state, {}).items():
+                held[name] = held.get(name, 0) - jobs  # negated: the smallest rank is the busiest
+        moved = {name: -len(events.arrivals) - len(events.completions) for name, events in history.items()}
+        ranks = [(held.get(name, 0), moved.get(name, 0), name) for name in rest]
+        chosen = {rank[2] for rank in heapq.nsmallest(keep, ranks)}
         folded = sorted(name for name in rest if name not in chosen)
         return sorted([*named, *chosen]), folded
     return sorted([*named, *rest]), []

@@ -91,10 +91,13 @@ class Monitor:
                  auto_init: bool = False, backoff: Sequence[float] = BACKOFF_S,
                  clock: Callable[[], float] = time.monotonic, open_database: Opener = Database.open,
                  settings: dict | None = None, note: str | None = None,
-                 blocking_every_s: float | None = BLOCKING_EVERY_S) -> None:  # fmt: skip
+                 blocking_every_s: float | None = BLOCKING_EVERY_S, max_types: int | None = None,
+                 pinned: Iterable[str] = ()) -> None:  # fmt: skip
         self.target = target
         self.layout = layout
         self.job_types = tuple(job_types)
+        self.max_types = max_types  # past this many types, the busiest shown and the rest folded (watch/fold.py)
+        self.pinned = tuple(pinned)
         self.auto_init = auto_init
         self.settings = settings
         self.note = note
@@ -199,7 +202,7 @@ class Monitor:
         if self._collector is None or identity != self._file_identity:
             # A different file starts from scratch: its ids and completion times mean nothing to the old one.
             self._collector = collector_for(db, self.layout, job_types=self.job_types, settings=self.settings,
-                                            note=self.note)
+                                            note=self.note, max_types=self.max_types, pinned=self.pinned)
         else:
             self._collector.use(db)
         self._db = db

@@ -28,9 +28,10 @@ SHORT_WINDOW_S = 10.0  # the short rate's span; the long one is the whole window
 class TypeHistory:
     """One job type's events over the window: arrivals, completions, and the latencies of a sample."""
 
-    def __init__(self, window_s: float) -> None:
-        self.arrivals = EventWindow(window_s)
-        self.completions = EventWindow(window_s)
+    def __init__(self, window_s: float, feeds: TypeHistory | None = None) -> None:
+        """`feeds`: every type's events together (the totals'), which each event added here is added to too."""
+        self.arrivals = EventWindow(window_s, feeds.arrivals if feeds is not None else None)
+        self.completions = EventWindow(window_s, feeds.completions if feeds is not None else None)
         self.latency = LatencyWindow(window_s)
 
     def empty(self) -> bool:
@@ -47,6 +48,7 @@ class TypeRows:
     pinned: frozenset[str]
     _history: dict[str, TypeHistory]
     _unseen: TypeHistory
+    _all: TypeHistory
     _all_latency: LatencyWindow
     _in_no_state: InNoState
     _observed: dict[str, float]
@@ -63,7 +65,7 @@ class TypeRows:
         """The rows of the types shown, the totals, and past `max_types` the `(other)` row and how many types it
         stands for (`fold.py`)."""
         t = seconds(now)
-        for history in (*self._history.values(), self._unseen):
+        for history in (*self._history.values(), self._unseen, self._all):
             history.arrivals.prune(t)
             history.completions.prune(t)
             history.latency.prune(t)
@@ -88,16 +90,21 @@ class TypeRows:
             else busiest(names, counts, self._history, self.max_types, self.pinned)
         rows = [self._stats(jt, now, counts, figures, self._history.get(jt), spans, quiet,
                             None if no_state is None else no_state.get(jt, 0), jt in estimated) for jt in named]
-        other = self._merged(OTHER, set(folded), now, counts, figures, spans, None) if folded else None
+        # Every shown type's events are in one window too (`_all`): the totals' rates are read once, not summed
+        # over every type's windows (as much work as all the types' rows together), and the folded types' are
+        # theirs less the named rows'.
+        every = _rates([self._all], spans)
+        other = None
+        if folded:
+            shown = [(r.arrivals_10s_per_s, r.arrivals_60s_per_s, r.completions_10s_per_s, r.completions_60s_per_s)
+                     for r in rows]  # fmt: skip
+            rest = [None if part is None else _at_least_0(part - sum(r[n] or 0.0 for r in shown))
+                    for n, part in enumerate(every)]  # fmt: skip
+            other = self._merged(OTHER, set(folded), now, counts, figures, spans, None, rates=rest)
         unseen = [self._unseen] if self._vanished is not None and not self.only_types else []
-        # The totals' rates are the rows' summed (each rate is a count over the same observed time): summed
-        # again over every type's windows, they cost as much as all the types' rows together.
-        total_rates = [_rates(unseen, spans)]
-        total_rates += [(r.arrivals_10s_per_s, r.arrivals_60s_per_s, r.completions_10s_per_s,
-                         r.completions_60s_per_s) for r in (*rows, *([other] if other else []))]  # fmt: skip
         totals = self._merged(TOTAL, names, now, counts, figures, spans, self._all_latency, unseen,
-                              tuple(None if part is None else sum(rates[n] or 0.0 for rates in total_rates)
-                                    for n, part in enumerate(total_rates[0])))  # fmt: skip
+                              [None if part is None else part + (unseen_part or 0.0)
+                               for part, unseen_part in zip(every, _rates(unseen, spans), strict=True)])
         return tuple(rows), totals, other, len(folded)
 
     def _merged(self, job_type: str, names: set[str], now: datetime, counts: Counts, figures: list[str],
@@ -165,6 +172,11 @@ class TypeRows:
 _NONE: tuple[int, datetime | None] = (0, None)
 
 
+def _at_least_0(rate: float) -> float:
+    """A difference of sums of rates, without the float's residue (1e-17 jobs/s is none)."""
+    return rate if rate > 1e-9 else 0.0
+
+
 def _rates(histories: list[TypeHistory], spans: list[tuple[str, float, float] | None]) -> tuple[float | None, ...]:
     """Arrivals and completions per second (`ShapeCollector.RATES`), summed over `histories`."""
     return tuple(None if span is None else sum(getattr(h, span[0]).count_after(span[1]) for h in histories) / span[2]
@@ -172,12 +184,14 @@ def _rates(histories: list[TypeHistory], spans: list[tuple[str, float, float] | 
 
 
 class _Merged:
-    """The totals' events: every shown type's counters summed, and every shown type's latencies in one window."""
+    """Several types' events (the totals', the folded ones'): their counters summed, their latencies one window."""
 
     def __init__(self, histories: list[TypeHistory], latency: LatencyWindow | None) -> None:
-        self.arrivals = _Total(sum(h.arrivals.total for h in histories))
-        self.completions = _Total(sum(h.completions.total for h in histories))
-        self.latency = latency
+        arrivals = completions = 0
+        for history in histories:
+            arrivals += history.arrivals.total
+            completions += history.completions.total
+        self.arrivals, self.completions, self.latency = _Total(arrivals), _Total(completions), latency
 
 
 class _Total:

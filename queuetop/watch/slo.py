@@ -124,6 +124,11 @@ class Slos:
     def __bool__(self) -> bool:
         return bool(self.limits)
 
+    @property
+    def own_types(self) -> frozenset[str]:
+        """The job types with a limit of their own: always shown by name (`serve`'s series, a dashboard's rows)."""
+        return frozenset(limit.job_type for limit in self.limits if limit.job_type)
+
     def over(self, below: Slos) -> Slos:
         """These limits, and those of `below` that these do not set again."""
         mine = {(limit.slo, limit.job_type) for limit in self.limits}

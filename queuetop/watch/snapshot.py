@@ -107,6 +107,4 @@ class Snapshot:
             "library": None if self.library is None else {"name": self.library, "words": dict(self.library_words)},
             "types": [asdict(row) for row in self.types],
             "totals": asdict(self.totals),
-            "other": None if self.other is None else asdict(self.other),
-            "folded_types": self.folded,
         }

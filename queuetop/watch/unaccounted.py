@@ -55,6 +55,8 @@ class InNoState:
         """The rows in no state of these types; None before the first count."""
         if self.counts is None:
             return None
+        if isinstance(job_types, (set, frozenset)) and len(job_types) > len(self.counts):  # the smaller of the two
+            return sum(rows for job_type, rows in self.counts.items() if job_type in job_types)
         return sum(self.counts.get(job_type, 0) for job_type in job_types)
 
     def settle(self, timeout_s: float = 30.0) -> None:

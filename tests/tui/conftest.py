@@ -47,11 +47,12 @@ def make_app() -> Iterator[AppFactory]:
     opened: list[Any] = []
 
     def make(backend: Any, *, target: Target | None = None, interval: float = 0.1, history: bool = False,
-             keep_s: float | None = None, **kwargs: Any) -> RecordingApp:  # fmt: skip
+             keep_s: float | None = None, max_types: int | None = None, **kwargs: Any) -> RecordingApp:  # fmt: skip
         """`history`: keep and read a history file, as `run_dashboard` does (in $QUEUETOP_HISTORY_DIR); `keep_s`:
-        the seconds the charts keep in memory (the wider windows come from the file)."""
+        the seconds the charts keep in memory (the wider windows come from the file); `max_types`: the
+        dashboard's --max-types."""
         where = target or backend.target
-        monitor = Monitor(where, backend.layout, backoff=(0.2, 0.4))
+        monitor = Monitor(where, backend.layout, backoff=(0.2, 0.4), max_types=max_types)
         actions = Actions(where, backend.layout)
         opened.extend((monitor, actions))
         if history:

@@ -432,3 +432,23 @@ async def release_and_drill_down(app: RecordingApp, backend: Backend, pilot) -> 
     assert len(app.screen.detail.claims) == 11 and len(app.screen.detail.pending) == 3
     await pilot.press("escape")
     await wait_for(pilot, lambda: isinstance(app.screen, MainScreen), "back to the table")
+
+
+async def test_past_max_types_the_busiest_are_listed_and_the_rest_summed_on_a_line_above_the_totals(
+        sqlite_backend: Backend, make_app: AppFactory) -> None:  # fmt: skip
+    """`watch --max-types 2` on a queue of four types: the two deepest listed, the other two summed on one line
+    pinned above the totals ("+2 more types"), which stay every type's."""
+    for n, name in enumerate(["a", "b", "c", "d"]):
+        enqueue(sqlite_backend, name, n + 1)
+    app = make_app(sqlite_backend, max_types=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: table(app).other is not None, "the folded types' line")
+        shown = table(app)
+        assert shown.shown_types == ["d", "c"]
+        lines = ["".join(segment.text for segment in shown.render_line(y)) for y in range(shown.size.height)]
+        folded = next(line for line in lines if "+2 more types" in line)
+        totals = next(line for line in lines if "all types" in line)
+        assert folded.split()[3] == "3" and totals.split()[2] == "10", (folded, totals)
+        assert lines.index(folded) == lines.index(totals) - 1
+        await pilot.press("end")
+        assert shown.selected_type == "c"  # the folded line is no type to open
