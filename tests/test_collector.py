@@ -205,18 +205,28 @@ def test_the_heads_of_many_types_are_read_a_batch_a_statement(backend, monkeypat
             queue.enqueue_many(name, n + 1)
         collector = collector_for(monitor_db, backend.layout)
         collector.poll()
-        asked: list[int] = []
-        fetchall = monitor_db.fetchall
-
-        def counting(sql, params=()):
-            asked.append(sum(1 for p in params if p in names))
-            return fetchall(sql, params)
-
-        monitor_db.fetchall = counting  # type: ignore[method-assign]
+        asked = types_asked(monitor_db, names)
         queue.enqueue_many("t0", 1)
         snapshot = collector.poll()
         assert [snapshot.type_named(name).depth for name in names] == [2, 2, 3, 4, 5]
-        assert max(asked) == 2 and sum(asked) == 5, asked
+        assert max(map(len, asked)) == 2 and sum(map(len, asked)) == 5, asked
+
+
+def types_asked(monitor_db, names: list[str]) -> list[list[str]]:
+    """From now on, per statement the monitor sends, the job types among `names` it asks about."""
+    asked: list[list[str]] = []
+    fetchall = monitor_db.fetchall
+
+    def counting(sql, params=()):
+        asked.append([p for p in params if p in names])
+        return fetchall(sql, params)
+
+    monitor_db.fetchall = counting
+    return asked
+
+
+def flat(statements: list[list[str]]) -> list[str]:
+    return [job_type for asked in statements for job_type in asked]
 
 
 def test_past_a_statement_of_types_only_the_types_that_moved_and_a_turn_of_the_rest_are_read(backend, monkeypatch):
@@ -232,37 +242,30 @@ def test_past_a_statement_of_types_only_the_types_that_moved_and_a_turn_of_the_r
         collector = collector_for(monitor_db, backend.layout)
         collector.poll()
         collector.poll()  # every type's heads read once
-        asked: list[str] = []
-        fetchall = monitor_db.fetchall
-
-        def counting(sql, params=()):
-            asked.extend(p for p in params if p in names)
-            return fetchall(sql, params)
-
-        monitor_db.fetchall = counting  # type: ignore[method-assign]
+        statements = types_asked(monitor_db, names)
         depths = [n + 1 for n in range(5)]
         for _ in range(3):  # a quiet queue: 2 types a poll, in turn
-            asked.clear()
+            statements.clear()
             snapshot = collector.poll()
             assert [snapshot.type_named(name).depth for name in names] == depths
-            assert len(asked) == 2, asked
+            assert len(flat(statements)) == 2, statements
         seen: set[str] = set()
         queue.enqueue_many("t1", 1)
         queue.claim("w", job_types=["t0"])
-        asked.clear()
+        statements.clear()
         snapshot = collector.poll()  # its turn: t3 and t4
         depths[0], depths[1] = depths[0] - 1, depths[1] + 1
         assert [snapshot.type_named(name).depth for name in names] == depths
         assert snapshot.type_named("t0").claimed == 1
-        assert sorted(asked) == ["t0", "t1", "t3", "t4"], asked
+        assert sorted(flat(statements)) == ["t0", "t1", "t3", "t4"], statements
         job_id = db.fetchone(layout_sql(db, backend.layout, "SELECT MIN({id}) FROM {queue} WHERE {type} = ?"),
                              ("t4",))[0]  # fmt: skip
         db.execute(layout_sql(db, backend.layout, "DELETE FROM {queue} WHERE {id} = ?"), (job_id,))
         depths[4] -= 1
         for _ in range(3):  # 5 types, 2 a turn: read within 3 polls
-            asked.clear()
+            statements.clear()
             shown = collector.poll().type_named("t4").depth
-            seen.update(asked)
+            seen.update(flat(statements))
         assert shown == depths[4] and "t4" in seen
 
 
