@@ -332,3 +332,4 @@ def test_a_type_busier_than_a_named_one_takes_its_place():
     assert busiest(["a", "b", "c", "d"], counts, {"d": moving}, keep=3) == (["a", "b", "c"], ["d"])
     assert busiest(["b", "c", "d"], {"pending": {}}, {"d": moving}, keep=1) == (["d"], ["b", "c"])
     assert busiest(["a", "b", "c"], counts, {}, keep=1, pinned={"c"}) == (["a", "c"], ["b"])
+    assert busiest(["a", "b", "Cc"], counts, {}, keep=1, looking_for=" c ") == (["Cc", "a"], ["b"])  # the filter

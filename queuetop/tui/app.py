@@ -220,11 +220,12 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
     def _poll_worker(self) -> None:
         if self._poll_thread is None:
             self._poll_thread = CallThread("queuetop-poll")
-        self._poll_thread.submit(self._poll_once)
+        needle = self.main.needle  # read here, on the UI's thread: the poll's thread is handed the text
+        self._poll_thread.submit(lambda: self._poll_once(needle))
 
-    def _poll_once(self) -> None:  # on the poll thread, a daemon: quitting never waits for a poll in flight
+    def _poll_once(self, looking_for: str) -> None:  # on the poll thread, a daemon: quitting never waits for it
         try:
-            outcome = self.session.source.poll()
+            outcome = self.session.source.poll(looking_for)
         except Exception as exc:  # Monitor.poll never raises: a bug (or a scene's source)
             self.post_message(ThreadResult(self._poll_failed, exc))
             return

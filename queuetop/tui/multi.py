@@ -108,11 +108,11 @@ class MultiApp(QueuetopApp):
             return
         pane.polling = True
         pane.poll_started = self._clock()
-        source, name = pane.source, pane.name
+        source, name, needle = pane.source, pane.name, self.main.needle  # the filter's text, handed to the thread
 
         def poll() -> None:  # on the target's own poll thread (a daemon); the Monitor keeps its connection
             try:
-                outcome = source.poll()
+                outcome = source.poll(needle)
             except Exception as exc:  # Monitor.poll never raises: a bug (or a scene's source)
                 self.post_message(ThreadResult(lambda error: self._pane_poll_failed(name, error), exc))
                 return

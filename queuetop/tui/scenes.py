@@ -170,7 +170,7 @@ class FixedSource:
         self.outcome = outcome
         self.target = target
 
-    def poll(self) -> PollOutcome:
+    def poll(self, looking_for: str = "") -> PollOutcome:
         return self.outcome
 
 

@@ -32,7 +32,9 @@ class Source(Protocol):
 
     target: Target
 
-    def poll(self) -> PollOutcome: ...
+    def poll(self, looking_for: str = "") -> PollOutcome:
+        """One poll; `looking_for`: the filter (`/`), whose types are shown even past --max-types."""
+        ...
 
 
 class DashboardActions(Protocol):

@@ -107,6 +107,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self.db = db
         self.max_types = max_types
         self.pinned = frozenset(pinned)
+        self.looking_for = ""
         self.one_shot = one_shot
         self.first_count_wait_s = first_count_wait_s
         self.layout = layout
@@ -190,8 +191,10 @@ class ShapeCollector(TrackedDepth, TypeRows):
         return name
 
     # -- polling -----------------------------------------------------------------------------------------
-    def poll(self) -> Snapshot:
-        """Read the queue once. Raises QueuetopError if the database cannot be read."""
+    def poll(self, looking_for: str = "") -> Snapshot:
+        """Read the queue once. Raises QueuetopError if the database cannot be read. `looking_for`: the
+        dashboard's filter; past `max_types`, the types whose name holds it are shown too."""
+        self.looking_for = looking_for
         try:
             return self._poll()
         except Timeout as exc:

@@ -6,8 +6,8 @@ watcher asks for at most N types (`watch --max-types`), the poll makes rows for 
 row for the rest, whose figures are their sums (the oldest age: the largest; no wait or processing percentiles:
 those cannot be summed). The totals stay every type's. What is named:
 
-- the types pinned by name (an SLO limit of their own: a limit judged on a sum would be wrong), taking no place
-  of the busiest;
+- the types pinned by name (an SLO limit of their own: a limit judged on a sum would be wrong) and those the
+  dashboard's filter is looking for (`/`: a part of their name), taking no place of the busiest;
 - then the busiest: jobs waiting and in flight (pending + claimed + timed out), then events in the last window
   (arrivals and completions), then the name — so a backlog or a stuck claim is never folded away while a quiet
   type is named, and the order is stable from one poll to the next.
@@ -28,12 +28,14 @@ _HELD = ("pending", "claimed", "timed_out")  # the jobs a type holds: waiting an
 
 
 def busiest(names: Collection[str], counts: Mapping[str, Mapping[str, tuple[int, datetime | None]]],
-            history: Mapping[str, Any], keep: int,
-            pinned: Collection[str] = ()) -> tuple[list[str], list[str]]:  # fmt: skip
-    """(named, folded), each sorted by name: the pinned types among `names`, and the `keep` busiest of the rest
-    (see the module); `counts` per state, per type (jobs, oldest); `history` per type, its event windows."""
-    named = [name for name in names if name in pinned]
-    rest = [name for name in names if name not in pinned]
+            history: Mapping[str, Any], keep: int, pinned: Collection[str] = (),
+            looking_for: str = "") -> tuple[list[str], list[str]]:  # fmt: skip
+    """(named, folded), each sorted by name: the pinned types among `names` and those whose name holds
+    `looking_for` (any case), and the `keep` busiest of the rest (see the module); `counts` per state, per type
+    (jobs, oldest); `history` per type, its event windows."""
+    needle = looking_for.strip().lower()
+    wanted = [name for name in names if name in pinned or (needle and needle in name.lower())]
+    named, rest = wanted, [name for name in names if name not in set(wanted)]
     if len(rest) > keep:
         held: dict[str, int] = {}
         for state in _HELD:

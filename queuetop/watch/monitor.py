@@ -119,8 +119,9 @@ class Monitor:
         self._blocking_at = float("-inf")
 
     # -- the one public verb -----------------------------------------------------------------------------
-    def poll(self) -> PollOutcome:
-        """Read the queue once, or try to reconnect when due. Never raises."""
+    def poll(self, looking_for: str = "") -> PollOutcome:
+        """Read the queue once, or try to reconnect when due. Never raises. `looking_for`: the dashboard's filter
+        (past `max_types`, the types whose name holds it are shown too)."""
         with self._lock:
             if self._closed:
                 return PollOutcome(CLOSED, error="the monitor was closed")
@@ -132,7 +133,7 @@ class Monitor:
                     self._connect()
                 self._check_file_still_there()
                 assert self._collector is not None
-                snapshot = self._collector.poll()
+                snapshot = self._collector.poll(looking_for)
             except SchemaMissing as exc:  # `queuetop init` makes only the native schema: another layout's is named
                 missing = str(exc) if self.layout.made_by_init else \
                     f"table {' or '.join(self.layout.table_names(schema=False))} not found (layout {self.layout.name})"

@@ -46,6 +46,7 @@ class TypeRows:
     only_types: frozenset[str]
     max_types: int | None
     pinned: frozenset[str]
+    looking_for: str  # the dashboard's filter: past max_types, the types whose name holds it are shown too
     _history: dict[str, TypeHistory]
     _unseen: TypeHistory
     _all: TypeHistory
@@ -87,7 +88,7 @@ class TypeRows:
         figures = [name for name in ("claimed", "timed_out", "dead", "scheduled", "lost") if name in counts]
         no_state, estimated = self._in_no_state.counts, self._estimated
         named, folded = (sorted(names), []) if self.max_types is None or len(names) <= self.max_types \
-            else busiest(names, counts, self._history, self.max_types, self.pinned)
+            else busiest(names, counts, self._history, self.max_types, self.pinned, self.looking_for)
         rows = [self._stats(jt, now, counts, figures, self._history.get(jt), spans, quiet,
                             None if no_state is None else no_state.get(jt, 0), jt in estimated) for jt in named]
         # Every shown type's events are in one window too (`_all`): the totals' rates are read once, not summed

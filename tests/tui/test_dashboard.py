@@ -437,7 +437,7 @@ async def release_and_drill_down(app: RecordingApp, backend: Backend, pilot) -> 
 async def test_past_max_types_the_busiest_are_listed_and_the_rest_summed_on_a_line_above_the_totals(
         sqlite_backend: Backend, make_app: AppFactory) -> None:  # fmt: skip
     """`watch --max-types 2` on a queue of four types: the two deepest listed, the other two summed on one line
-    pinned above the totals ("+2 more types"), which stay every type's."""
+    pinned above the totals ("+2 more types"), which stay every type's; the filter (`/`) finds a folded type."""
     for n, name in enumerate(["a", "b", "c", "d"]):
         enqueue(sqlite_backend, name, n + 1)
     app = make_app(sqlite_backend, max_types=2)
@@ -452,3 +452,6 @@ async def test_past_max_types_the_busiest_are_listed_and_the_rest_summed_on_a_li
         assert lines.index(folded) == lines.index(totals) - 1
         await pilot.press("end")
         assert shown.selected_type == "c"  # the folded line is no type to open
+        await pilot.press("slash", "a")  # the filter finds a folded type too: its poll lists it
+        await wait_for(pilot, lambda: shown.shown_types == ["a"], "the folded type the filter looks for")
+        assert (shown.other.job_type, shown.other.depth) == ("+1 more types", 2)  # a takes no place: b alone
