@@ -266,9 +266,10 @@ def test_doctor_help_teaches_and_an_unusable_target_is_exit_2(tmp_path, capsys):
 def test_a_long_live_end_is_named_with_the_indexes_that_let_each_family_read_its_own_rows(
         backend_name, tmp_path, monkeypatch) -> None:  # fmt: skip
     """Seed 004 keeps its rows: every poll reads from the oldest job still in a state to the newest, a range of the
-    primary key that the plan check calls a seek. An old dead job holds that range open over 40 finished jobs:
-    past the limit (here 20 ids) doctor says how long it is and prints the preset's three indexes for it; made, it
-    says they are there (and how the range would close); under the limit it is fine."""
+    primary key that the plan check calls a seek; its dead jobs from the oldest of them. An old dead job holds its
+    family's range open over 40 finished jobs: past the limit (here 20 ids) doctor says how long it is and prints
+    the preset's three indexes for it; made, it says they are there (and how the range would close); under the
+    limit it is fine."""
     monkeypatch.setattr(live_end, "LIVE_END_WARN_IDS", 20)
     seeded = make_seeded("job_queue", backend_name, tmp_path)
     try:
@@ -294,6 +295,7 @@ def test_a_long_live_end_is_named_with_the_indexes_that_let_each_family_read_its
     assert [line.split('"')[1] for line in long.fix.splitlines() if line.startswith("CREATE INDEX")] == [
         "IX_Job_Queue_Unmarked", "IX_Job_Queue_Scheduled", "IX_Job_Queue_Attempts"]
     assert "queuetop dead count" in long.fix
+    assert "the dead ones from the oldest of them, ids 1 on (42)" in long.summary  # read apart from the rest (1)
     assert indexed.status is Status.OK and "advised for it are there" in indexed.summary
     assert short.status is Status.OK and short.fix is None
 

@@ -335,6 +335,41 @@ def test_a_type_kept_as_last_read_still_holds_the_range_down(backend_name, tmp_p
             drop_seed(db, s.tables)
 
 
+def test_old_dead_jobs_do_not_hold_the_live_read_down_and_one_retried_by_hand_is_seen(
+        backend_name, tmp_path, small_cap):  # noqa: F811  # fmt: skip
+    """Seed 004's dead jobs (out of attempts) stay in its table for good. Read from the lowest id in any state, the
+    oldest of them held every poll's read down to its id; now dead jobs, a family of their own, are read from
+    theirs and the other states from the live end. A dead job retried by hand (its attempts cleared: waiting again,
+    below the live end) leaves the dead count one short, which reads the whole table again at once."""
+    s = make_seeded("job_queue", backend_name, tmp_path)
+    try:
+        enqueue(s, 3)
+        q, mark = s.q(s.tables.queue), '"Processing_Mark"'
+        with s.open() as db:  # the three oldest run out of attempts
+            db.execute(f'UPDATE {q} SET "Attempts" = 3, {mark} = NULL')
+        enqueue(s, 10)
+        with s.open("monitor") as monitor_db:
+            collector = collector_for(monitor_db, s.layout)
+            collector._identities.overlap_s = 0.0  # ids settle at once: the live end may rise as far as it can
+            collector.poll()
+            for _ in range(3):
+                work_off(s, 2)
+                enqueue(s, 2)
+                snapshot = collector.poll()
+                assert (snapshot.totals.dead, snapshot.totals.depth) == (3, 10), snapshot.totals
+            assert collector._dead_low == 1 and collector._low_id > 3  # the live read starts past the dead jobs
+            with s.open() as db:
+                db.execute(f'UPDATE {q} SET "Attempts" = 0 WHERE "ID" = 2')  # retried by hand
+            assert collector.poll().totals.dead == 2
+            collector.settle()
+            resting = collector.poll().totals
+            assert (resting.dead, resting.depth) == (2, 11), resting
+            assert collector._low_id <= 2
+    finally:
+        with s.open() as db:
+            drop_seed(db, s.tables)
+
+
 def test_the_pending_read_is_bounded_whatever_the_backlog(tmp_path):
     """PostgreSQL's own account of the rows a poll's pending read touches (EXPLAIN ANALYZE): at most the cap per
     type, for a backlog of 3,000 as for one of 300, where the full count reads every one of them."""

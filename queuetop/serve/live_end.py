@@ -1,9 +1,11 @@
 """doctor's check of how much of the table every poll reads, where a shape's rows stay for good (`ranged`).
 
 Such a shape's poll reads its states from the lowest id still in one (the live end) to the newest, a range of the
-primary key: each plan is a seek, so the plan check calls it fine. But the range is the data's, not the plan's: an
-old dead job or a claim nobody finished holds the low end down, and every family of states then reads all the rows
-after it on every poll (seed 004 at 10^6 jobs: 2·10^5 rows, four times a poll, 242 ms). This check reads that length
+primary key: each plan is a seek, so the plan check calls it fine. But the range is the data's, not the plan's: a
+claim nobody finished holds the low end down, and every family of states then reads all the rows after it on every
+poll (seed 004 at 10^6 jobs: 2·10^5 rows, four times a poll, 242 ms). Dead jobs, where they are a family of their
+own, are read from the oldest of them (`Statements.dead_apart`): an old one no longer holds the others down, but
+their own read is as long. This check reads that length
 (one count of every state, as the first poll does, and the highest id) and, past LIVE_END_WARN_IDS, prints the indexes
 the preset advises for the live end's reads (`[[advice]]` serving LIVE_END_PROBE) that the table lacks, so each family
 reads its own rows instead; and says which jobs to clear for the range to close (`queuetop dead`).
@@ -34,13 +36,20 @@ def live_end_finding(db: Database, layout: Layout, settings: dict[str, Any], dia
     if not statements.ranged:
         return None
     states = [name for name in STATES if name in layout.states]
-    lows = [row[-1] for row in db.fetchall(*statements.state_counts(states, settings)) if row[-1] is not None]
+    dead_at, lows, dead_lows = statements.dead_apart(states), [], []
+    for row in db.fetchall(*statements.state_counts(states, settings)):  # (part, type, oldest, counts…, low)
+        if row[-1] is not None:
+            (dead_lows if dead_at is not None and row[3 + dead_at] is not None else lows).append(int(row[-1]))
     (high,) = db.fetchone(*statements.max_id())
-    if not lows or high is None:
+    if not (lows or dead_lows) or high is None:
         return Finding(CHECK, Status.OK, "no job is in a state: a poll reads only the newest rows")
-    low = min(int(value) for value in lows)
-    span = int(high) - low + 1
-    summary = f"every poll reads ids {low:,} to {int(high):,} ({span:,}): from the oldest job still in a state"
+    span = int(high) - min(lows) + 1 if lows else 0
+    dead_span = int(high) - min(dead_lows) + 1 if dead_lows else 0
+    summary = (f"every poll reads ids {min(lows):,} to {int(high):,} ({span:,}): from the oldest job still in a "
+               f"state{' but dead' if dead_at is not None else ''}") if lows else "no job waiting or in flight"
+    if dead_lows:
+        summary += f"; the dead ones from the oldest of them, ids {min(dead_lows):,} on ({dead_span:,})"
+    span = max(span, dead_span)
     if span <= LIVE_END_WARN_IDS:
         return Finding(CHECK, Status.OK, summary)
     partial = {name.lower() for name in diagnostics.partial_indexes(db, layout.schema, layout.queue_table)}

@@ -137,7 +137,9 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._finished = FinishedWatch() if layout.done is not None else None  # no times: rows done past a base
         self._finished_at_recount: dict[str, int] = {}  # what `_finished` had seen when the running count began
         self.reads = Reads()  # what the last poll fetched
-        self._low_id: int | None = None  # the lowest id still in a state at the last poll (ranged layouts)
+        self._low_id: int | None = None  # the lowest id still in a state at the last poll (ranged layouts) ...
+        self._dead_low: int | None = None  # ... but dead, which is read from the lowest dead id, where it is apart
+        self._dead_then: dict[str, int] = {}  # per type, its dead jobs at the last poll: fewer means a hand's change
         self._lows: deque[tuple[float, int]] = deque()  # (poll time, its low id): what completions may read from
         # ... or, where they are lines of a numbered log (`Layout.log_lines`), (poll time, the log's highest line then)
         self._lines: deque[tuple[float, int]] | None = deque() if layout.log_lines else None
@@ -220,6 +222,8 @@ class ShapeCollector(TrackedDepth, TypeRows):
         # Where the depth is tracked, the background count reads the whole table; elsewhere a full pass does.
         full = not tracking and (not ranged or self._low_id is None or time.monotonic() >= self._next_full_at)
         low = None if full else self._low_id
+        # A job that went dead since the last poll was in another state then, at or above that poll's low id
+        dead_low = None if low is None or self._dead_low is None else min(self._dead_low, low)
         read = [name for name in states if name != "pending"] if tracking or estimates is not None else states
         asked = self._heads_asked() if tracking else []
         self._moved_now = set()
@@ -229,27 +233,27 @@ class ShapeCollector(TrackedDepth, TypeRows):
         heads: list[tuple[Any, ...]] = []
         if first:
             rows = reads.fetch(self.db, self.statements.state_counts(read, self.settings, low,
-                                                                     finished=self._finished is not None))
+                                                                     finished=self._finished is not None,
+                                                                     dead_low=dead_low))  # fmt: skip
             events: dict[str, list[tuple[Any, ...]]] = {}
         else:
-            rows, events, heads = self._read_at_once(read, low, ranged, asked_at, asked)
+            rows, events, heads = self._read_at_once(read, low, ranged, asked_at, asked, dead_low)
         if full:
             spent = time.perf_counter() - started
             self._next_full_at = time.monotonic() + max(FULL_PASS_EVERY_S, spent / FULL_PASS_MAX_SHARE)
         now = decode(next(row[2] for row in rows if row[0] == "now"))
         self._clock = (now, asked_at)
         counts: dict[str, dict[str, tuple[int, datetime | None]]] = {name: {} for name in states}
-        live_ids, finished_from_low = [], []
+        live_ids, dead_ids, finished_from_low = [], [], []
+        dead_at = self._dead_apart(read)
         for part, job_type, oldest, *per_state in rows:
             if part == "now":
                 continue
             if part.strip() == "finished":  # the first poll's: where the finished rows' count starts
                 finished_from_low.append((job_type, per_state[0]))
                 continue
-            if ranged and per_state[-1] is not None:
-                live_ids.append(int(per_state.pop()))
-            elif ranged:
-                per_state.pop()
+            if ranged and (lowest := per_state.pop()) is not None:  # the dead family's row: its count is not NULL
+                (dead_ids if dead_at is not None and per_state[dead_at] is not None else live_ids).append(int(lowest))
             for name, count in zip(read, per_state, strict=True):
                 # A row holds the counts of its family of states (`Statements.families`), NULL for the others'.
                 # An untyped shape's family has its row even with no rows in it (SUM over none is NULL): 0.
@@ -307,6 +311,9 @@ class ShapeCollector(TrackedDepth, TypeRows):
         if ranged:
             newest_settled = self._identities.settled + 1  # ids above may still commit late
             self._low_id = max(0, min([*live_ids, newest_settled]))
+            self._dead_low = min(dead_ids) if dead_ids else None
+            if dead_at is not None:
+                self._dead_left(counts, seconds(now))
             self._lows.append((seconds(now), self._low_id))
             if first and self._finished is not None:  # the statement counted from this same low id
                 self._finished.start(finished_from_low, self._low_id, self._type)
@@ -326,8 +333,9 @@ class ShapeCollector(TrackedDepth, TypeRows):
         )  # fmt: skip
 
     def _read_at_once(self, states: list[str], low: int | None, ranged: bool, asked_at: float,
-                      heads: list[str]) -> tuple[list[tuple[Any, ...]], dict[str, list[tuple[Any, ...]]],
-                                                 list[tuple[Any, ...]]]:  # fmt: skip
+                      heads: list[str], dead_low: int | None) -> tuple[list[tuple[Any, ...]],
+                                                                     dict[str, list[tuple[Any, ...]]],
+                                                                     list[tuple[Any, ...]]]:  # fmt: skip
         """States, arrivals, completion counts and the capped pending heads of `heads` (tracked depth) in one
         statement (`Statements.shape_poll`): under a load every round trip waits for a slice of a busy server.
         Their bounds need the poll's moment before the database gives it: the last poll's server time plus the
@@ -349,7 +357,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
             assert self._low_id is not None  # a layout with `done` is ranged: its first poll set it
             finished = self._finished.bounds(self._low_id)
         rows = self.reads.fetch(self.db, self.statements.shape_poll(states, self.settings, low, identity, created,
-                                                                    completed, capped, finished))  # fmt: skip
+                                                                    completed, capped, finished, dead_low))  # fmt: skip
         width = len(states) + ranged
         state_rows, events, head_rows = [], {}, []
         for part, job_type, at, latest, *counts in rows:
@@ -369,6 +377,22 @@ class ShapeCollector(TrackedDepth, TypeRows):
             if asked:                                             # must take its empty rows
                 events.setdefault(part, [])
         return state_rows, events, head_rows
+
+    def _dead_apart(self, states: list[str]) -> int | None:
+        """Where dead jobs are read from the lowest of them, the index of dead in `states` (`Statements.dead_apart`)."""
+        return self.statements.dead_apart(states)
+
+    def _dead_left(self, counts: dict[str, dict[str, tuple[int, datetime | None]]], t: float) -> None:
+        """Dead jobs leave that state only by hand (retried, deleted): a retried one is waiting again below the
+        low id the other states are read from, so where a type has fewer than at the last poll, the whole table is
+        read again at once (the full count where the depth is tracked, else the next poll's full pass)."""
+        dead = {job_type: count for job_type, (count, _) in counts["dead"].items()}
+        if any(dead.get(job_type, 0) < was for job_type, was in self._dead_then.items()):
+            if self.tracks_depth:
+                self._start_recount(t)
+            else:
+                self._next_full_at = 0.0
+        self._dead_then = dead
 
     def _completions_low(self, now: datetime) -> int | None:
         """The low id the completions read from: of the last poll before their overlap began. A job finished since

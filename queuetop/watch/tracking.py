@@ -75,6 +75,9 @@ class TrackedDepth:
     def _type(self, value: Any) -> str:
         raise NotImplementedError
 
+    def _dead_apart(self, states: list[str]) -> int | None:
+        raise NotImplementedError
+
     def _heads_asked(self) -> list[str]:
         """The types whose heads the poll's own statement reads: every type, up to HEADS_PER_STATEMENT; past it, the
         next HEADS_PER_STATEMENT in turn (the types that moved are read after it, a statement per
@@ -212,7 +215,7 @@ class TrackedDepth:
         ranged = self.statements.ranged
         total: dict[str, int] = {}
         past: dict[str, int] = {}  # arrived after the marks (already in the count) less completed after them
-        lows = []
+        lows, dead_at = [], self._dead_apart(states)
         for part, job_type, _, *per_state in counts:
             part, name = part.strip(), self._type(job_type)
             if part == "now":
@@ -223,16 +226,17 @@ class TrackedDepth:
             if part == "finished":  # finished since the poll before the count: that poll's count of them is out
                 past[name] = past.get(name, 0) - (int(per_state[0]) - self._finished_at_recount.get(name, 0))
                 continue
-            if ranged and per_state[len(states)] is not None:
-                lows.append(int(per_state[len(states)]))
+            if ranged and per_state[len(states)] is not None and (dead_at is None or per_state[dead_at] is None):
+                lows.append(int(per_state[len(states)]))  # not the dead jobs': they are read from their own
             total[name] = total.get(name, 0) + sum(int(c or 0) for c in per_state[:len(states)])
         types = set(total) | set(self._moved) | set(self._live)
         before, self._live = self._live, {t: total.get(t, 0) - past.get(t, 0) + self._moved.get(t, 0) for t in types}
         for job_type in [t for t in self._heads_kept if self._live.get(t) != before.get(t)]:
             del self._heads_kept[job_type]  # the count put it right: its heads are read again
         self._counted_at_rest = {t for t in types if t not in self._moved}
-        if ranged and lows and self._low_id is not None:  # a row made live by hand below the range comes in
-            self._low_id = min(self._low_id, *lows)
+        if ranged and lows and self._low_id is not None and min(lows) < self._low_id:
+            self._low_id = min(lows)  # a row made live by hand below the range comes in (a dead job retried) ...
+            self._heads_kept.clear()  # ... of any type: every type's heads are read again, from there
 
     def _track(self, job_type: str, jobs: int) -> None:
         if not self.tracks_depth or not self._counted_once:  # the first poll's full count already holds these

@@ -13,12 +13,16 @@ from queuetop.layouts.predicate import (
 )
 from queuetop.layouts.sql.base import NO_COUNT, Statement, StatementsBase
 
+# The family of states read from a low id of its own on a ranged layout: dead jobs leave their state only by hand
+# (retried, deleted), so old ones would otherwise hold every poll's read down to their ids.
+DEAD_APART = ["dead"]
+
 
 class CountSQL(StatementsBase):
     """How many rows each state holds, per job type, in as few index ranges as the layout allows."""
 
     def state_counts(self, states: Sequence[str], settings: dict[str, Any] | None = None,
-                     low_id: int | None = None, finished: bool = False) -> Statement:
+                     low_id: int | None = None, finished: bool = False, dead_low: int | None = None) -> Statement:
         """One round trip, one pass per family of states (`families`). Columns: (part, job type, oldest pending
         created, then one count per state in the order given). The first row is ('now', NULL, the database's
         clock, NULLs); then one row per family and job type, its counts NULL for the states of the other families
@@ -26,7 +30,9 @@ class CountSQL(StatementsBase):
 
         On a layout whose rows never leave the queue table (`ranged`), a last column gives the lowest id in any
         state, and `low_id` limits the read to ids from there on: a range of the primary key, so the poll reads
-        the live end of the table, not its finished history.
+        the live end of the table, not its finished history. Dead jobs, a family of their own, are read from
+        `dead_low` where given (`DEAD_APART`): they never leave that state by themselves, so the oldest of them
+        need not hold every other state's read down to its id.
 
         `finished` (a layout with `done`, no low id) adds, in the same snapshot, ('finished', type, NULL, the rows
         done from the lowest id in any state on, NULLs): where `FinishedWatch` starts its count."""
@@ -44,7 +50,7 @@ class CountSQL(StatementsBase):
 
         assert not (finished and low_id is not None), "the finished rows are counted from the whole table's low id"
         sql, params = self._bound(f"state_counts:{','.join(states)}:{low_id is not None}:{finished}", build,
-                                  {**(settings or {}), "__low": low_id})
+                                  {**(settings or {}), "__low": low_id, "__dead_low": dead_low})
         return sql, params
 
     def _state_arms(self, states: Sequence[str], binds: list, from_low: bool) -> list[str]:
@@ -55,13 +61,24 @@ class CountSQL(StatementsBase):
 
     def _family_arms(self, states: Sequence[str], binds: list, from_low: bool, times: str = "",
                      pad: int = 0) -> list[str]:  # fmt: skip
-        """One `_table_arm` per family of `states`, each followed by its low id's bind where read from it."""
+        """One `_table_arm` per family of `states`, each followed by its low id's bind where read from it: the
+        dead jobs' own (`__dead_low`) where they are a family of their own and it is given, else `__low`."""
         arms = []
         for table, mine in self.families(states):
             arms.append(self._table_arm(table, states, mine, binds, from_low, times, pad))
             if from_low:
-                binds.append(lambda v: v["__low"])
+                apart = mine == DEAD_APART
+                binds.append(lambda v, apart=apart: v["__low"] if not apart or v.get("__dead_low") is None
+                             else v["__dead_low"])  # fmt: skip
         return arms
+
+    def dead_apart(self, states: Sequence[str]) -> int | None:
+        """Where a ranged layout's dead jobs are a family of their own among `states` (`DEAD_APART`), the index of
+        dead among them: `state_counts` reads those from `dead_low`, and their rows are the ones whose count at that
+        index is not NULL; else None."""
+        if not self.ranged or "dead" not in states:
+            return None
+        return list(states).index("dead") if any(mine == DEAD_APART for _, mine in self.families(states)) else None
 
     def families(self, states: Sequence[str]) -> list[tuple[str, list[str]]]:
         """(table, states) read in one pass: the states of a table that begin with the same condition (`claimed_at
@@ -156,8 +173,8 @@ class CountSQL(StatementsBase):
 
     def shape_poll(self, states: Sequence[str], settings: dict[str, Any] | None, low_id: int | None,
                    identity: tuple[int, int] | None, created_since: Any, completed: tuple[Any, int | None] | None,
-                   heads: tuple[Sequence[Any], int] | None = None,
-                   finished: tuple[int, int] | None = None) -> Statement:  # fmt: skip
+                   heads: tuple[Sequence[Any], int] | None = None, finished: tuple[int, int] | None = None,
+                   dead_low: int | None = None) -> Statement:  # fmt: skip
         """A shape's poll but the latency sample, in one round trip: `state_counts` (with its 'now' row), the
         arrivals (`identity`: (after id, settle id) of `arrival_counts`; or `created_since` for
         `arrival_counts_since`), `completed`: (since, low id) of `completion_counts`, and `heads`: (job types, cap)
@@ -167,12 +184,12 @@ class CountSQL(StatementsBase):
         (time = the second, latest = the latest created / completed, then rows, rows above settle / dead, highest
         id; NULL where the read has none); 'heads' as `shape_heads` gives them; 'finished' (a layout with `done`):
         `finished` = (old base, new base), the rows done from each base on (`FinishedWatch`); padded with NULL
-        counts to the widest."""
+        counts to the widest. `dead_low`: as `state_counts`'."""
         layout = self.layout
         width = max(len(states) + self.ranged, 3)
         no_time = self._no_time()
         values = {**(settings or {}), "__low": low_id, "__identity": identity, "__since": created_since,
-                  "__completed": completed, "__heads": heads, "__finished": finished}  # fmt: skip
+                  "__completed": completed, "__heads": heads, "__finished": finished, "__dead_low": dead_low}
 
         def build(binds: list) -> str:
             nulls = ", ".join([NO_COUNT] * width)
