@@ -5,7 +5,10 @@ right by the full count (purges and drift)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import FrozenInstanceError, asdict, fields
+from typing import Any
 
 import pytest
 
@@ -194,10 +197,10 @@ def test_a_deep_type_s_depth_stays_right_when_jobs_go_dead(backend, small_cap):
         assert (second.depth, second.dead, second.claimed) == (16, 4, 0)
 
 
-def test_the_heads_of_many_types_are_read_a_batch_a_statement(backend, monkeypatch):
-    """SQL Server takes at most 2,100 parameters a statement: the pending heads (two per type) go 500 types at a
-    time (here 2), and every type still shows its depth."""
-    monkeypatch.setattr(tracking, "HEADS_PER_STATEMENT", 2)
+@contextmanager
+def five_types(backend) -> Iterator[tuple[Any, Any, Queue, Any, list[str]]]:
+    """Types t0 … t4 with 1 … 5 jobs waiting, and a collector that has polled them once: (db, the monitor's db,
+    the queue, the collector, the names)."""
     names = [f"t{n}" for n in range(5)]
     with backend.open() as db, backend.open("monitor") as monitor_db:
         queue = Queue(db, backend.layout)
@@ -205,6 +208,14 @@ def test_the_heads_of_many_types_are_read_a_batch_a_statement(backend, monkeypat
             queue.enqueue_many(name, n + 1)
         collector = collector_for(monitor_db, backend.layout)
         collector.poll()
+        yield db, monitor_db, queue, collector, names
+
+
+def test_the_heads_of_many_types_are_read_a_batch_a_statement(backend, monkeypatch):
+    """SQL Server takes at most 2,100 parameters a statement: the pending heads (two per type) go 500 types at a
+    time (here 2), and every type still shows its depth."""
+    monkeypatch.setattr(tracking, "HEADS_PER_STATEMENT", 2)
+    with five_types(backend) as (_, monitor_db, queue, collector, names):
         asked = types_asked(monitor_db, names)
         queue.enqueue_many("t0", 1)
         snapshot = collector.poll()
@@ -234,13 +245,7 @@ def test_past_a_statement_of_types_only_the_types_that_moved_and_a_turn_of_the_r
     claim (no arrival or completion: only its claimed count moves) — and 2 more in turn; the rest keep their last
     figures, and a change no figure shows (a row deleted by hand) is read within one turn."""
     monkeypatch.setattr(tracking, "HEADS_PER_STATEMENT", 2)
-    names = [f"t{n}" for n in range(5)]
-    with backend.open() as db, backend.open("monitor") as monitor_db:
-        queue = Queue(db, backend.layout)
-        for n, name in enumerate(names):
-            queue.enqueue_many(name, n + 1)
-        collector = collector_for(monitor_db, backend.layout)
-        collector.poll()
+    with five_types(backend) as (db, monitor_db, queue, collector, names):
         collector.poll()  # every type's heads read once
         statements = types_asked(monitor_db, names)
         depths = [n + 1 for n in range(5)]
