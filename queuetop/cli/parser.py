@@ -277,6 +277,7 @@ exit code: 0 nothing failed (warnings and unknowns allowed), 1 a check failed (-
   queuetop watch --history-keep raw:2h,10s:48h,1m:30d   keep more history
   queuetop -t prod -t staging               one dashboard over two targets of the config file (Tab: next one)
   queuetop watch --all                      every target of the config file, one section each
+  queuetop watch --max-types 200            a type per tenant: the 200 busiest, the rest summed on one line
 
 keys: ? lists them all in the app. Errors are logged to {LOG_PATH}
 {HISTORY_HELP}""")
