@@ -49,7 +49,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from queuetop.core.errors import QueuetopError
-from queuetop.core.history import LatencyWindow
 from queuetop.db import Database, Timeout
 from queuetop.db.diagnostics import diagnostics_for
 from queuetop.layouts import NATIVE, STATES, Layout
@@ -126,12 +125,12 @@ class ShapeCollector(TrackedDepth, TypeRows):
             self.only_types = frozenset(t.upper() for t in self.only_types)
             self.pinned = frozenset(t.upper() for t in self.pinned)
         self._history: dict[str, TypeHistory] = {}
-        self._all_latency = LatencyWindow(window_s)  # every shown type's samples together, for the totals
         self._observed: dict[str, float] = {}  # per event kind: since when it has been watched
         self._identities = IdentityWatch()
         self._vanished = VanishedWatch() if layout.sequence else None
         self._unseen = TypeHistory(window_s)  # jobs that came and went unseen (`_vanished`): in the totals only
-        self._all = TypeHistory(window_s)  # every shown type's events together: the totals' rates (rows.py)
+        self._all = TypeHistory(window_s)  # every shown type's events and latencies together: the totals'
+        self._all_latency = self._all.latency  # (added to in `_sampled`; its windows fed by each type's own)
         self._arrivals_by_time = TimeWatch(window_s)
         self._completions = CompletionWatch(window_s)
         self._finished = FinishedWatch() if layout.done is not None else None  # no times: rows done past a base

@@ -70,7 +70,6 @@ class TypeRows:
             history.arrivals.prune(t)
             history.completions.prune(t)
             history.latency.prune(t)
-        self._all_latency.prune(t)
         live = set().union(*(set(c) for c in counts.values()), self._in_no_state.counts or ())
         for job_type in [jt for jt, h in self._history.items() if jt not in live and h.empty()]:
             del self._history[job_type]
