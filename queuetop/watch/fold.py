@@ -34,8 +34,9 @@ def busiest(names: Collection[str], counts: Mapping[str, Mapping[str, tuple[int,
     `looking_for` (any case), and the `keep` busiest of the rest (see the module); `counts` per state, per type
     (jobs, oldest); `history` per type, its event windows."""
     needle = looking_for.strip().lower()
-    wanted = [name for name in names if name in pinned or (needle and needle in name.lower())]
-    named, rest = wanted, [name for name in names if name not in set(wanted)]
+    named = [name for name in names if name in pinned or (needle and needle in name.lower())]
+    chosen_already = set(named)
+    rest = [name for name in names if name not in chosen_already]
     if len(rest) > keep:
         held: dict[str, int] = {}
         for state in _HELD:
