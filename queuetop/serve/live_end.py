@@ -39,7 +39,7 @@ def live_end_finding(db: Database, layout: Layout, settings: dict[str, Any], dia
     dead_at, lows, dead_lows = statements.dead_apart(states), [], []
     for row in db.fetchall(*statements.state_counts(states, settings)):  # (part, type, oldest, counts…, low)
         if row[-1] is not None:
-            (dead_lows if dead_at is not None and row[3 + dead_at] is not None else lows).append(int(row[-1]))
+            (dead_lows if statements.in_dead_family(row[3:], dead_at) else lows).append(int(row[-1]))
     (high,) = db.fetchone(*statements.max_id())
     if not (lows or dead_lows) or high is None:
         return Finding(CHECK, Status.OK, "no job is in a state: a poll reads only the newest rows")

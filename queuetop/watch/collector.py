@@ -129,8 +129,8 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._identities = IdentityWatch()
         self._vanished = VanishedWatch() if layout.sequence else None
         self._unseen = TypeHistory(window_s)  # jobs that came and went unseen (`_vanished`): in the totals only
-        self._all = TypeHistory(window_s)  # every shown type's events and latencies together: the totals'
-        self._all_latency = self._all.latency  # (added to in `_sampled`; its windows fed by each type's own)
+        self._all = TypeHistory(window_s)  # every shown type's events (fed by each type's windows) and latencies
+        # (added in `_sampled`) together: the totals'
         self._arrivals_by_time = TimeWatch(window_s)
         self._completions = CompletionWatch(window_s)
         self._finished = FinishedWatch() if layout.done is not None else None  # no times: rows done past a base
@@ -244,15 +244,15 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._clock = (now, asked_at)
         counts: dict[str, dict[str, tuple[int, datetime | None]]] = {name: {} for name in states}
         live_ids, dead_ids, finished_from_low = [], [], []
-        dead_at = self._dead_apart(read)
+        dead_at = self.statements.dead_apart(read)
         for part, job_type, oldest, *per_state in rows:
             if part == "now":
                 continue
             if part.strip() == "finished":  # the first poll's: where the finished rows' count starts
                 finished_from_low.append((job_type, per_state[0]))
                 continue
-            if ranged and (lowest := per_state.pop()) is not None:  # the dead family's row: its count is not NULL
-                (dead_ids if dead_at is not None and per_state[dead_at] is not None else live_ids).append(int(lowest))
+            if ranged and (lowest := per_state.pop()) is not None:
+                (dead_ids if self.statements.in_dead_family(per_state, dead_at) else live_ids).append(int(lowest))
             for name, count in zip(read, per_state, strict=True):
                 # A row holds the counts of its family of states (`Statements.families`), NULL for the others'.
                 # An untyped shape's family has its row even with no rows in it (SUM over none is NULL): 0.
@@ -377,10 +377,6 @@ class ShapeCollector(TrackedDepth, TypeRows):
                 events.setdefault(part, [])
         return state_rows, events, head_rows
 
-    def _dead_apart(self, states: list[str]) -> int | None:
-        """Where dead jobs are read from the lowest of them, the index of dead in `states` (`Statements.dead_apart`)."""
-        return self.statements.dead_apart(states)
-
     def _dead_left(self, counts: dict[str, dict[str, tuple[int, datetime | None]]], t: float) -> None:
         """Dead jobs leave that state only by hand (retried, deleted): a retried one is waiting again below the
         low id the other states are read from, so where a type has fewer than at the last poll, the whole table is
@@ -434,7 +430,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
     def _sampled(self, job_type: str, at: float, wait: float | None, processing: float | None, weight: float) -> None:
         self._history_of(job_type).latency.add(at, wait, processing, weight)
         if not self.only_types or job_type in self.only_types:
-            self._all_latency.add(at, wait, processing, weight)
+            self._all.latency.add(at, wait, processing, weight)
 
     def _read_arrivals_by_id(self, now: datetime, first: bool) -> None:
         db, decode, reads = self.db, self.db.dialect.decode_time, self.reads

@@ -50,7 +50,6 @@ class TypeRows:
     _history: dict[str, TypeHistory]
     _unseen: TypeHistory
     _all: TypeHistory
-    _all_latency: LatencyWindow
     _in_no_state: InNoState
     _observed: dict[str, float]
     _provides: dict[str, bool]
@@ -100,23 +99,24 @@ class TypeRows:
                      for r in rows]  # fmt: skip
             rest = [None if part is None else _at_least_0(part - sum(r[n] or 0.0 for r in shown))
                     for n, part in enumerate(every)]  # fmt: skip
-            other = self._merged(OTHER, set(folded), now, counts, figures, spans, None, rates=rest)
+            other = self._merged(OTHER, set(folded), now, counts, figures, rest, None)
         unseen = [self._unseen] if self._vanished is not None and not self.only_types else []
-        totals = self._merged(TOTAL, names, now, counts, figures, spans, self._all_latency, unseen,
+        totals = self._merged(TOTAL, names, now, counts, figures,
                               [None if part is None else part + (unseen_part or 0.0)
-                               for part, unseen_part in zip(every, _rates(unseen, spans), strict=True)])
+                               for part, unseen_part in zip(every, _rates(unseen, spans), strict=True)],
+                              self._all.latency, unseen)
         return tuple(rows), totals, other, len(folded)
 
     def _merged(self, job_type: str, names: set[str], now: datetime, counts: Counts, figures: list[str],
-                spans: list[tuple[str, float, float] | None], latency: LatencyWindow | None,
-                extra: list[TypeHistory] = (), rates: Sequence[float | None] | None = None) -> TypeStats:  # fmt: skip
+                rates: Sequence[float | None], latency: LatencyWindow | None,
+                extra: Sequence[TypeHistory] = ()) -> TypeStats:  # fmt: skip
         """The row of several types together (the totals, the folded types' `(other)`): their counts and
-        counters summed, `latency` their latencies (None: no percentiles), `rates` theirs summed (None: summed
-        here from their windows)."""
+        counters summed (and `extra`'s counters: the totals' jobs seen only in passing), `rates` theirs summed,
+        `latency` their latencies (None: no percentiles)."""
         histories = [self._history[jt] for jt in names if jt in self._history] + list(extra)
         return self._stats(job_type, now, {s: {job_type: _sum(c, names)} for s, c in counts.items()}, figures,
-                           _Merged(histories, latency), spans, _rates(histories, spans) if rates is None else rates,
-                           self._in_no_state.of(names), bool(self._estimated & names))  # fmt: skip
+                           _Merged(histories, latency), (), rates, self._in_no_state.of(names),  # no spans: rates given
+                           bool(self._estimated & names))  # fmt: skip
 
     RATES = (("arrivals", SHORT_WINDOW_S), ("arrivals", None), ("completions", SHORT_WINDOW_S), ("completions", None))
 
@@ -132,8 +132,8 @@ class TypeRows:
                 spans.append((kind, t - span_s, min(span_s, t - observed)))
         return spans
 
-    def _stats(self, job_type: str, now: datetime, counts: dict[str, dict[str, tuple[int, datetime | None]]],
-               figures: list[str], history: TypeHistory | _Merged | None, spans: list[tuple[str, float, float] | None],
+    def _stats(self, job_type: str, now: datetime, counts: Counts, figures: list[str],
+               history: TypeHistory | _Merged | None, spans: Sequence[tuple[str, float, float] | None],
                rates: Sequence[float | None], in_no_state: int | None, estimate: bool) -> TypeStats:  # fmt: skip
         """One row: a type's (`history` its events, None if it had none in the window; `rates` the rates of a type
         with none), or the totals' (`history` every shown type's, `rates` theirs summed). Called for every type on

@@ -75,9 +75,6 @@ class TrackedDepth:
     def _type(self, value: Any) -> str:
         raise NotImplementedError
 
-    def _dead_apart(self, states: list[str]) -> int | None:
-        raise NotImplementedError
-
     def _heads_asked(self) -> list[str]:
         """The types whose heads the poll's own statement reads: every type, up to HEADS_PER_STATEMENT; past it, the
         next HEADS_PER_STATEMENT in turn (the types that moved are read after it, a statement per
@@ -96,7 +93,7 @@ class TrackedDepth:
     def _seed(self, estimates: dict[str, int], counts: Counts, read: list[str]) -> None:
         """The first look's tracked figures: per type, its pending jobs as estimated and its jobs in the other
         states as counted; a type seen arriving in the look-back but not in the sample has its heads read too."""
-        others = _jobs_in(counts, read)
+        others = _summed(_in_states(counts, read))
         self._live = {t: estimates.get(t, 0) + others.get(t, 0) for t in {*estimates, *others}}
         for job_type in self._history:
             self._live.setdefault(job_type, 1)
@@ -150,7 +147,7 @@ class TrackedDepth:
                     for _, job_type, oldest, _, count, low_read, *_ in heads]  # none pending  # fmt: skip
         self._heads_kept = kept = {**{t: kept[t] for t in unmoved}, **{head[0]: head for head in read_now}}
         lows, drifted = [], False
-        others = {t: sum(jobs) for t, jobs in others_by_state.items()}
+        others = _summed(others_by_state)
         self._estimated = set()
         for name, oldest, count, low_read in read_now + [kept[t] for t in unmoved]:
             counted = count is not None
@@ -215,7 +212,7 @@ class TrackedDepth:
         ranged = self.statements.ranged
         total: dict[str, int] = {}
         past: dict[str, int] = {}  # arrived after the marks (already in the count) less completed after them
-        lows, dead_at = [], self._dead_apart(states)
+        lows, dead_at = [], self.statements.dead_apart(states)
         for part, job_type, _, *per_state in counts:
             part, name = part.strip(), self._type(job_type)
             if part == "now":
@@ -226,8 +223,9 @@ class TrackedDepth:
             if part == "finished":  # finished since the poll before the count: that poll's count of them is out
                 past[name] = past.get(name, 0) - (int(per_state[0]) - self._finished_at_recount.get(name, 0))
                 continue
-            if ranged and per_state[len(states)] is not None and (dead_at is None or per_state[dead_at] is None):
-                lows.append(int(per_state[len(states)]))  # not the dead jobs': they are read from their own
+            if ranged and per_state[len(states)] is not None and \
+                    not self.statements.in_dead_family(per_state, dead_at):  # the dead are read from their own
+                lows.append(int(per_state[len(states)]))
             total[name] = total.get(name, 0) + sum(int(c or 0) for c in per_state[:len(states)])
         types = set(total) | set(self._moved) | set(self._live)
         before, self._live = self._live, {t: total.get(t, 0) - past.get(t, 0) + self._moved.get(t, 0) for t in types}
@@ -257,10 +255,6 @@ def _in_states(counts: Counts, states: list[str]) -> dict[str, tuple[int, ...]]:
     return {job_type: tuple(per_state) for job_type, per_state in jobs.items()}
 
 
-def _jobs_in(counts: Counts, states: list[str]) -> dict[str, int]:
-    """Per type, its jobs in these states (as the poll counted them)."""
-    jobs: dict[str, int] = {}
-    for name in states:
-        for job_type, (count, _) in counts[name].items():
-            jobs[job_type] = jobs.get(job_type, 0) + count
-    return jobs
+def _summed(per_state: dict[str, tuple[int, ...]]) -> dict[str, int]:
+    """Per type, its jobs in all the states `_in_states` counted."""
+    return {job_type: sum(jobs) for job_type, jobs in per_state.items()}

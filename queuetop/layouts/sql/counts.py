@@ -74,11 +74,16 @@ class CountSQL(StatementsBase):
 
     def dead_apart(self, states: Sequence[str]) -> int | None:
         """Where a ranged layout's dead jobs are a family of their own among `states` (`DEAD_APART`), the index of
-        dead among them: `state_counts` reads those from `dead_low`, and their rows are the ones whose count at that
-        index is not NULL; else None."""
+        dead among them: `state_counts` reads those from `dead_low` (their rows: `in_dead_family`); else None."""
         if not self.ranged or "dead" not in states:
             return None
         return list(states).index("dead") if any(mine == DEAD_APART for _, mine in self.families(states)) else None
+
+    @staticmethod
+    def in_dead_family(per_state: Sequence[Any], dead_at: int | None) -> bool:
+        """Whether a `state_counts` row, by its counts per state (`per_state`), is the dead family's, read from its
+        own low id (`dead_at`: `dead_apart`'s answer): a family's row has NULL for the other families' states."""
+        return dead_at is not None and per_state[dead_at] is not None
 
     def families(self, states: Sequence[str]) -> list[tuple[str, list[str]]]:
         """(table, states) read in one pass: the states of a table that begin with the same condition (`claimed_at
