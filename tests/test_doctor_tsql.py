@@ -36,6 +36,7 @@ SENT = {
     "ghost records": m.GHOSTS_SQL, "agent jobs": m.AGENT_JOBS_SQL, "sessions, one table": m.sessions_sql(1),
     "sessions, two tables": m.sessions_sql(2), "database settings": m.DATABASE_SETTINGS_SQL,
     "principals": m.PRINCIPALS_SQL, "triggers": m.TRIGGERS_SQL, "index keys": m.INDEX_KEYS_SQL,
+    "rows estimate": m.ROWS_ESTIMATE_SQL,
 }  # fmt: skip
 
 

@@ -8,19 +8,24 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from queuetop.core.errors import UsageError
 from queuetop.db import Database, parse_target
-from queuetop.layouts import layout_from_toml
+from queuetop.db.diagnostics import diagnostics_for
+from queuetop.layouts import Layout, layout_from_toml, with_tables
 from queuetop.layouts.sql import Statements
 from queuetop.serve.exporter import TargetState, exposition
+from queuetop.watch import unaccounted
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.monitor import CONNECTED, PollOutcome
 from queuetop.watch.unaccounted import InNoState
 
+from .conftest import PG_TARGET
 from .test_cli import queuetop
 
 LAYOUT = """
@@ -101,3 +106,64 @@ def test_the_exporter_has_the_rows_in_no_state_per_type(queue):
 
     text = exposition([TargetState("local", PollOutcome(CONNECTED, snapshot), 0.01)])
     assert 'queuetop_in_no_state{job_type="ghost",layout="mine",target="local"} 2.0' in text
+
+
+BIG = 150_000  # rows: past FIRST_WAIT_UP_TO_ROWS, and a count of them still ends well within FIRST_WAIT_S
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def big_queue(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Layout]]:
+    """BIG rows of one type, one of them in no state, in a table the catalog knows the size of."""
+    if request.param == "sqlite":
+        target, table = str(tmp_path / "big.db"), "jobs"
+    else:
+        target, table = PG_TARGET, f"qt_{uuid.uuid4().hex[:12]}.jobs"
+    with Database.open(parse_target(target), create=True) as db:
+        if request.param == "postgres":
+            db.execute(f"CREATE SCHEMA {table.split('.')[0]}")
+        db.execute(f"CREATE TABLE {table} (id bigint PRIMARY KEY, kind varchar(20), status varchar(20))")
+        db.execute(f"""WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {BIG})
+                       INSERT INTO {table} (id, kind, status)
+                       SELECT i, 'report', CASE WHEN i = 7 THEN 'paused' ELSE 'doing' END FROM n""")
+        db.execute(f"ANALYZE {table}")
+    yield target, with_tables(layout_from_toml("mine", LAYOUT), table)
+    if request.param == "postgres":
+        with Database.open(parse_target(target)) as db:
+            db.execute(f"DROP SCHEMA {table.split('.')[0]} CASCADE")
+
+
+def test_the_first_poll_waits_for_the_count_only_where_the_table_is_small_enough(big_queue, monkeypatch):
+    target, layout = big_queue
+    with Database.open(parse_target(target), purpose="monitor") as db:
+        assert diagnostics_for(db.dialect).estimated_rows(db, layout.schema, layout.queue_table) == BIG
+        # a dashboard's first poll: the catalog says the table is past what a count reads while it waits
+        first = ShapeCollector(db, layout).poll()
+        assert first.totals.in_no_state is None and first.totals.claimed == BIG - 1
+        monkeypatch.setattr(unaccounted, "FIRST_WAIT_UP_TO_ROWS", BIG)  # the same table, deemed small
+        assert ShapeCollector(db, layout).poll().totals.in_no_state == 1
+
+
+def test_the_catalogs_guess_of_a_tables_rows(tmp_path):
+    with Database.open(parse_target(str(tmp_path / "q.db")), create=True) as db:
+        diagnostics = diagnostics_for(db.dialect)
+        db.execute("CREATE TABLE spread (id INTEGER PRIMARY KEY)")
+        assert diagnostics.estimated_rows(db, None, "spread") == 0
+        db.execute("INSERT INTO spread (id) VALUES (3), (4), (1002)")  # the rowids' span: deleted rows count
+        assert diagnostics.estimated_rows(db, None, "spread") == 1000
+        db.execute("CREATE TABLE keyed (name TEXT PRIMARY KEY) WITHOUT ROWID")
+        assert diagnostics.estimated_rows(db, None, "keyed") is None  # no rowid: cannot say
+    schema = f"qt_{uuid.uuid4().hex[:12]}"
+    with Database.open(parse_target(PG_TARGET)) as db:
+        diagnostics = diagnostics_for(db.dialect)
+        try:  # a partitioned table (pg-boss's, a partition per queue) holds its partitions' rows
+            db.execute(f"CREATE SCHEMA {schema}")
+            db.execute(f"CREATE TABLE {schema}.job (name text, id int) PARTITION BY LIST (name)")
+            for name, rows in (("a", 300), ("b", 700)):
+                db.execute(f"CREATE TABLE {schema}.job_{name} PARTITION OF {schema}.job FOR VALUES IN ('{name}')")
+                db.execute(f"INSERT INTO {schema}.job SELECT '{name}', i FROM generate_series(1, {rows}) AS i")
+            db.execute(f"ANALYZE {schema}.job")
+            assert diagnostics.estimated_rows(db, schema, "job") == 1000
+            db.execute(f"CREATE VIEW {schema}.waiting AS SELECT * FROM {schema}.job")
+            assert diagnostics.estimated_rows(db, schema, "waiting") is None  # a view's rows are its tables'
+        finally:
+            db.execute(f"DROP SCHEMA {schema} CASCADE")

@@ -58,7 +58,7 @@ from queuetop.watch.recount import Recounter
 from queuetop.watch.rows import TypeHistory, TypeRows
 from queuetop.watch.snapshot import Snapshot
 from queuetop.watch.tracking import TrackedDepth
-from queuetop.watch.unaccounted import FIRST_WAIT_S, InNoState
+from queuetop.watch.unaccounted import FIRST_WAIT_S, InNoState, first_count_ends_soon
 from queuetop.watch.watermarks import (
     CompletionWatch,
     FinishedWatch,
@@ -320,6 +320,8 @@ class ShapeCollector(TrackedDepth, TypeRows):
             self._take_live_rows(now, counts)
         if not (self.one_shot and estimates is not None):  # counted whole, or by a later poll (a deep queue's)
             wait = self.first_count_wait_s if first and estimates is None else 0.0
+            if wait and not first_count_ends_soon(self.db, layout.schema, layout.queue_table):
+                wait = 0.0  # a dashboard's wait is a moment: a big table's count would not end within it
             self._in_no_state.step(self.db, seconds(now), self._type, wait)
         types, totals, other, folded = self._build(now, counts)
         return Snapshot(

@@ -132,6 +132,11 @@ class Diagnostics:
     def table_size(self, db: Database, schema: str | None, table: str) -> TableSize:
         raise NotImplementedError
 
+    def estimated_rows(self, db: Database, schema: str | None, table: str) -> int | None:
+        """The table's rows as the catalog guesses them, in a read that costs the same at 10⁸ rows as at 10 (never
+        a count); None where it cannot guess (a view, statistics never gathered, no right to read them)."""
+        return None
+
     def retention_jobs(self, db: Database, schema: str | None, table: str) -> list[str] | None:
         """Scheduled jobs that mention the table (pg_cron, SQL Server Agent); None: this database cannot say."""
         return None

@@ -58,6 +58,9 @@ WRITERS_SQL = (TAG + "SELECT OBJECT_SCHEMA_NAME(m.object_id), OBJECT_NAME(m.obje
                      "m.uses_quoted_identifier, m.uses_ansi_nulls FROM sys.sql_modules AS m JOIN sys.objects AS o "
                      "ON o.object_id = m.object_id WHERE o.type IN ('P', 'TR', 'FN', 'IF', 'TF') "
                      "AND m.[definition] LIKE ?")  # bracketed: sqlfluff reads a bare `definition` as a keyword
+# sys.partitions: visible with any right on the table (dm_db_partition_stats needs VIEW DATABASE STATE)
+ROWS_ESTIMATE_SQL = (TAG + "SELECT SUM(p.rows) FROM sys.partitions AS p WHERE p.object_id = OBJECT_ID(?) "
+                           "AND p.index_id IN (0, 1)")
 SIZE_SQL = (TAG + "SELECT SUM(CASE WHEN index_id IN (0, 1) THEN row_count ELSE 0 END), "
                   "SUM(used_page_count) * 8192 FROM sys.dm_db_partition_stats WHERE object_id = OBJECT_ID(?)")
 # LIMITED mode leaves ghost_record_count NULL; SAMPLED reads 1 % of the leaf pages of a big index (all of a small one).
@@ -206,6 +209,10 @@ class MSSQLDiagnostics(Diagnostics):
         dead = None if ghosts[0] is None else int(ghosts[0]) + int(ghosts[1] or 0)
         return TableSize(rows=None if rows is None else int(rows), rows_exact=False,
                          bytes=None if size is None else int(size), dead_rows=dead)  # fmt: skip
+
+    def estimated_rows(self, db: Database, schema: str | None, table: str) -> int | None:
+        row = db.fetchone(ROWS_ESTIMATE_SQL, (self.dialect.qualify(schema, table),))
+        return None if not row or row[0] is None else int(row[0])
 
     def retention_jobs(self, db: Database, schema: str | None, table: str) -> list[str] | None:
         try:

@@ -135,6 +135,20 @@ class PostgresDiagnostics(Diagnostics):
                          deleted=None if deleted is None else int(deleted),
                          since_vacuum_s=None if since_vacuum is None else float(since_vacuum))  # fmt: skip
 
+    def estimated_rows(self, db: Database, schema: str | None, table: str) -> int | None:
+        # A partitioned table (pg-boss: a partition per queue) holds its partitions' rows, summed (its own
+        # reltuples, after an ANALYZE, is their sum again); a view none. reltuples is -1 until a table's first
+        # ANALYZE (a bulk load just now): then the statistics' live count, which an ANALYZE sets and the writes
+        # reported after it move (it can count a load twice: not the first choice).
+        name = self.dialect.qualify(schema, table)
+        row = db.fetchone(TAG + "SELECT SUM(CASE WHEN c.reltuples >= 0 THEN c.reltuples ELSE s.n_live_tup END) "
+                                "FROM pg_class AS c "
+                                "LEFT JOIN pg_stat_user_tables AS s ON s.relid = c.oid WHERE c.relkind IN ('r', 'm') "
+                                "AND (c.oid = to_regclass(?) OR c.oid IN "
+                                "(SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass(?)))",
+                          (name, name))  # fmt: skip
+        return None if not row or row[0] is None else int(row[0])
+
     def retention_jobs(self, db: Database, schema: str | None, table: str) -> list[str] | None:
         if not db.fetchone(TAG + "SELECT 1 WHERE to_regclass('cron.job') IS NOT NULL"):
             return None  # no pg_cron: the schedule, if any, lives outside the database

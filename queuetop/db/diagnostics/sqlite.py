@@ -73,6 +73,17 @@ class SQLiteDiagnostics(Diagnostics):
             size = None
         return TableSize(rows=rows, rows_exact=True, bytes=None if size is None else int(size), dead_rows=None)
 
+    def estimated_rows(self, db: Database, schema: str | None, table: str) -> int | None:
+        # No statistics unless ANALYZE ran: the span of the rowids bounds the rows (deleted rows make it an
+        # overestimate). Two seeks of the table's b-tree: SQLite seeks a MIN or a MAX alone in its SELECT, and scans
+        # for both together. A WITHOUT ROWID table has no rowid: cannot say.
+        name = self.dialect.quote(table)
+        try:
+            low, high = db.fetchone(f"{TAG}SELECT (SELECT MIN(rowid) FROM {name}), (SELECT MAX(rowid) FROM {name})")
+        except QueuetopError:
+            return None
+        return 0 if low is None else int(high) - int(low) + 1
+
     def free_pages(self, db: Database) -> tuple[int, int, int]:
         """(free pages, all pages, page size) of the database file."""
         free = int(db.fetchone(TAG + "SELECT freelist_count FROM pragma_freelist_count")[0])
