@@ -51,8 +51,12 @@ class EventWindow:
             self._counts.insert(at, count)
 
     def count_after(self, cutoff: float) -> int:
-        first = bisect_right(self._times, cutoff)
-        return self._held if first == 0 else sum(self._counts[first:])
+        times = self._times
+        if not times or times[-1] <= cutoff:  # none after it: a quiet type's, most types' at 10,000 (no search)
+            return 0
+        if times[0] > cutoff:  # all of them: the whole window's rate
+            return self._held
+        return sum(self._counts[bisect_right(times, cutoff):])
 
     def prune(self, now: float) -> None:
         keep_from = bisect_right(self._times, now - self.span_s)

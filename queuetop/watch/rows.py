@@ -83,11 +83,11 @@ class TypeRows:
         self._shown = names
         spans = self._spans(t)
         quiet = tuple(None if span is None else 0.0 for span in spans)  # the rates of a type with no events
-        figures = [name for name in ("claimed", "timed_out", "dead", "scheduled", "lost") if name in counts]
+        held_in = _held_in(counts)
         no_state, estimated = self._in_no_state.counts, self._estimated
         named, folded = (sorted(names), []) if self.max_types is None or len(names) <= self.max_types \
             else busiest(names, counts, self._history, self.max_types, self.pinned, self.looking_for)
-        rows = [self._stats(jt, now, counts, figures, self._history.get(jt), spans, quiet,
+        rows = [self._stats(jt, now, counts, held_in, self._history.get(jt), spans, quiet,
                             None if no_state is None else no_state.get(jt, 0), jt in estimated) for jt in named]
         # Every shown type's events are in one window too (`_all`): the totals' rates are read once, not summed
         # over every type's windows (as much work as all the types' rows together), and the folded types' are
@@ -99,24 +99,24 @@ class TypeRows:
                      for r in rows]  # fmt: skip
             rest = [None if part is None else _at_least_0(part - sum(r[n] or 0.0 for r in shown))
                     for n, part in enumerate(every)]  # fmt: skip
-            other = self._merged(OTHER, set(folded), now, counts, figures, rest, None)
+            other = self._merged(OTHER, set(folded), now, counts, rest, None)
         unseen = [self._unseen] if self._vanished is not None and not self.only_types else []
-        totals = self._merged(TOTAL, names, now, counts, figures,
+        totals = self._merged(TOTAL, names, now, counts,
                               [None if part is None else part + (unseen_part or 0.0)
                                for part, unseen_part in zip(every, _rates(unseen, spans), strict=True)],
                               self._all.latency, unseen)
         return tuple(rows), totals, other, len(folded)
 
-    def _merged(self, job_type: str, names: set[str], now: datetime, counts: Counts, figures: list[str],
+    def _merged(self, job_type: str, names: set[str], now: datetime, counts: Counts,
                 rates: Sequence[float | None], latency: LatencyWindow | None,
                 extra: Sequence[TypeHistory] = ()) -> TypeStats:  # fmt: skip
         """The row of several types together (the totals, the folded types' `(other)`): their counts and
         counters summed (and `extra`'s counters: the totals' jobs seen only in passing), `rates` theirs summed,
         `latency` their latencies (None: no percentiles)."""
         histories = [self._history[jt] for jt in names if jt in self._history] + list(extra)
-        return self._stats(job_type, now, {s: {job_type: _sum(c, names)} for s, c in counts.items()}, figures,
-                           _Merged(histories, latency), (), rates, self._in_no_state.of(names),  # no spans: rates given
-                           bool(self._estimated & names))  # fmt: skip
+        summed = {s: {job_type: _sum(c, names)} for s, c in counts.items()}
+        return self._stats(job_type, now, summed, _held_in(summed), _Merged(histories, latency), (), rates,
+                           self._in_no_state.of(names), bool(self._estimated & names))  # no spans: rates given
 
     RATES = (("arrivals", SHORT_WINDOW_S), ("arrivals", None), ("completions", SHORT_WINDOW_S), ("completions", None))
 
@@ -132,44 +132,55 @@ class TypeRows:
                 spans.append((kind, t - span_s, min(span_s, t - observed)))
         return spans
 
-    def _stats(self, job_type: str, now: datetime, counts: Counts, figures: list[str],
+    def _stats(self, job_type: str, now: datetime, counts: Counts, held_in: Sequence[dict | None],
                history: TypeHistory | _Merged | None, spans: Sequence[tuple[str, float, float] | None],
                rates: Sequence[float | None], in_no_state: int | None, estimate: bool) -> TypeStats:  # fmt: skip
         """One row: a type's (`history` its events, None if it had none in the window; `rates` the rates of a type
         with none), or the totals' (`history` every shown type's, `rates` theirs summed). Called for every type on
-        every poll: the figures the same for every type (`figures`, the states the shape has past pending;
-        `spans`) are worked out once by the caller."""
-        held = {name: counts[name].get(job_type, _NONE)[0] for name in figures}
+        every poll, the hot path at 10,000 types: what is the same for every type (`held_in`, `spans`) is worked
+        out once by the caller, and nothing here makes a container it does not return."""
+        claimed_in, timed_out_in, dead_in, scheduled_in, lost_in = held_in
         depth, oldest = counts["pending"].get(job_type, _NONE)
         latency = history.latency if history is not None else None
-        if isinstance(history, TypeHistory):
-            windows = {"arrivals": history.arrivals, "completions": history.completions}
-            rates = [None if span is None else windows[span[0]].count_after(span[1]) / span[2] for span in spans]
+        if type(history) is TypeHistory:
+            arrivals, completions = history.arrivals, history.completions
+            rates = [None if span is None
+                     else (arrivals if span[0] == "arrivals" else completions).count_after(span[1]) / span[2]
+                     for span in spans]  # fmt: skip
+        arrivals_10, arrivals_60, completions_10, completions_60 = rates
         samples = len(latency) if latency is not None else 0
         wait_p = latency.wait_percentiles() if samples else (None, None, None)  # type: ignore[union-attr]
         work_p = latency.processing_percentiles() if samples else (None, None, None)  # type: ignore[union-attr]
-        arrivals_10, arrivals_60, completions_10, completions_60 = rates
         drain, eta = drain_eta(depth, arrivals_60, completions_60)
         provides = self._provides
-        return TypeStats.of(
-            job_type=job_type, depth=depth,
-            oldest_age_s=(now - oldest).total_seconds() if oldest is not None and depth else None,
-            claimed=held.get("claimed"), timed_out=held.get("timed_out"), dead=held.get("dead"),
-            scheduled=held.get("scheduled"), lost=held.get("lost"),
-            arrivals_10s_per_s=arrivals_10, arrivals_60s_per_s=arrivals_60,
-            completions_10s_per_s=completions_10, completions_60s_per_s=completions_60,
-            wait_p50_s=wait_p[0], wait_p95_s=wait_p[1], wait_p99_s=wait_p[2],
-            processing_p50_s=work_p[0], processing_p95_s=work_p[1], processing_p99_s=work_p[2],
-            drain=drain, drain_eta_s=eta, depth_is_estimate=estimate,
-            arrivals_total=(history.arrivals.total if history is not None else 0) if provides["arrivals"] else None,
-            completions_total=(history.completions.total if history is not None else 0)
+        return TypeStats.of({
+            "job_type": job_type, "depth": depth,
+            "oldest_age_s": (now - oldest).total_seconds() if oldest is not None and depth else None,
+            "claimed": None if claimed_in is None else claimed_in.get(job_type, _NONE)[0],
+            "timed_out": None if timed_out_in is None else timed_out_in.get(job_type, _NONE)[0],
+            "dead": None if dead_in is None else dead_in.get(job_type, _NONE)[0],
+            "scheduled": None if scheduled_in is None else scheduled_in.get(job_type, _NONE)[0],
+            "lost": None if lost_in is None else lost_in.get(job_type, _NONE)[0],
+            "arrivals_10s_per_s": arrivals_10, "arrivals_60s_per_s": arrivals_60,
+            "completions_10s_per_s": completions_10, "completions_60s_per_s": completions_60,
+            "wait_p50_s": wait_p[0], "wait_p95_s": wait_p[1], "wait_p99_s": wait_p[2],
+            "processing_p50_s": work_p[0], "processing_p95_s": work_p[1], "processing_p99_s": work_p[2],
+            "drain": drain, "drain_eta_s": eta, "depth_is_estimate": estimate,
+            "arrivals_total": (history.arrivals.total if history is not None else 0) if provides["arrivals"] else None,
+            "completions_total": (history.completions.total if history is not None else 0)
             if provides["completions"] else None,
-            latency_sample=samples or None, latency_is_sample=bool(samples and latency.sampled),  # type: ignore
-            in_no_state=in_no_state,
-        )  # fmt: skip
+            "latency_sample": samples or None, "latency_is_sample": bool(samples and latency.sampled),  # type: ignore
+            "in_no_state": in_no_state,
+        })  # fmt: skip
 
 
 _NONE: tuple[int, datetime | None] = (0, None)
+HELD = ("claimed", "timed_out", "dead", "scheduled", "lost")  # the states past pending, as TypeStats names them
+
+
+def _held_in(counts: Counts) -> tuple[dict | None, ...]:
+    """Per state of HELD, its counts by type, None where the shape has no such state (its figure: unknown)."""
+    return tuple(counts.get(name) for name in HELD)
 
 
 def _at_least_0(rate: float) -> float:

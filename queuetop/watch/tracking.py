@@ -100,11 +100,13 @@ class TrackedDepth:
         self._counted_at_rest = set()
         self._counted_once = True
 
-    def _heads_wanted(self) -> list[str]:
-        """The types whose pending heads a poll reads: every type with jobs, as tracked (one, if untyped)."""
+    def _heads_wanted(self, in_order: bool = True) -> list[str]:
+        """The types whose pending heads a poll reads: every type with jobs, as tracked (one, if untyped); by name
+        where `in_order` (the turn goes through them in that order; a sort of 10,000 names is 2 ms)."""
         if not self.layout.has_job_type:
             return [self.untyped_name]
-        return sorted(t for t, jobs in self._live.items() if jobs > 0 and (not self.only_types or t in self.only_types))
+        wanted = [t for t, jobs in self._live.items() if jobs > 0 and (not self.only_types or t in self.only_types)]
+        return sorted(wanted) if in_order else wanted
 
     def _counted(self, names: list[str]) -> list[bool]:
         """Which of these types a poll counts (up to the cap), where the heads are read over a list of types:
@@ -133,7 +135,7 @@ class TrackedDepth:
             | {t for t in self._others_then if t not in others_by_state}
         self._others_then = others_by_state
         new, unmoved = [], []
-        for job_type in self._heads_wanted():
+        for job_type in self._heads_wanted(in_order=False):
             if job_type in asked_already:
                 continue
             (new if job_type in moved or job_type not in kept else unmoved).append(job_type)
