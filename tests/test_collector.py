@@ -5,6 +5,7 @@ right by the full count (purges and drift)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import FrozenInstanceError, asdict, fields
@@ -14,8 +15,8 @@ import pytest
 
 from queuetop.act.queue import Queue
 from queuetop.watch import tracking
-from queuetop.watch.collector import collector_for
-from queuetop.watch.snapshot import OTHER, TypeStats
+from queuetop.watch.collector import ShapeCollector, collector_for
+from queuetop.watch.snapshot import OTHER, Snapshot, TypeStats
 
 from .helpers import full_count_now, layout_sql
 
@@ -321,6 +322,43 @@ def test_past_max_types_the_busiest_types_are_named_and_the_rest_summed_into_one
     assert other.arrivals_total == 2 + 1 + 3 and other.wait_p50_s is None
     shown = [*snapshot.types, other]
     assert snapshot.totals.arrivals_60s_per_s == pytest.approx(sum(row.arrivals_60s_per_s for row in shown))
+
+
+def test_the_totals_counters_are_the_shown_types_also_after_a_quiet_one_is_dropped(backend):
+    """The totals' and `(other)`'s counters are kept as sums (every event, less those of the types dropped from
+    the window), not added up over every type each poll: they must stay the rows' sums when a type goes quiet and
+    empty and leaves the snapshot, and when one comes. A collector listing every type is the truth for one that
+    folds all but one."""
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        queue = Queue(db, backend.layout)
+        queue.enqueue_many("a", 2)
+        queue.enqueue_many("b", 3)
+        queue.enqueue_many("c", 1)
+        every, folding = (ShapeCollector(monitor_db, backend.layout, window_s=0.5, max_types=cap) for cap in (None, 1))
+        polls: list[tuple[Snapshot, Snapshot]] = []
+
+        def poll() -> None:
+            polls.append((every.poll(), folding.poll()))
+
+        poll()
+        for job in queue.claim("w", job_types=["a"], batch=2):
+            queue.complete(job.id, job.token)
+        poll()
+        time.sleep(1.6)  # a: no job left, and no event in the window (0.5 s; an event is stamped up to 0.5 s late)
+        poll()
+        queue.enqueue_many("d", 4)
+        poll()
+    for whole, folded in polls:
+        named = {row.job_type for row in folded.types}
+        for counter in ("arrivals_total", "completions_total"):
+            assert getattr(whole.totals, counter) == sum(getattr(row, counter) for row in whole.types)
+            assert getattr(folded.totals, counter) == getattr(whole.totals, counter)
+            assert getattr(folded.other, counter) == sum(getattr(row, counter) for row in whole.types
+                                                         if row.job_type not in named)  # fmt: skip
+    assert [sorted(row.job_type for row in whole.types) for whole, _ in polls] == \
+        [["a", "b", "c"], ["a", "b", "c"], ["b", "c"], ["b", "c", "d"]]
+    assert [whole.totals.arrivals_total for whole, _ in polls] == [6, 6, 4, 8]
+    assert [whole.totals.completions_total for whole, _ in polls] == [0, 2, 0, 0]
 
 
 def test_a_type_busier_than_a_named_one_takes_its_place():

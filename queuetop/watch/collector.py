@@ -131,6 +131,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._unseen = TypeHistory(window_s)  # jobs that came and went unseen (`_vanished`): in the totals only
         self._all = TypeHistory(window_s)  # every shown type's events (fed by each type's windows) and latencies
         # (added in `_sampled`) together: the totals'
+        self._forgotten = [0, 0]  # their arrivals and completions, of the types dropped since (quiet and empty)
         self._arrivals_by_time = TimeWatch(window_s)
         self._completions = CompletionWatch(window_s)
         self._finished = FinishedWatch() if layout.done is not None else None  # no times: rows done past a base

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from queuetop.core.history import EventWindow, LatencyWindow, drain_eta
@@ -50,6 +51,7 @@ class TypeRows:
     _history: dict[str, TypeHistory]
     _unseen: TypeHistory
     _all: TypeHistory
+    _forgotten: list[int]  # arrivals and completions of the shown types dropped from `_history`: not the totals'
     _in_no_state: InNoState
     _observed: dict[str, float]
     _provides: dict[str, bool]
@@ -71,7 +73,10 @@ class TypeRows:
             history.latency.prune(t)
         live = set().union(*(set(c) for c in counts.values()), self._in_no_state.counts or ())
         for job_type in [jt for jt, h in self._history.items() if jt not in live and h.empty()]:
-            del self._history[job_type]
+            gone = self._history.pop(job_type)
+            if gone.arrivals.feeds is not None:  # a shown type's: its counters leave the totals' with it
+                self._forgotten[0] += gone.arrivals.total
+                self._forgotten[1] += gone.completions.total
         names = set(self._history)  # the types with events in the window, or a job in any state (or in none)
         for by_type in counts.values():
             names.update(jt for jt, (count, _) in by_type.items() if count)
@@ -92,30 +97,33 @@ class TypeRows:
         # Every shown type's events are in one window too (`_all`): the totals' rates are read once, not summed
         # over every type's windows (as much work as all the types' rows together), and the folded types' are
         # theirs less the named rows'.
+        # The same for their counters: every event `_all` was fed, less those of the types dropped since.
         every = _rates([self._all], spans)
+        counters = (self._all.arrivals.total - self._forgotten[0], self._all.completions.total - self._forgotten[1])
         other = None
         if folded:
             shown = [(r.arrivals_10s_per_s, r.arrivals_60s_per_s, r.completions_10s_per_s, r.completions_60s_per_s)
                      for r in rows]  # fmt: skip
             rest = [None if part is None else _at_least_0(part - sum(r[n] or 0.0 for r in shown))
                     for n, part in enumerate(every)]  # fmt: skip
-            other = self._merged(OTHER, set(folded), now, counts, rest, None)
-        unseen = [self._unseen] if self._vanished is not None and not self.only_types else []
+            other = self._merged(OTHER, set(folded), now, counts, rest,
+                                 (counters[0] - sum(r.arrivals_total or 0 for r in rows),
+                                  counters[1] - sum(r.completions_total or 0 for r in rows)), None)  # fmt: skip
+        unseen = self._vanished is not None and not self.only_types  # the jobs seen only in passing: totals'
         totals = self._merged(TOTAL, names, now, counts,
-                              [None if part is None else part + (unseen_part or 0.0)
-                               for part, unseen_part in zip(every, _rates(unseen, spans), strict=True)],
-                              self._all.latency, unseen)
+                              [None if part is None else part + (unseen_part or 0.0) for part, unseen_part
+                               in zip(every, _rates([self._unseen] if unseen else [], spans), strict=True)],
+                              (counters[0] + self._unseen.arrivals.total * unseen,
+                               counters[1] + self._unseen.completions.total * unseen), self._all.latency)  # fmt: skip
         return tuple(rows), totals, other, len(folded)
 
-    def _merged(self, job_type: str, names: set[str], now: datetime, counts: Counts,
-                rates: Sequence[float | None], latency: LatencyWindow | None,
-                extra: Sequence[TypeHistory] = ()) -> TypeStats:  # fmt: skip
-        """The row of several types together (the totals, the folded types' `(other)`): their counts and
-        counters summed (and `extra`'s counters: the totals' jobs seen only in passing), `rates` theirs summed,
-        `latency` their latencies (None: no percentiles)."""
-        histories = [self._history[jt] for jt in names if jt in self._history] + list(extra)
+    def _merged(self, job_type: str, names: set[str], now: datetime, counts: Counts, rates: Sequence[float | None],
+                counters: tuple[int, int], latency: LatencyWindow | None) -> TypeStats:  # fmt: skip
+        """The row of several types together (the totals, the folded types' `(other)`): their counts summed;
+        `rates` and `counters` (arrivals, completions) theirs summed, `latency` their latencies (None: no
+        percentiles)."""
         summed = {s: {job_type: _sum(c, names)} for s, c in counts.items()}
-        return self._stats(job_type, now, summed, _held_in(summed), _Merged(histories, latency), (), rates,
+        return self._stats(job_type, now, summed, _held_in(summed), _Merged(counters, latency), (), rates,
                            self._in_no_state.of(names), bool(self._estimated & names))  # no spans: rates given
 
     RATES = (("arrivals", SHORT_WINDOW_S), ("arrivals", None), ("completions", SHORT_WINDOW_S), ("completions", None))
@@ -195,14 +203,11 @@ def _rates(histories: list[TypeHistory], spans: list[tuple[str, float, float] | 
 
 
 class _Merged:
-    """Several types' events (the totals', the folded ones'): their counters summed, their latencies one window."""
+    """Several types' events (the totals', the folded ones'), as `_stats` reads a type's: their counters summed,
+    their latencies one window."""
 
-    def __init__(self, histories: list[TypeHistory], latency: LatencyWindow | None) -> None:
-        arrivals = completions = 0
-        for history in histories:
-            arrivals += history.arrivals.total
-            completions += history.completions.total
-        self.arrivals, self.completions, self.latency = _Total(arrivals), _Total(completions), latency
+    def __init__(self, counters: tuple[int, int], latency: LatencyWindow | None) -> None:
+        self.arrivals, self.completions, self.latency = _Total(counters[0]), _Total(counters[1]), latency
 
 
 class _Total:
@@ -211,6 +216,8 @@ class _Total:
 
 
 def _sum(counts: dict[str, tuple[int, datetime | None]], names: set[str]) -> tuple[int, datetime | None]:
-    chosen = [v for k, v in counts.items() if k in names]
-    oldest = [o for c, o in chosen if o is not None and c]
-    return sum(c for c, _ in chosen), min(oldest) if oldest else None
+    """The jobs of `names` in one state, and the oldest of them (pending's: the other states have none). The
+    totals' names hold every type counted: then no type is looked up (10,000 lookups a state a poll)."""
+    chosen = counts.values() if names.issuperset(counts) else [v for k, v in counts.items() if k in names]
+    oldest = [o for c, o in chosen if o is not None and c] if any(map(itemgetter(1), chosen)) else ()
+    return sum(map(itemgetter(0), chosen)), min(oldest) if oldest else None
