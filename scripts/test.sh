@@ -6,8 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
 .venv/bin/ruff check queuetop tests bench scripts
-# Six workers on two cores: a worker spends about a fifth of its time on the CPU (the rest waits on a poll interval,
-# a lease, a server, a child process), so six fill the cores (four left a quarter idle: 247 s; eight queue for
-# them: 261 s; six 224 s). Work stealing: a worker that runs out takes tests from a busy one, so the last minute
-# is not one worker's queue of slow tests. QUEUETOP_TEST_WORKERS=0 runs the suite in one process.
+# Six workers on two cores: a worker spends about a sixth of its time on its own CPU (the rest waits on a poll
+# interval, a lease, a server, a child process), so more than one a core. Work stealing: a worker that runs out
+# takes tests from a busy one, so the last minute is not one worker's queue of slow tests. Measured on 2 cores
+# (one suite each, 2026-11-27): four workers 247-266 s, six with work stealing 224-261 s, eight 261 s (the cores
+# saturate): the suite is CPU-bound, six is no worse than four. QUEUETOP_TEST_WORKERS=0: one process.
 exec .venv/bin/pytest -q -n "${QUEUETOP_TEST_WORKERS:-6}" --dist worksteal "$@"
