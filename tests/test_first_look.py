@@ -100,6 +100,8 @@ def test_stats_says_its_estimate_and_exact_counts_every_row(sqlite_backend, caps
     assert main(["stats", "--db", str(db_path)]) == 0
     estimated = capsys.readouterr().out
     assert "≈" in estimated and "`queuetop stats --exact` counts every row first" in estimated
+    missed = "a type the sample missed (none of its jobs in it, in another state or arrived in the last minute)"
+    assert f"{missed} is not listed" in estimated  # stats exits before the full count that would list it
     assert main(["stats", "--db", str(db_path), "--exact"]) == 0
     exact = capsys.readouterr().out
     assert "≈" not in exact and f"{BULK:,}" in exact and f"{MID:,}" in exact

@@ -470,8 +470,9 @@ def render_table(snapshot: Snapshot) -> str:
         out.append("(the queue is empty: add jobs with `queuetop enqueue`)")
     out += [line(i) for i in range(1, len(rows) + 1)]
     if snapshot.totals.depth_is_estimate:
-        out.append("≈ an estimate: a deep queue's first look samples it, later polls track it between full counts "
-                   "(`queuetop stats --exact` counts every row first)")
+        out.append("≈ an estimate: a deep queue's first look samples it, later polls track it between full counts; "
+                   "a type the sample missed (none of its jobs in it, in another state or arrived in the last minute) "
+                   "is not listed (`queuetop stats --exact` counts every row first)")
     if snapshot.totals.in_no_state:
         out.append(f"NO STATE: {snapshot.totals.in_no_state:,} rows in none of layout {snapshot.layout}'s states "
                    f"(a value its states do not name?): `queuetop layouts --show {snapshot.layout}` shows them")
