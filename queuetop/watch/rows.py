@@ -109,12 +109,13 @@ class TypeRows:
             other = self._merged(OTHER, set(folded), now, counts, rest,
                                  (counters[0] - sum(r.arrivals_total or 0 for r in rows),
                                   counters[1] - sum(r.completions_total or 0 for r in rows)), None)  # fmt: skip
-        unseen = self._vanished is not None and not self.only_types  # the jobs seen only in passing: totals'
+        # the jobs seen only in passing (`_vanished`) are the totals' too, of no type
+        unseen = [self._unseen] if self._vanished is not None and not self.only_types else []
         totals = self._merged(TOTAL, names, now, counts,
-                              [None if part is None else part + (unseen_part or 0.0) for part, unseen_part
-                               in zip(every, _rates([self._unseen] if unseen else [], spans), strict=True)],
-                              (counters[0] + self._unseen.arrivals.total * unseen,
-                               counters[1] + self._unseen.completions.total * unseen), self._all.latency)  # fmt: skip
+                              [None if part is None else part + (unseen_part or 0.0)
+                               for part, unseen_part in zip(every, _rates(unseen, spans), strict=True)],
+                              (counters[0] + sum(h.arrivals.total for h in unseen),
+                               counters[1] + sum(h.completions.total for h in unseen)), self._all.latency)  # fmt: skip
         return tuple(rows), totals, other, len(folded)
 
     def _merged(self, job_type: str, names: set[str], now: datetime, counts: Counts, rates: Sequence[float | None],
