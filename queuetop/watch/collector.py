@@ -129,8 +129,8 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._identities = IdentityWatch()
         self._vanished = VanishedWatch() if layout.sequence else None
         self._unseen = TypeHistory(window_s)  # jobs that came and went unseen (`_vanished`): in the totals only
-        self._all = TypeHistory(window_s)  # every shown type's events (fed by each type's windows) and latencies
-        # (added in `_sampled`) together: the totals'
+        self._all = TypeHistory(window_s)  # every shown type's events and latencies together (each type's
+        # history feeds it): the totals'
         self._forgotten = [0, 0]  # their arrivals and completions, of the types dropped since (quiet and empty)
         self._arrivals_by_time = TimeWatch(window_s)
         self._completions = CompletionWatch(window_s)
@@ -431,9 +431,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._track(job_type, -(jobs - dead))  # a job that went dead is still in a state: dead (native)
 
     def _sampled(self, job_type: str, at: float, wait: float | None, processing: float | None, weight: float) -> None:
-        self._history_of(job_type).latency.add(at, wait, processing, weight)
-        if not self.only_types or job_type in self.only_types:
-            self._all.latency.add(at, wait, processing, weight)
+        self._history_of(job_type).sample(at, wait, processing, weight)
 
     def _read_arrivals_by_id(self, now: datetime, first: bool) -> None:
         db, decode, reads = self.db, self.db.dialect.decode_time, self.reads

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from queuetop.core.history import EventWindow, LatencyWindow, drain_eta
@@ -30,10 +29,18 @@ class TypeHistory:
     """One job type's events over the window: arrivals, completions, and the latencies of a sample."""
 
     def __init__(self, window_s: float, feeds: TypeHistory | None = None) -> None:
-        """`feeds`: every type's events together (the totals'), which each event added here is added to too."""
+        """`feeds`: every shown type's events together (the totals'), which each event and each latency added here
+        is added to too; None for a type not shown (`--type` chose others)."""
+        self.feeds = feeds
         self.arrivals = EventWindow(window_s, feeds.arrivals if feeds is not None else None)
         self.completions = EventWindow(window_s, feeds.completions if feeds is not None else None)
         self.latency = LatencyWindow(window_s)
+
+    def sample(self, at: float, wait: float | None, processing: float | None, weight: float) -> None:
+        """A completion's wait and processing (`weight`: the completions it stands for), here and in `feeds`."""
+        self.latency.add(at, wait, processing, weight)
+        if self.feeds is not None:
+            self.feeds.latency.add(at, wait, processing, weight)
 
     def empty(self) -> bool:
         return not (len(self.arrivals) or len(self.completions))
@@ -74,7 +81,7 @@ class TypeRows:
         live = set().union(*(set(c) for c in counts.values()), self._in_no_state.counts or ())
         for job_type in [jt for jt, h in self._history.items() if jt not in live and h.empty()]:
             gone = self._history.pop(job_type)
-            if gone.arrivals.feeds is not None:  # a shown type's: its counters leave the totals' with it
+            if gone.feeds is not None:  # a shown type's: its counters leave the totals' with it
                 self._forgotten[0] += gone.arrivals.total
                 self._forgotten[1] += gone.completions.total
         names = set(self._history)  # the types with events in the window, or a job in any state (or in none)
@@ -147,7 +154,7 @@ class TypeRows:
         """One row: a type's (`history` its events, None if it had none in the window; `rates` the rates of a type
         with none), or the totals' (`history` every shown type's, `rates` theirs summed). Called for every type on
         every poll, the hot path at 10,000 types: what is the same for every type (`held_in`, `spans`) is worked
-        out once by the caller, and nothing here makes a container it does not return."""
+        out once by the caller."""
         claimed_in, timed_out_in, dead_in, scheduled_in, lost_in = held_in
         depth, oldest = counts["pending"].get(job_type, _NONE)
         latency = history.latency if history is not None else None
@@ -217,8 +224,6 @@ class _Total:
 
 
 def _sum(counts: dict[str, tuple[int, datetime | None]], names: set[str]) -> tuple[int, datetime | None]:
-    """The jobs of `names` in one state, and the oldest of them (pending's: the other states have none). The
-    totals' names hold every type counted: then no type is looked up (10,000 lookups a state a poll)."""
-    chosen = counts.values() if names.issuperset(counts) else [v for k, v in counts.items() if k in names]
-    oldest = [o for c, o in chosen if o is not None and c] if any(map(itemgetter(1), chosen)) else ()
-    return sum(map(itemgetter(0), chosen)), min(oldest) if oldest else None
+    chosen = [v for k, v in counts.items() if k in names]
+    oldest = [o for c, o in chosen if o is not None and c]
+    return sum(c for c, _ in chosen), min(oldest) if oldest else None
