@@ -13,7 +13,6 @@ from datetime import timedelta
 
 import pytest
 import sqlglot
-from sqlfluff.core import FluffConfig, Linter
 
 from queuetop.act.queue import Queue
 from queuetop.core.history import percentiles
@@ -28,6 +27,7 @@ from queuetop.watch.watermarks import SAMPLE_CAP, SAMPLE_PER_S
 from .helpers import BASE, layout_sql
 from .seedshapes import local_now_sql, push
 from .test_shapes import backend_name, job_queue, requests  # noqa: F401 - the seed fixtures
+from .tsql_check import _linter
 
 COLUMNS = "{c_id}, {c_type}, {c_created}, {c_claimed_at}, {c_completed}, {c_claimed_by}, {c_attempts}, {c_outcome}"
 CHUNK = 400
@@ -267,7 +267,7 @@ def test_the_bounded_reads_are_tsql_in_two_grammars(name, label, statement):
     sqlglot.parse_one(sql, read="tsql")
     assert sql.count("?") == len(params), f"{name} {label}"
     assert sql.startswith("/* queuetop */ ") and sql.count("WITH (NOLOCK)") == sql.count(" FROM [")
-    parsed = Linter(config=FluffConfig(overrides={"dialect": "tsql"})).parse_string(sql.replace("?", "@p"))
+    parsed = _linter().parse_string(sql.replace("?", "@p"))
     assert not parsed.violations, f"{name} {label}: {parsed.violations[0]}"
     assert " LIMIT " not in sql
 

@@ -3,7 +3,9 @@
 No SQL Server runs here, so each statement queuetop can send is held to three checks:
 1. sqlfluff's `tsql` dialect (pinned in pyproject) parses it with no unparsable segment, after each ODBC `?`
    marker is turned into a variable `@p1`, `@p2`, ... (sqlfluff reads variables, not markers). Unlike sqlglot's
-   T-SQL mode it refuses LIMIT, RETURNING and `TOP ?`, so it catches the mistakes this check exists for.
+   T-SQL mode it refuses LIMIT, RETURNING and `TOP ?`, so it catches the mistakes this check exists for. Its
+   Rust parser (sqlfluffrs, pinned beside it, sqlfluff's default where installed) does the parsing: the same tree
+   as the Python parser for every statement of the golden inventory, in a third of the time.
 2. A denylist of other dialects' words that a lenient grammar might let through: LIMIT, RETURNING,
    `CREATE ... IF NOT EXISTS`, FOR UPDATE, `::` casts, `TOP ?` / `TOP @p` without parentheses, true/false.
    Looked for outside string literals, comments and [bracketed] names.
