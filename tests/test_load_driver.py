@@ -78,6 +78,29 @@ def test_stopping_mid_run_gives_back_every_claim_at_once(backend):
     assert report.claimed == 0 and report.crashed_recovered == report.crashed
 
 
+def test_a_crashed_claim_released_at_the_stop_ends_there_in_the_ledger(sqlite_backend):
+    """At a stop each consumer releases the claims it abandoned, long before their lease runs out; from then the
+    job is anyone's, and a consumer still finishing its last claim may take it (under a loaded machine one did:
+    the demo's stop said `1 DUPLICATED`). The abandoned claim ends at that release, so such a claim is no
+    overlap; a claim taken while it is still held is one."""
+    config = LoadConfig(types=(("resize", 1.0),), producers=1, pools=(ConsumerPool(2),), rate=300.0,
+                        default_work=WorkTime("fixed", 5), crash=0.3, lease_s=30.0, batch=5, seed=7)  # fmt: skip
+    run = LoadRun(sqlite_backend.target, config, sqlite_backend.layout).start()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not run.counters().crashed:
+        time.sleep(0.05)
+    while_held = time.monotonic()  # the crashed claims so far are held now, and until the stop
+    run.shutdown()
+    assert run.counters().recovered_at_stop > 0
+    released = [job_id for job_id, _ in run.facts().abandoned]
+    now = time.monotonic()
+    run.ledger.claimed(released, "late", now, now, config.lease_s)  # what the race does, after the releases
+    assert run.ledger.duplicates() == []
+    # and the check sees a claim made while a crashed one still held the job
+    run.ledger.claimed(released[:1], "early", while_held, while_held, config.lease_s)
+    assert [duplicate.job_id for duplicate in run.ledger.duplicates()] == released[:1]
+
+
 def test_the_demo_load_runs_in_the_background_and_stops_cleanly(sqlite_backend):
     background = start_background_load(sqlite_backend.target, demo_config(), sqlite_backend.layout)
     time.sleep(2.0)

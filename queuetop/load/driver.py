@@ -493,8 +493,8 @@ class LoadRun:
         attempts_limited = "attempts" in (self.layout.claim.sets if self.layout.claim else {})
         return attempts_limited and job.attempts >= self.config.max_attempts
 
-    def _abandon(self, jobs: list[Any], claims: list[Claim], worker: str, abandoned: list[Any], db: Database,
-                 queue: NativeLoadQueue | ShapeLoadQueue) -> None:  # fmt: skip
+    def _abandon(self, jobs: list[Any], claims: list[Claim], worker: str, abandoned: list[tuple[Any, Claim]],
+                 db: Database, queue: NativeLoadQueue | ShapeLoadQueue) -> None:  # fmt: skip
         self._tally.add("crashed", len(jobs))
         for claim in claims:
             claim.crashed()
@@ -507,10 +507,10 @@ class LoadRun:
             self._abandoned += [(job.id, worker) for job in jobs]
         if not isinstance(queue, NativeLoadQueue):
             return  # a seed's crashed claims stay as the crash left them
-        abandoned += jobs
+        abandoned += zip(jobs, claims, strict=True)
         horizon = self._sweep_horizon(db)
         if horizon is not None:  # the sweeper has long released these: forget them
-            abandoned[:] = [job for job in abandoned if job.timeout >= horizon]
+            abandoned[:] = [(job, claim) for job, claim in abandoned if job.timeout >= horizon]
 
     def _sweep_horizon(self, db: Database) -> datetime | None:
         """Claims that timed out before this moment have been released by the sweeper."""
@@ -527,15 +527,18 @@ class LoadRun:
             except LeaseLost:  # released meanwhile: nothing left to give back
                 claim.outcome = "lease lost"
 
-    def _recover(self, queue: NativeLoadQueue | ShapeLoadQueue, abandoned: list[Any]) -> None:
+    def _recover(self, queue: NativeLoadQueue | ShapeLoadQueue, abandoned: list[tuple[Any, Claim]]) -> None:
         """At stop: release the claims this consumer abandoned that no sweeper has released yet, as a
-        release would (back to pending, or dead on the last attempt), so none waits out its lease."""
+        release would (back to pending, or dead on the last attempt), so none waits out its lease. From the
+        release on the job is anyone's (a consumer still finishing its last claim may take it), so the crashed
+        claim ends there in the ledger, not at the lease it would have waited out."""
         if not abandoned:
             return
         horizon = self._sweep_horizon(queue.queue.db) if isinstance(queue, NativeLoadQueue) else None
-        for job in abandoned:
+        for job, claim in abandoned:
             if horizon is not None and job.timeout < horizon:
                 continue
+            claim.let_go(time.monotonic(), "crashed")  # before the release is sent, as every hand-back
             try:
                 self._retrying(lambda j=job: queue.recover(j))
                 self._tally.add("recovered_at_stop")

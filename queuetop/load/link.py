@@ -153,7 +153,7 @@ class Hands:
         self.worker = worker
         self.lives = 0
         self.rng = rng
-        self.abandoned: list[Job] = []
+        self.abandoned: list[tuple[Job, Claim]] = []  # its crashed claims (and their ledger's) not released yet
         self.held: list[tuple[Any, Claim]] = []  # claimed and not yet let go: handed back after a lost connection
         self.claiming = False  # a claim statement is in flight
         self.latencies: deque[float] = deque(maxlen=latencies_kept)
