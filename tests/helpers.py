@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
 
-from queuetop.db import Database
+from queuetop.db import Database, parse_target
 from queuetop.layouts import Layout
 from queuetop.layouts.sql import Statements
 from queuetop.watch.collector import ShapeCollector
@@ -202,3 +202,21 @@ def unclaimed_and_held(db: Database, layout: Layout, job_type: str) -> tuple[int
 def layout_sql(db: Database, layout: Layout, template: str) -> str:
     """A test's own statement on a layout's tables, written with role names (`{queue}`, `{claimed_at}`)."""
     return Statements(db.dialect, layout).sql(template)
+
+
+def native_queue_file(path: object) -> str:
+    """A SQLite file with the native schema, made in this process as `queuetop init --db PATH` makes it: a test's
+    setup (the command under test runs as users run it, in a process of its own; what it starts from need not)."""
+    from queuetop.layouts.schema import init_schema
+
+    with Database.open(parse_target(str(path)), create=True) as db:
+        init_schema(db)
+    return str(path)
+
+
+def enqueue_into(path: object, job_type: str, count: int) -> None:
+    """`count` jobs of `job_type` into the native queue in a SQLite file, in this process (a test's setup)."""
+    from queuetop.act.queue import Queue
+
+    with Database.open(parse_target(str(path))) as db:
+        Queue(db).enqueue_many(job_type, count)

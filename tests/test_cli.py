@@ -14,7 +14,7 @@ from queuetop.act.queue import Queue
 from queuetop.db import Database, SchemaMissing, parse_target
 
 from .conftest import PG_TARGET, _fresh_layout
-from .helpers import completed_rows, queue_rows
+from .helpers import completed_rows, enqueue_into, native_queue_file, queue_rows
 
 
 def queuetop(*args: str, env_extra: dict | None = None, home=None) -> subprocess.CompletedProcess:
@@ -37,7 +37,7 @@ def assert_clean_failure(result: subprocess.CompletedProcess, *phrases: str) -> 
 @pytest.fixture
 def queue_file(tmp_path):
     path = tmp_path / "q.db"
-    assert queuetop("init", "--db", str(path)).returncode == 0
+    native_queue_file(path)
     return path
 
 
@@ -114,14 +114,14 @@ def test_release_dry_run_then_release(queue_file):
     ],
 )
 def test_bad_arguments_fail_cleanly_and_change_nothing(queue_file, args, phrases):
-    queuetop("enqueue", "--db", str(queue_file), "-t", "email", "-n", "2")
+    enqueue_into(queue_file, "email", 2)
     before = snapshot_of_tables(queue_file)
     assert_clean_failure(queuetop(*args, "--db", str(queue_file)), *phrases)
     assert snapshot_of_tables(queue_file) == before
 
 
 def test_a_type_merely_idle_is_no_mistake_its_figures_are_zero(queue_file):
-    queuetop("enqueue", "--db", str(queue_file), "-t", "email", "-n", "2")
+    enqueue_into(queue_file, "email", 2)
     idle = queuetop("stats", "--db", str(queue_file), "--type", "sms", "--json")  # close to no type the queue has
     assert idle.returncode == 0, idle.stderr
     assert queuetop("release", "--db", str(queue_file), "--type", "sms").returncode == 0

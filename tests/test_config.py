@@ -15,6 +15,7 @@ from queuetop.core.errors import UsageError
 from queuetop.watch.slo import Slo
 
 from .conftest import PG_TARGET
+from .helpers import native_queue_file
 from .test_cli import assert_clean_failure, queuetop, snapshot_of_tables
 
 NO_CLI = {"db": None, "layout": None, "table": None, "completed_table": None, "interval": None, "read_only": None,
@@ -147,7 +148,7 @@ def test_t_names_the_target_for_every_command_before_or_after_it(tmp_path, confi
 
 def test_a_read_only_target_refuses_every_command_that_writes_and_changes_nothing(tmp_path):
     db = tmp_path / "ro.db"
-    assert queuetop("init", "--db", str(db)).returncode == 0
+    native_queue_file(db)
     config = write(tmp_path, f'[targets.ro]\ndb = "{db}"\nread_only = true\n')
     before = snapshot_of_tables(db)
     for args in (("enqueue", "--type", "x"), ("release",), ("dead", "delete", "--yes"), ("init",), ("load",)):
@@ -184,7 +185,7 @@ def test_the_dashboard_gets_the_target_s_interval_read_only_and_slos(tmp_path, m
     from queuetop.cli import main
 
     db = tmp_path / "w.db"
-    assert queuetop("init", "--db", str(db)).returncode == 0
+    native_queue_file(db)
     config = write(tmp_path, f'[targets.w]\ndb = "{db}"\ninterval = 5\nread_only = true\n'
                              '[targets.w.slo.types.email]\nmax_depth = 7\n')  # fmt: skip
     seen = {}

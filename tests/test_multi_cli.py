@@ -9,13 +9,14 @@ import pytest
 
 from queuetop.watch.slo import Slo
 
+from .helpers import native_queue_file
 from .test_cli import assert_clean_failure, queuetop
 
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     for name in ("a", "b"):
-        assert queuetop("init", "--db", str(tmp_path / f"{name}.db")).returncode == 0
+        native_queue_file(tmp_path / f"{name}.db")
     path = tmp_path / "config.toml"
     path.write_text(f"""
 interval = 2
@@ -84,7 +85,7 @@ def test_targets_named_like_commands_open_the_dashboard_on_both(tmp_path: Path, 
     from queuetop.cli import main
 
     for name in ("release", "up"):
-        assert queuetop("init", "--db", str(tmp_path / f"{name}.db")).returncode == 0
+        native_queue_file(tmp_path / f"{name}.db")
     config = tmp_path / "config.toml"
     config.write_text(f'[targets.release]\ndb = "{tmp_path / "release.db"}"\n'
                       f'[targets.up]\ndb = "{tmp_path / "up.db"}"\n', encoding="utf-8")  # fmt: skip

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from .helpers import enqueue_into, native_queue_file
 from .test_cli import assert_clean_failure, queuetop
 
 UNREACHABLE = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=1;DATABASE=x;UID=ops;PWD={a}}b-secret}"
@@ -37,8 +38,8 @@ def piped_to_head(*args: str) -> subprocess.CompletedProcess:
 ], ids=lambda a: a[0] if isinstance(a, tuple) and isinstance(a[0], str) else "")  # fmt: skip
 def test_a_reader_that_leaves_ends_the_command_quietly(args, codes, tmp_path):
     db = tmp_path / "q.db"
-    assert queuetop("init", "--db", str(db)).returncode == 0
-    assert queuetop("enqueue", "--db", str(db), "--type", "email", "-n", "40").returncode == 0
+    native_queue_file(db)
+    enqueue_into(db, "email", 40)
     for _ in range(3):  # it failed 10 of 10 times before: three tries are enough to see it
         result = piped_to_head(*[str(db) if a == "QUEUE" else a for a in args])
         assert result.returncode in codes and result.stderr == "", result.stderr

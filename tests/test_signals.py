@@ -19,7 +19,7 @@ import pytest
 from queuetop.db import Database, parse_target
 from queuetop.layouts import NATIVE
 
-from .helpers import queue_rows
+from .helpers import native_queue_file, queue_rows
 
 LEAVE_ALTERNATE_SCREEN = b"\x1b[?1049l"
 SHOW_CURSOR = b"\x1b[?25h"
@@ -73,9 +73,7 @@ class Terminal:
 
 @pytest.fixture
 def queue_file(tmp_path) -> str:
-    path = str(tmp_path / "q.db")
-    assert subprocess.run([sys.executable, "-m", "queuetop", "init", "--db", path], capture_output=True).returncode == 0
-    return path
+    return native_queue_file(tmp_path / "q.db")
 
 
 def claims_held(path: str) -> int:

@@ -19,7 +19,7 @@ from queuetop.db.dialects import MSSQLDialect
 from queuetop.layouts import NATIVE, load_layout
 from queuetop.layouts.sql import Statements
 
-from .helpers import FakeClock, completed_rows, layout_sql, queue_rows, travel
+from .helpers import FakeClock, completed_rows, layout_sql, native_queue_file, queue_rows, travel
 from .seedshapes import QUEUESAMPLE_JOB_TYPES, create_seed, drop_seed, finish, pop, push, worker_guid
 from .test_cli import queuetop
 from .test_shapes import Seeded, make_seeded
@@ -258,7 +258,7 @@ def test_shapes_without_a_claimer_say_so(preset: str, tmp_path):
 
 def test_the_cli_workers_table_and_a_shape_without_claimer(tmp_path):
     path = tmp_path / "q.db"
-    assert queuetop("init", "--db", str(path)).returncode == 0
+    native_queue_file(path)
     with Database.open(parse_target(str(path))) as db:
         queue = Queue(db)
         queue.enqueue_many("email", 5)
@@ -299,7 +299,7 @@ def test_the_workers_statements_parse_as_tsql_with_their_parameters(sql: str, pa
 
 def test_the_cli_releases_one_workers_claims(tmp_path):
     path = tmp_path / "q.db"
-    assert queuetop("init", "--db", str(path)).returncode == 0
+    native_queue_file(path)
     with Database.open(parse_target(str(path))) as db:
         queue = Queue(db)
         queue.enqueue_many("email", 6)
