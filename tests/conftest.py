@@ -21,6 +21,8 @@ from queuetop.db import Database, Target, parse_target
 from queuetop.layouts import NATIVE, Layout
 from queuetop.layouts.schema import init_schema
 
+from .helpers import native_queue_file
+
 PG_DEFAULT = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=queuetop_test;UID=postgres"
 PG_TARGET = os.environ.get("QUEUETOP_TEST_PG", PG_DEFAULT)
 MSSQL_TARGET = os.environ.get("QUEUETOP_TEST_MSSQL")
@@ -82,10 +84,7 @@ def _fresh_layout() -> Layout:
 
 def make_backend(name: str, tmp_path, pg_text: str = PG_TARGET) -> Backend:
     if name == "sqlite":
-        target = parse_target(str(tmp_path / "queue.db"))
-        with Database.open(target, create=True) as db:
-            init_schema(db, NATIVE)
-        return Backend(name, target, NATIVE)
+        return Backend(name, parse_target(native_queue_file(tmp_path / "queue.db")), NATIVE)
     target = parse_target(pg_text if name == "postgres" else MSSQL_TARGET)
     layout = _fresh_layout()
     with Database.open(target) as db:

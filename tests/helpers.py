@@ -10,11 +10,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
+from queuetop.act.queue import Queue
 from queuetop.db import Database, parse_target
 from queuetop.layouts import Layout
 from queuetop.layouts.sql import Statements
 from queuetop.watch.collector import ShapeCollector
+
+if TYPE_CHECKING:
+    from tests.conftest import Backend
 
 BASE = datetime(2026, 1, 1, 12, 0, 0)
 
@@ -214,9 +219,13 @@ def native_queue_file(path: object) -> str:
     return str(path)
 
 
-def enqueue_into(path: object, job_type: str, count: int) -> None:
-    """`count` jobs of `job_type` into the native queue in a SQLite file, in this process (a test's setup)."""
-    from queuetop.act.queue import Queue
+def enqueue(backend: Backend, job_type: str, count: int) -> None:
+    """`count` jobs of `job_type` into a test backend's queue, in this process (a test's setup)."""
+    with backend.open() as db:
+        Queue(db, backend.layout).enqueue_many(job_type, count)
 
+
+def enqueue_into(path: object, job_type: str, count: int) -> None:
+    """The same into the native queue of a SQLite file (`native_queue_file`'s)."""
     with Database.open(parse_target(str(path))) as db:
         Queue(db).enqueue_many(job_type, count)

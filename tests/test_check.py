@@ -14,6 +14,7 @@ from queuetop.watch.collector import collector_for
 from queuetop.watch.slo import Limit, Slo, Slos
 
 from .conftest import PG_TARGET, Backend
+from .helpers import enqueue
 from .seedshapes import drop_seed, push
 from .test_cli import queuetop
 from .test_shapes import make_seeded
@@ -24,11 +25,6 @@ def where(backend: Backend) -> list[str]:
     if backend.name == "sqlite":
         return ["--db", backend.target.value]
     return ["--db", backend.target.value, "--layout", "native", "--table", f"{backend.layout.schema}.WorkQueue"]
-
-
-def enqueue(backend: Backend, job_type: str, count: int) -> None:
-    with backend.open() as db:
-        Queue(db, backend.layout).enqueue_many(job_type, count)
 
 
 def test_ok_exits_0_and_says_how_many_checks_were_met(backend):

@@ -17,6 +17,7 @@ from queuetop.db import Database, parse_target
 from queuetop.layouts.schema import init_schema
 from queuetop.watch.monitor import CLOSED, CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT, Monitor, backoff_delay
 from tests.conftest import PG_TARGET, Backend
+from tests.helpers import enqueue
 
 
 class Clock:
@@ -25,11 +26,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def enqueue(backend: Backend, job_type: str, count: int) -> None:
-    with backend.open() as db:
-        Queue(db, backend.layout).enqueue_many(job_type, count)
 
 
 def sqlite_files(path: Path) -> list[Path]:

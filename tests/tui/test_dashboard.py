@@ -19,14 +19,9 @@ from queuetop.tui.modals import EnqueueModal, ReleaseModal
 from queuetop.tui.table import QueueTable
 from queuetop.watch.monitor import CONNECTED, NO_SCHEMA, RECONNECTING, TIMED_OUT
 from tests.conftest import Backend
-from tests.helpers import unclaimed_and_held
+from tests.helpers import enqueue, unclaimed_and_held
 from tests.test_monitor import lock_sqlite
 from tests.tui.conftest import SIZE, AppFactory, RecordingApp, status, text, wait_for
-
-
-def enqueue(backend: Backend, job_type: str, count: int) -> None:
-    with backend.open() as db:
-        Queue(db, backend.layout).enqueue_many(job_type, count)
 
 
 def claim(backend: Backend, job_type: str, count: int, lease: float) -> None:

@@ -6,19 +6,14 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from queuetop.act.queue import Queue
 from queuetop.store.series import WINDOWS_S
 from queuetop.tui.main import MainScreen
 from queuetop.tui.table import QueueTable
 from queuetop.tui.widgets import Chart
 from queuetop.watch.snapshot import TOTAL
 from tests.conftest import Backend
+from tests.helpers import enqueue
 from tests.tui.conftest import SIZE, AppFactory, status, wait_for
-
-
-def enqueue(backend: Backend, job_type: str, count: int) -> None:
-    with backend.open() as db:
-        Queue(db, backend.layout).enqueue_many(job_type, count)
 
 
 def depth_shown(app, job_type: str) -> int | None:

@@ -17,14 +17,10 @@ from queuetop.tui.multi import MultiApp, MultiScreen
 from queuetop.tui.table import QueueTable
 from queuetop.tui.widgets import Chart
 from queuetop.watch.monitor import RECONNECTING
-from tests.conftest import Backend, make_backend
+from tests.conftest import make_backend
+from tests.helpers import enqueue
 from tests.test_cli import snapshot_of_tables
 from tests.tui.conftest import SIZE, MultiFactory, status, text, wait_for
-
-
-def enqueue(backend: Backend, job_type: str, count: int) -> None:
-    with backend.open() as db:
-        Queue(db, backend.layout).enqueue_many(job_type, count)
 
 
 def depth(app: MultiApp, name: str, job_type: str) -> int | None:

@@ -10,6 +10,7 @@ from queuetop.act.queue import Queue
 from queuetop.tui.table import QueueTable
 from queuetop.watch.slo import Limit, Slo, Slos
 from tests.conftest import Backend
+from tests.helpers import enqueue
 from tests.tui.conftest import SIZE, AppFactory, RecordingApp, status, wait_for
 
 
@@ -20,11 +21,6 @@ class BellCounting(RecordingApp):
 
     def bell(self) -> None:
         self.rings += 1
-
-
-def enqueue(backend: Backend, job_type: str, count: int) -> None:
-    with backend.open() as db:
-        Queue(db, backend.layout).enqueue_many(job_type, count)
 
 
 def take(backend: Backend, job_type: str, count: int) -> None:
