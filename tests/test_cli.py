@@ -1,5 +1,5 @@
-"""The `queuetop` command as users run it (a real subprocess): outputs, JSON shape, and every error case as
-one clear line on stderr with exit code 2, no traceback, and the queue unchanged."""
+"""The `queuetop` command as users run it (a process of its own, `forked_cli`): outputs, JSON shape, and every
+error case as one clear line on stderr with exit code 2, no traceback, and the queue unchanged."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from queuetop.act.queue import Queue
 from queuetop.db import Database, SchemaMissing, parse_target
 
+from . import forked_cli
 from .conftest import PG_TARGET, _fresh_layout
 from .helpers import completed_rows, enqueue_into, native_queue_file, queue_rows
 
@@ -21,8 +23,21 @@ def queuetop(*args: str, env_extra: dict | None = None, home=None) -> subprocess
     env = {**os.environ, "QUEUETOP_DB": "", **(env_extra or {})}
     if home is not None:
         env["XDG_DATA_HOME"] = str(home)
-    return subprocess.run([sys.executable, "-m", "queuetop", *args], capture_output=True, text=True, env=env,
-                          timeout=60)  # fmt: skip
+    return forked_cli.run(args, env=env, timeout=60)
+
+
+def test_python_m_queuetop_and_the_installed_script_are_the_command(tmp_path):
+    """What `forked_cli` skips, run whole: the interpreter starting `python -m queuetop` and the console script
+    `pip install` made, each to its exit code (0 done, 2 a user's mistake) and its output."""
+    env = {**os.environ, "QUEUETOP_DB": "", "XDG_DATA_HOME": str(tmp_path)}
+    for command in ([sys.executable, "-m", "queuetop"], [str(Path(sys.executable).parent / "queuetop")]):
+        done = subprocess.run([*command, "enqueue", "--type", "email"], capture_output=True, text=True, env=env,
+                              timeout=60)  # fmt: skip
+        assert done.returncode == 0 and done.stdout.startswith("enqueued 1 job of type 'email'"), done
+        wrong = subprocess.run([*command, "stats", "--interval", "soon"], capture_output=True, text=True, env=env,
+                               timeout=60)  # fmt: skip
+        assert_clean_failure(wrong, "--interval")
+        assert wrong.stdout == ""
 
 
 def assert_clean_failure(result: subprocess.CompletedProcess, *phrases: str) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from queuetop.db import Database, UsageError, parse_target
 from queuetop.db.dialects import PostgresDialect, SQLiteDialect
 from queuetop.db.recording import StatementRecorder
 from queuetop.layouts import ACTIONS, PRESET_NAMES, load_layout, with_tables
+from tests import forked_cli
 from tests.conftest import PG_TARGET
 
 # procrastinate's table as a user would describe it by hand: what it watches, nothing about how to write it.
@@ -54,8 +54,7 @@ class Library:
 
     def cli(self, *args: str) -> subprocess.CompletedProcess:
         env = {**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": ""}
-        return subprocess.run([sys.executable, "-m", "queuetop", *args, "--db", self.db_text, "--layout",
-                               str(self.layout_file), "--table", self.table], capture_output=True, text=True,
+        return forked_cli.run([*args, "--db", self.db_text, "--layout", str(self.layout_file), "--table", self.table],
                               env=env, timeout=60)  # fmt: skip
 
     def open(self) -> Database:

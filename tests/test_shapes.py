@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -23,6 +22,7 @@ import pytest
 from queuetop.db import Database, Target, parse_target
 from queuetop.layouts import Layout, load_layout, with_tables
 from queuetop.watch.collector import collector_for
+from tests import forked_cli
 from tests.conftest import PG_TARGET
 from tests.seedshapes import PG_TZ_TARGET, SeedTables, create_seed, drop_seed, finish, pop, push
 
@@ -46,8 +46,7 @@ class Seeded:
     def cli(self, *args: str) -> subprocess.CompletedProcess:
         table = f"{self.tables.schema}.{self.tables.queue}" if self.tables.schema else self.tables.queue
         env = {**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": ""}
-        return subprocess.run([sys.executable, "-m", "queuetop", *args, "--db", self.db_text, "--layout",
-                               self.layout.name, "--table", table], capture_output=True, text=True, env=env,
+        return forked_cli.run([*args, "--db", self.db_text, "--layout", self.layout.name, "--table", table], env=env,
                               timeout=60)  # fmt: skip
 
     def stats(self, *extra: str) -> dict:
@@ -403,8 +402,7 @@ def test_concurrent_seed_workers_while_queuetop_polls(shape, backend_name, tmp_p
 # -- detection and checks --------------------------------------------------------------------------------
 def _cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": ""}
-    return subprocess.run([sys.executable, "-m", "queuetop", *args], capture_output=True, text=True, env=env,
-                          timeout=60)  # fmt: skip
+    return forked_cli.run(args, env=env, timeout=60)
 
 
 def test_detection_picks_the_one_seed_table_and_says_so(tmp_path):
@@ -492,8 +490,7 @@ def test_layout_and_db_are_accepted_before_and_after_the_subcommand(tmp_path):
         result = _cli(*args)
         assert result.returncode == 0, (args, result.stderr)
         assert json.loads(result.stdout)["layout"] == "job_queue" and "found" not in result.stderr
-    env_chosen = subprocess.run([sys.executable, "-m", "queuetop", "stats", "--json", "--db", s.db_text],
-                                capture_output=True, text=True, timeout=60,
+    env_chosen = forked_cli.run(["stats", "--json", "--db", s.db_text], timeout=60,
                                 env={**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": "work_queue"})
     assert env_chosen.returncode == 2 and "table work_queue not found" in env_chosen.stderr  # $QUEUETOP_LAYOUT
 

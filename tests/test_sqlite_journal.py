@@ -7,14 +7,14 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
+
+from . import forked_cli
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": ""}
-    return subprocess.run([sys.executable, "-m", "queuetop", *args], capture_output=True, text=True, env=env,
-                          timeout=60)  # fmt: skip
+    return forked_cli.run(args, env=env, timeout=60)
 
 
 def journal_mode(path: Path) -> str:

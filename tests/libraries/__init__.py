@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ from queuetop.db import Database, parse_target
 from queuetop.layouts.detect import detect
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
+from tests import forked_cli
 from tests.conftest import PG_TARGET
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,8 +75,7 @@ class LibraryApp:
 def queuetop_cli(*args: str) -> subprocess.CompletedProcess:
     """`queuetop ARGS --db` the test PostgreSQL database, as a user runs it (no target from the environment)."""
     env = {**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": ""}
-    return subprocess.run([sys.executable, "-m", "queuetop", *args, "--db", PG_TARGET], capture_output=True,
-                          text=True, env=env, timeout=60)  # fmt: skip
+    return forked_cli.run([*args, "--db", PG_TARGET], env=env, timeout=60)
 
 
 def read_rows(sql: str) -> list[tuple]:

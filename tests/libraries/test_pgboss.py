@@ -6,8 +6,6 @@ burst that arrives and ends between two polls is counted whole, with its wait an
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +13,7 @@ import pytest
 from queuetop.db import Database, parse_target
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
+from tests import forked_cli
 from tests.conftest import PG_TARGET
 from tests.libraries import LibraryApp, assert_advice_fixes_the_scans, detected, made_by, wait_for
 
@@ -84,8 +83,7 @@ def test_a_burst_is_counted_whole_with_its_wait_and_processing(pgboss: LibraryAp
 
 def test_the_doctor_prints_no_delete_for_a_librarys_table(pgboss: LibraryApp) -> None:
     env = {**os.environ, "QUEUETOP_DB": "", "QUEUETOP_LAYOUT": ""}
-    done = subprocess.run([sys.executable, "-m", "queuetop", "doctor", "--db", PG_TARGET, "--table",
-                           f"{pgboss.schema}.job"], capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    done = forked_cli.run(["doctor", "--db", PG_TARGET, "--table", f"{pgboss.schema}.job"], env=env, timeout=120)
     assert "ok    retention: job: pg-boss keeps and removes its own rows" in done.stdout, done.stdout + done.stderr
     assert "DELETE" not in done.stdout
 
