@@ -334,7 +334,10 @@ def test_the_totals_counters_are_the_shown_types_also_after_a_quiet_one_is_dropp
         queue.enqueue_many("a", 2)
         queue.enqueue_many("b", 3)
         queue.enqueue_many("c", 1)
-        every, folding = (ShapeCollector(monitor_db, backend.layout, window_s=0.5, max_types=cap) for cap in (None, 1))
+        # An event is stamped at the middle of its second, so with a window under a few seconds a's events could
+        # leave it between the two collectors' polls (13 ms apart; the second poll's cutoff passing x.5 s), one
+        # collector listing a and the other not: a window of 3 s, whose edge no poll here comes near.
+        every, folding = (ShapeCollector(monitor_db, backend.layout, window_s=3.0, max_types=cap) for cap in (None, 1))
         polls: list[tuple[Snapshot, Snapshot]] = []
 
         def poll() -> None:
@@ -349,7 +352,7 @@ def test_the_totals_counters_are_the_shown_types_also_after_a_quiet_one_is_dropp
         for job in queue.claim("w", job_types=["a"], batch=2):
             queue.complete(job.id, job.token)
         poll()
-        time.sleep(1.6)  # a: no job left, and no event in the window (0.5 s; an event is stamped up to 0.5 s late)
+        time.sleep(3.7)  # a: no job left, and no event in the window (3 s; an event is stamped up to 0.5 s late)
         poll()
         queue.enqueue_many("d", 4)
         poll()
