@@ -275,6 +275,27 @@ def test_past_a_statement_of_types_only_the_types_that_moved_and_a_turn_of_the_r
         assert shown == depths[4] and "t4" in seen
 
 
+def test_a_type_kept_as_last_worked_out_takes_the_full_counts_word_without_its_turn(backend, monkeypatch, small_cap):
+    """Past HEADS_PER_STATEMENT types a type that did not move keeps its figures as last worked out (tracking.py),
+    not worked out again from its heads each poll; a full count can still change them without the type moving — a
+    deep type that moved shows its depth as tracked (≈) until a full count finds it at rest, and from the poll that
+    takes that count it is exact, its turn or not."""
+    monkeypatch.setattr(tracking, "HEADS_PER_STATEMENT", 2)
+    with five_types(backend) as (_, monitor_db, queue, collector, names):
+        queue.enqueue_many("t4", 1)
+        assert row(collector.poll(), "t4") == (6, True)  # past the cap, tracked since it moved
+        for _ in range(3):  # 5 types, 2 a turn: the poll that takes the count below reads t0 and t1
+            assert row(collector.poll(), "t4") == (6, True)  # kept as worked out
+        full_count_now(collector)
+        collector.poll()  # starts the count
+        collector.settle()
+        statements = types_asked(monitor_db, names)
+        snapshot = collector.poll()  # takes it
+        assert "t4" not in flat(statements), statements  # not its turn: the count's word, not a read of its heads
+        assert row(snapshot, "t4") == (6, False)
+        assert [row(snapshot, name)[0] for name in names] == [1, 2, 3, 4, 6]
+
+
 def test_each_row_a_poll_makes_is_the_row_the_constructor_makes(backend):
     """The collector makes its rows with `TypeStats.of` (no frozen __init__): each must have every field, no other,
     and equal the constructor's from the same figures — on a queue with jobs in every state it reads."""

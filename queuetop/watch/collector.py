@@ -160,6 +160,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._estimated: set[str] = set()  # the types whose depth this poll shows is tracked, not counted
         self._counted_at_rest: set[str] = set()  # types that have not moved since their last full count
         self._heads_turn, self._heads_kept, self._others_then = 0, {}, {}  # past 500 types: heads read in turn
+        self._settled, self._settled_pending, self._settled_lows = {}, {}, {}  # per type, as last worked out
         self._recount: Recounter[list[tuple[Any, ...]]] = Recounter(layout.queue_table)
         self._in_no_state = InNoState(self.statements, self.settings, layout.queue_table)
         self._counted_once = False
@@ -304,6 +305,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
                 for job_type, (count, _) in by_type.items():
                     self._live[job_type] = self._live.get(job_type, 0) + count
             self._counted_at_rest = set(self._live)
+            self._unsettle_all()
             self._recount.schedule.counted(seconds(now), time.perf_counter() - started)
             self._counted_once = True
         if self._lines is not None:

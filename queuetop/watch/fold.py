@@ -18,7 +18,6 @@ itself, `serve/typecap.py`).
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any
@@ -34,17 +33,27 @@ def busiest(names: Collection[str], counts: Mapping[str, Mapping[str, tuple[int,
     `looking_for` (any case), and the `keep` busiest of the rest (see the module); `counts` per state, per type
     (jobs, oldest); `history` per type, its event windows."""
     needle = looking_for.strip().lower()
-    named = [name for name in names if name in pinned or (needle and needle in name.lower())]
+    named = [name for name in names if name in pinned or (needle and needle in name.lower())] if pinned or needle \
+        else []
     chosen_already = set(named)
-    rest = [name for name in names if name not in chosen_already]
-    if len(rest) > keep:
-        held: dict[str, int] = {}
-        for state in _HELD:
+    rest = sorted(name for name in names if name not in chosen_already)  # by name: the rank's last key
+    if len(rest) <= keep:
+        return sorted([*named, *rest]), []
+    pending = counts.get("pending", {})
+    held = {name: jobs for name, (jobs, _) in pending.items()}
+    for state in _HELD:
+        if state != "pending":
             for name, (jobs, _) in counts.get(state, {}).items():
-                held[name] = held.get(name, 0) - jobs  # negated: the smallest rank is the busiest
-        moved = {name: -len(events.arrivals) - len(events.completions) for name, events in history.items()}
-        ranks = [(held.get(name, 0), moved.get(name, 0), name) for name in rest]
-        chosen = {rank[2] for rank in heapq.nsmallest(keep, ranks)}
-        folded = sorted(name for name in rest if name not in chosen)
-        return sorted([*named, *chosen]), folded
-    return sorted([*named, *rest]), []
+                held[name] = held.get(name, 0) + jobs
+    held_of, history_of = held.get, history.get
+
+    def rank(name: str) -> int:
+        """Smaller first: the most jobs held, then the most events (one int: held above 2⁴⁰, events below)."""
+        events = history_of(name)
+        return -(held_of(name, 0) << 40 | (0 if events is None else len(events.arrivals) + len(events.completions)))
+
+    # One sort on an int per type (the sort is stable: equal ranks stay by name), not a heap of 10,000 tuples
+    # compared element by element: 27 -> 14 ms at 10,000 types (bench/README, `many_types.py`)
+    chosen = sorted(rest, key=rank)[:keep]
+    chosen_set = set(chosen)
+    return sorted([*named, *chosen]), [name for name in rest if name not in chosen_set]
