@@ -296,6 +296,29 @@ def test_a_type_kept_as_last_worked_out_takes_the_full_counts_word_without_its_t
         assert [row(snapshot, name)[0] for name in names] == [1, 2, 3, 4, 6]
 
 
+def test_a_type_with_jobs_left_loses_its_rates_and_percentiles_as_its_events_leave_the_window(backend):
+    """A type's windows are pruned when their earliest event or sample leaves the window (`TypeRows._prune`), not
+    all on every poll: a type that keeps its row (jobs waiting) must still see its rates fall to 0 and its wait and
+    processing percentiles go once its events are older than the window, its counters kept."""
+    with backend.open() as db, backend.open("monitor") as monitor_db:
+        queue = Queue(db, backend.layout)
+        queue.enqueue_many("a", 3)
+        queue.enqueue_many("b", 1)
+        collector = ShapeCollector(monitor_db, backend.layout, window_s=1.0)
+        collector.poll()
+        (job,) = queue.claim("w", job_types=["a"])
+        queue.complete(job.id, job.token)
+        moving = collector.poll().type_named("a")
+        assert moving.completions_60s_per_s and moving.wait_p50_s is not None and moving.latency_sample
+        time.sleep(2.2)  # every event and sample of a: past the 1 s window (stamped up to 0.5 s late)
+        queue.enqueue_many("b", 1)  # another type moves: a poll with events, a's own untouched
+        at_rest = collector.poll().type_named("a")
+        assert at_rest is not None and at_rest.depth == 2
+        assert (at_rest.arrivals_60s_per_s, at_rest.completions_60s_per_s) == (0.0, 0.0)
+        assert (at_rest.wait_p50_s, at_rest.processing_p50_s, at_rest.latency_sample) == (None, None, None)
+        assert (at_rest.arrivals_total, at_rest.completions_total) == (3, 1)
+
+
 def test_each_row_a_poll_makes_is_the_row_the_constructor_makes(backend):
     """The collector makes its rows with `TypeStats.of` (no frozen __init__): each must have every field, no other,
     and equal the constructor's from the same figures — on a queue with jobs in every state it reads."""

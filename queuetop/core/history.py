@@ -69,6 +69,10 @@ class EventWindow:
         """The number of events in the window."""
         return self._held
 
+    def first(self) -> float | None:
+        """The moment of the earliest event in the window; None when it holds none."""
+        return self._times[0] if self._times else None
+
 
 class Tally:
     """Counts already taken, per key (job type and second), for rows a poll reads again: the overlap re-read
@@ -156,6 +160,10 @@ class LatencyWindow:
         cutoff = now - self.span_s
         while self._samples and self._samples[0][0] <= cutoff:
             self._forget(self._samples.popleft())
+
+    def first(self) -> float | None:
+        """The moment of the earliest sample in the window; None when it holds none."""
+        return self._samples[0][0] if self._samples else None
 
     def _forget(self, sample: tuple[float, float | None, float | None, float]) -> None:
         _, wait_s, processing_s, weight = sample

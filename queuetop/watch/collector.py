@@ -125,6 +125,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
             self.only_types = frozenset(t.upper() for t in self.only_types)
             self.pinned = frozenset(t.upper() for t in self.pinned)
         self._history: dict[str, TypeHistory] = {}
+        self._expiring: list[tuple[float, str]] = []  # when each type's earliest event leaves the window (rows.py)
         self._observed: dict[str, float] = {}  # per event kind: since when it has been watched
         self._identities = IdentityWatch()
         self._vanished = VanishedWatch() if layout.sequence else None
@@ -413,15 +414,8 @@ class ShapeCollector(TrackedDepth, TypeRows):
             lows.appendleft((since, low))
         return low
 
-    def _history_of(self, job_type: str) -> TypeHistory:
-        history = self._history.get(job_type)
-        if history is None:
-            shown = not self.only_types or job_type in self.only_types
-            history = self._history[job_type] = TypeHistory(self.window_s, self._all if shown else None)
-        return history
-
     def _arrived(self, job_type: str, at: float, jobs: int, _dead: int = 0) -> None:
-        self._history_of(job_type).arrivals.add(at, jobs)
+        self._history_at(job_type, at).arrivals.add(at, jobs)
         if self._live_rows is not None:
             self._live_rows.saw(job_type, jobs)
         if self._vanished is not None:
@@ -429,11 +423,11 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._track(job_type, jobs)
 
     def _completed(self, job_type: str, at: float, jobs: int, dead: int) -> None:
-        self._history_of(job_type).completions.add(at, jobs)
+        self._history_at(job_type, at).completions.add(at, jobs)
         self._track(job_type, -(jobs - dead))  # a job that went dead is still in a state: dead (native)
 
     def _sampled(self, job_type: str, at: float, wait: float | None, processing: float | None, weight: float) -> None:
-        self._history_of(job_type).sample(at, wait, processing, weight)
+        self._history_at(job_type, at).sample(at, wait, processing, weight)
 
     def _read_arrivals_by_id(self, now: datetime, first: bool) -> None:
         db, decode, reads = self.db, self.db.dialect.decode_time, self.reads
@@ -455,7 +449,8 @@ class ShapeCollector(TrackedDepth, TypeRows):
             for job_type, second, jobs, _, _ in reads.fetch(db, statement):
                 at = decode(second)
                 if at is not None:
-                    self._history_of(self._type(job_type)).arrivals.add(seconds(at) + 0.5, int(jobs))
+                    moment = seconds(at) + 0.5
+                    self._history_at(self._type(job_type), moment).arrivals.add(moment, int(jobs))
                     counted, earliest = counted + int(jobs), min(earliest, seconds(at))
             # The newest ids only, a range of the key: where they all arrived within the window, the rates are
             # over the time they cover, not the whole window.
@@ -480,7 +475,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         if done is None:
             self._observed["completions"] = seconds(now)
         for job_type, jobs in (done or {}).items():
-            self._history_of(job_type).completions.add(seconds(now), jobs)
+            self._history_at(job_type, seconds(now)).completions.add(seconds(now), jobs)
 
 def oldest_grouped(db: Database, layout: Layout, heads_by_list: bool) -> bool:
     """Should each type's oldest pending job be read in one grouped pass (`Statements.oldest_grouped`)? Where the

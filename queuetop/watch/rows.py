@@ -8,6 +8,7 @@ poll, and each row is made with `TypeStats.of`. `TypeRows` is that part of `Shap
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -35,6 +36,7 @@ class TypeHistory:
         self.arrivals = EventWindow(window_s, feeds.arrivals if feeds is not None else None)
         self.completions = EventWindow(window_s, feeds.completions if feeds is not None else None)
         self.latency = LatencyWindow(window_s)
+        self.due: float | None = None  # its earliest event's or sample's moment, as `TypeRows._expiring` holds it
 
     def sample(self, at: float, wait: float | None, processing: float | None, weight: float) -> None:
         """A completion's wait and processing (`weight`: the completions it stands for), here and in `feeds`."""
@@ -44,6 +46,17 @@ class TypeHistory:
 
     def empty(self) -> bool:
         return not (len(self.arrivals) or len(self.completions))
+
+    def prune(self, now: float) -> None:
+        """Drop what has left the window at `now`."""
+        self.arrivals.prune(now)
+        self.completions.prune(now)
+        self.latency.prune(now)
+
+    def earliest(self) -> float | None:
+        """The moment of its earliest event or sample; None when it holds none."""
+        moments = [m for m in (self.arrivals.first(), self.completions.first(), self.latency.first()) if m is not None]
+        return min(moments) if moments else None
 
 
 class TypeRows:
@@ -56,6 +69,7 @@ class TypeRows:
     pinned: frozenset[str]
     looking_for: str  # the dashboard's filter: past max_types, the types whose name holds it are shown too
     _history: dict[str, TypeHistory]
+    _expiring: list[tuple[float, str]]  # a heap: (a history's `due`, its type), the earliest first
     _unseen: TypeHistory
     _all: TypeHistory
     _forgotten: list[int]  # arrivals and completions of the shown types dropped from `_history`: not the totals'
@@ -74,10 +88,7 @@ class TypeRows:
         """The rows of the types shown, the totals, and past `max_types` the `(other)` row and how many types it
         stands for (`fold.py`)."""
         t = seconds(now)
-        for history in (*self._history.values(), self._unseen, self._all):
-            history.arrivals.prune(t)
-            history.completions.prune(t)
-            history.latency.prune(t)
+        self._prune(t)
         live = set().union(*(set(c) for c in counts.values()), self._in_no_state.counts or ())
         for job_type in [jt for jt, h in self._history.items() if jt not in live and h.empty()]:
             gone = self._history.pop(job_type)
@@ -124,6 +135,36 @@ class TypeRows:
                               (counters[0] + sum(h.arrivals.total for h in unseen),
                                counters[1] + sum(h.completions.total for h in unseen)), self._all.latency)  # fmt: skip
         return tuple(rows), totals, other, len(folded)
+
+    def _history_at(self, job_type: str, at: float) -> TypeHistory:
+        """The type's history, which an event or a sample at `at` is about to join."""
+        history = self._history.get(job_type)
+        if history is None:
+            shown = not self.only_types or job_type in self.only_types
+            history = self._history[job_type] = TypeHistory(self.window_s, self._all if shown else None)
+        if history.due is None or at < history.due:
+            history.due = at
+            heapq.heappush(self._expiring, (at, job_type))
+        return history
+
+    def _prune(self, t: float) -> None:
+        """Drop what has left the window at `t`: of the totals, and of the types whose earliest event or sample has
+        (`_expiring`), not of every type — at 10,000 types most are at rest, and pruning each of their windows on
+        every poll cost more than the rest of their rows."""
+        self._unseen.prune(t)
+        self._all.prune(t)
+        cutoff, expiring, histories, again = t - self.window_s, self._expiring, self._history, []
+        while expiring and expiring[0][0] <= cutoff:
+            due, job_type = heapq.heappop(expiring)
+            history = histories.get(job_type)
+            if history is None or history.due != due:
+                continue  # dropped since, or an earlier event came and has its own entry
+            history.prune(t)
+            history.due = history.earliest()
+            if history.due is not None:
+                again.append((history.due, job_type))  # after the loop: each history is pruned once a poll
+        for entry in again:
+            heapq.heappush(expiring, entry)
 
     def _merged(self, job_type: str, names: set[str], now: datetime, counts: Counts, rates: Sequence[float | None],
                 counters: tuple[int, int], latency: LatencyWindow | None) -> TypeStats:  # fmt: skip
