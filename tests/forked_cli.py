@@ -42,9 +42,10 @@ REQUEST_MAX = 1 << 20
 def serve(path: str) -> None:
     """Import the CLI, then fork a command per connection until the test worker that started it goes away (its
     stdin, a pipe from that worker, ends)."""
+    # what every command imports, and the modules of the commands most tests run
     import queuetop.cli
     import queuetop.cli.fleet_commands
-    import queuetop.cli.queue_commands  # noqa: F401  the commands most tests run
+    import queuetop.cli.queue_commands  # noqa: F401
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # watchers are reaped by the kernel
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
