@@ -161,7 +161,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._estimated: set[str] = set()  # the types whose depth this poll shows is tracked, not counted
         self._counted_at_rest: set[str] = set()  # types that have not moved since their last full count
         self._heads_turn, self._heads_kept, self._others_then = 0, {}, {}  # past 500 types: heads read in turn
-        self._settled, self._settled_pending, self._settled_lows = {}, {}, {}  # per type, as last worked out
+        self._settled, self._settled_pending, self._settled_lows = set(), {}, {}  # per type, as last worked out
         self._wanted_then, self._wanted_in_order = set(), []
         self._recount: Recounter[list[tuple[Any, ...]]] = Recounter(layout.queue_table)
         self._in_no_state = InNoState(self.statements, self.settings, layout.queue_table)

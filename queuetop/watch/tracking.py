@@ -71,9 +71,9 @@ class TrackedDepth:
     _heads_turn: int  # where the next poll's turn of heads begins, past HEADS_PER_STATEMENT types
     _heads_kept: dict[str, tuple[str, datetime | None, Any, Any]]  # per type, its heads as last read
     _others_then: dict[str, tuple[int, ...]]  # per type, its jobs in each other state at the last poll
-    # Per type read and not moved since: its (depth, oldest) as worked out then, those with pending jobs, and the
-    # lowest id its heads read (ranged): a poll works out again only the types that moved or were read again.
-    _settled: dict[str, tuple[int, datetime | None]]
+    # The types read and not moved since, whose figures stand as worked out then: those with pending jobs, their
+    # (depth, oldest), and the lowest id its heads read (ranged). A poll works out again only the other types.
+    _settled: set[str]
     _settled_pending: dict[str, tuple[int, datetime | None]]
     _settled_lows: dict[str, int]
     _wanted_then: set[str]  # the types `_heads_wanted` found last, and them by name
@@ -132,14 +132,14 @@ class TrackedDepth:
 
     def _unsettle(self, job_type: str) -> None:
         """Forget a type's figures as last worked out: they are worked out again this poll, or it has no job."""
-        self._settled.pop(job_type, None)
+        self._settled.discard(job_type)
         self._settled_pending.pop(job_type, None)
         self._settled_lows.pop(job_type, None)
         self._estimated.discard(job_type)
 
     def _unsettle_all(self) -> None:
         """A full count (or a first look) changed the tracked figures of any type: every type is worked out again."""
-        self._settled, self._settled_pending, self._settled_lows, self._estimated = {}, {}, {}, set()
+        self._settled, self._settled_pending, self._settled_lows, self._estimated = set(), {}, {}, set()
 
     def _counted(self, names: list[str]) -> list[bool]:
         """Which of these types a poll counts (up to the cap), where the heads are read over a list of types:
@@ -197,7 +197,7 @@ class TrackedDepth:
         read_names = {head[0] for head in read_now}
         drifted = False
         others = _summed(others_by_state)
-        for name, oldest, count, low_read in [*read_now, *(kept[t] for t in kept.keys() - settled.keys()
+        for name, oldest, count, low_read in [*read_now, *(kept[t] for t in kept.keys() - settled
                                                            if t not in read_names)]:  # fmt: skip
             self._unsettle(name)
             counted = count is not None
@@ -221,7 +221,7 @@ class TrackedDepth:
                 continue
             live[name] = jobs
             if not drifts:  # a drifting type is worked out again each poll, until the full count puts it right
-                settled[name] = (depth, oldest)
+                settled.add(name)
             if depth:
                 self._settled_pending[name] = (depth, oldest)
             if low_read is not None:
