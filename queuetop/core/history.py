@@ -32,7 +32,8 @@ class EventWindow:
         self.feeds = feeds
         self._times = array("d")
         self._counts = array("q")
-        self._held = 0  # the events in the window: the whole window's count without summing it
+        self.in_window = 0  # the events in the window: the whole window's count without summing it (read it,
+        # never set it: `add` and `prune` keep it)
         self.total = 0  # every event ever added, pruned or not: what a Prometheus counter exports
 
     def add(self, when: float, count: int = 1) -> None:
@@ -41,7 +42,7 @@ class EventWindow:
         if self.feeds is not None:
             self.feeds.add(when, count)
         self.total += count
-        self._held += count
+        self.in_window += count
         if not self._times or when >= self._times[-1]:
             self._times.append(when)
             self._counts.append(count)
@@ -55,19 +56,19 @@ class EventWindow:
         if not times or times[-1] <= cutoff:  # none after it: a quiet type's, most types' at 10,000 (no search)
             return 0
         if times[0] > cutoff:  # all of them: the whole window's rate
-            return self._held
+            return self.in_window
         return sum(self._counts[bisect_right(times, cutoff):])
 
     def prune(self, now: float) -> None:
         keep_from = bisect_right(self._times, now - self.span_s)
         if keep_from:
-            self._held -= sum(self._counts[:keep_from])
+            self.in_window -= sum(self._counts[:keep_from])
             del self._times[:keep_from]
             del self._counts[:keep_from]
 
     def __len__(self) -> int:
         """The number of events in the window."""
-        return self._held
+        return self.in_window
 
     def first(self) -> float | None:
         """The moment of the earliest event in the window; None when it holds none."""

@@ -167,6 +167,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._in_no_state = InNoState(self.statements, self.settings, layout.queue_table)
         self._counted_once = False
         self._shown: set[str] = set()
+        self._shown_in_order: list[str] = []
         # A deep queue's first poll estimates its depth from a sample (firstlook.py) where the shape allows it
         self._first_look = (first_look and self.tracks_depth and layout.arrivals == "identity"
                             and not self.statements.ranged)

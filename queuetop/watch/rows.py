@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from datetime import datetime
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from queuetop.core.history import EventWindow, LatencyWindow, drain_eta
@@ -78,6 +79,7 @@ class TypeRows:
     _provides: dict[str, bool]
     _estimated: set[str]
     _shown: set[str]
+    _shown_in_order: list[str]  # the same by name (kept while the set is the same: read, never changed)
     _vanished: object | None
 
     @property
@@ -89,7 +91,7 @@ class TypeRows:
         stands for (`fold.py`)."""
         t = seconds(now)
         self._prune(t)
-        live = set().union(*(set(c) for c in counts.values()), self._in_no_state.counts or ())
+        live = set().union(*counts.values(), self._in_no_state.counts or ())
         for job_type in [jt for jt, h in self._history.items() if jt not in live and h.empty()]:
             gone = self._history.pop(job_type)
             if gone.feeds is not None:  # a shown type's: its counters leave the totals' with it
@@ -103,13 +105,15 @@ class TypeRows:
             names = {self.untyped_name}
         if self.only_types:
             names &= self.only_types
-        self._shown = names
+        if names != self._shown:  # a set comparison, not a sort of 10,000 names on every poll
+            self._shown_in_order = sorted(names)
+        self._shown, in_order = names, self._shown_in_order
         spans = self._spans(t)
         quiet = tuple(None if span is None else 0.0 for span in spans)  # the rates of a type with no events
         held_in = _held_in(counts)
         no_state, estimated = self._in_no_state.counts, self._estimated
-        named, folded = (sorted(names), []) if self.max_types is None or len(names) <= self.max_types \
-            else busiest(names, counts, self._history, self.max_types, self.pinned, self.looking_for)
+        named, folded = (in_order, []) if self.max_types is None or len(names) <= self.max_types \
+            else busiest(in_order, counts, self._history, self.max_types, self.pinned, self.looking_for)
         rows = [self._stats(jt, now, counts, held_in, self._history.get(jt), spans, quiet,
                             None if no_state is None else no_state.get(jt, 0), jt in estimated) for jt in named]
         # Every shown type's events are in one window too (`_all`): the totals' rates are read once, not summed
@@ -133,7 +137,8 @@ class TypeRows:
                               [None if part is None else part + (unseen_part or 0.0)
                                for part, unseen_part in zip(every, _rates(unseen, spans), strict=True)],
                               (counters[0] + sum(h.arrivals.total for h in unseen),
-                               counters[1] + sum(h.completions.total for h in unseen)), self._all.latency)  # fmt: skip
+                               counters[1] + sum(h.completions.total for h in unseen)), self._all.latency,
+                              every_type=not self.only_types)  # fmt: skip
         return tuple(rows), totals, other, len(folded)
 
     def _history_at(self, job_type: str, at: float) -> TypeHistory:
@@ -167,11 +172,13 @@ class TypeRows:
             heapq.heappush(expiring, entry)
 
     def _merged(self, job_type: str, names: set[str], now: datetime, counts: Counts, rates: Sequence[float | None],
-                counters: tuple[int, int], latency: LatencyWindow | None) -> TypeStats:  # fmt: skip
+                counters: tuple[int, int], latency: LatencyWindow | None,
+                every_type: bool = False) -> TypeStats:  # fmt: skip
         """The row of several types together (the totals, the folded types' `(other)`): their counts summed;
         `rates` and `counters` (arrivals, completions) theirs summed, `latency` their latencies (None: no
-        percentiles)."""
-        summed = {s: {job_type: _sum(c, names)} for s, c in counts.items()}
+        percentiles). `every_type`: `names` holds every type `counts` has a job of (the totals' when no type is
+        left out), so its counts are summed without looking each type up in `names`."""
+        summed = {s: {job_type: _sum(c, None if every_type else names)} for s, c in counts.items()}
         return self._stats(job_type, now, summed, _held_in(summed), _Merged(counters, latency), (), rates,
                            self._in_no_state.of(names), bool(self._estimated & names))  # no spans: rates given
 
@@ -232,6 +239,7 @@ class TypeRows:
 
 
 _NONE: tuple[int, datetime | None] = (0, None)
+_jobs_of = itemgetter(0)  # of a (jobs, oldest) count
 HELD = ("claimed", "timed_out", "dead", "scheduled", "lost")  # the states past pending, as TypeStats names them
 
 
@@ -264,7 +272,7 @@ class _Total:
         self.total = total
 
 
-def _sum(counts: dict[str, tuple[int, datetime | None]], names: set[str]) -> tuple[int, datetime | None]:
-    chosen = [v for k, v in counts.items() if k in names]
-    oldest = [o for c, o in chosen if o is not None and c]
-    return sum(c for c, _ in chosen), min(oldest) if oldest else None
+def _sum(counts: dict[str, tuple[int, datetime | None]], names: set[str] | None) -> tuple[int, datetime | None]:
+    """The jobs of `names` (None: of every type in `counts`) and the oldest of them."""
+    chosen = counts.values() if names is None else [v for k, v in counts.items() if k in names]
+    return sum(map(_jobs_of, chosen)), min((o for c, o in chosen if c and o is not None), default=None)
