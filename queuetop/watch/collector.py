@@ -54,6 +54,7 @@ from queuetop.db.diagnostics import diagnostics_for
 from queuetop.layouts import NATIVE, STATES, Layout
 from queuetop.layouts.sql import statements_on
 from queuetop.watch.firstlook import estimate_pending
+from queuetop.watch.fold import InNameOrder
 from queuetop.watch.recount import Recounter
 from queuetop.watch.rows import TypeHistory, TypeRows
 from queuetop.watch.snapshot import Snapshot
@@ -162,12 +163,11 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._counted_at_rest: set[str] = set()  # types that have not moved since their last full count
         self._heads_turn, self._heads_kept, self._others_then = 0, {}, {}  # past 500 types: heads read in turn
         self._settled, self._settled_pending, self._settled_lows = set(), {}, {}  # per type, as last worked out
-        self._wanted_then, self._wanted_in_order = set(), []
+        self._wanted_order = InNameOrder()
         self._recount: Recounter[list[tuple[Any, ...]]] = Recounter(layout.queue_table)
         self._in_no_state = InNoState(self.statements, self.settings, layout.queue_table)
         self._counted_once = False
-        self._shown: set[str] = set()
-        self._shown_in_order: list[str] = []
+        self._shown = InNameOrder()
         # A deep queue's first poll estimates its depth from a sample (firstlook.py) where the shape allows it
         self._first_look = (first_look and self.tracks_depth and layout.arrivals == "identity"
                             and not self.statements.ranged)

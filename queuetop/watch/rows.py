@@ -15,7 +15,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from queuetop.core.history import EventWindow, LatencyWindow, drain_eta
-from queuetop.watch.fold import busiest
+from queuetop.watch.fold import InNameOrder, busiest
 from queuetop.watch.snapshot import OTHER, TOTAL, TypeStats
 from queuetop.watch.watermarks import seconds
 
@@ -78,8 +78,7 @@ class TypeRows:
     _observed: dict[str, float]
     _provides: dict[str, bool]
     _estimated: set[str]
-    _shown: set[str]
-    _shown_in_order: list[str]  # the same by name (kept while the set is the same: read, never changed)
+    _shown: InNameOrder  # the types a poll shows, by name
     _vanished: object | None
 
     @property
@@ -105,9 +104,7 @@ class TypeRows:
             names = {self.untyped_name}
         if self.only_types:
             names &= self.only_types
-        if names != self._shown:  # a set comparison, not a sort of 10,000 names on every poll
-            self._shown_in_order = sorted(names)
-        self._shown, in_order = names, self._shown_in_order
+        in_order = self._shown.of(names)
         spans = self._spans(t)
         quiet = tuple(None if span is None else 0.0 for span in spans)  # the rates of a type with no events
         held_in = _held_in(counts)

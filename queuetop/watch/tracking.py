@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from queuetop.db import Database
     from queuetop.layouts import Layout
     from queuetop.layouts.sql import Statements
+    from queuetop.watch.fold import InNameOrder
     from queuetop.watch.watermarks import CompletionWatch, FinishedWatch, IdentityWatch, Reads, TimeWatch
 
 # Types whose pending heads one statement reads: two parameters each, and SQL Server takes at most 2,100 a statement.
@@ -76,8 +77,7 @@ class TrackedDepth:
     _settled: set[str]
     _settled_pending: dict[str, tuple[int, datetime | None]]
     _settled_lows: dict[str, int]
-    _wanted_then: set[str]  # the types `_heads_wanted` found last, and them by name
-    _wanted_in_order: list[str]
+    _wanted_order: InNameOrder  # the types whose heads a poll reads, by name
 
     @property
     def untyped_name(self) -> str:
@@ -115,14 +115,11 @@ class TrackedDepth:
 
     def _heads_wanted(self) -> list[str]:
         """The types whose pending heads a poll reads: every type with jobs, as tracked (one, if untyped), by name
-        (the turn goes through them in that order). The sorted list is kept while the same types have jobs: a sort
-        of 10,000 names each poll was 3-5 ms of it, a comparison of their sets is a tenth of that."""
+        (the turn goes through them in that order; `InNameOrder` sorts them again only when they change)."""
         if not self.layout.has_job_type:
             return [self.untyped_name]
         wanted = {t for t, jobs in self._live.items() if jobs > 0 and (not self.only_types or t in self.only_types)}
-        if wanted != self._wanted_then:
-            self._wanted_then, self._wanted_in_order = wanted, sorted(wanted)
-        return self._wanted_in_order
+        return self._wanted_order.of(wanted)
 
     def _wanted(self, job_type: str) -> bool:
         """Whether a poll reads this type's pending heads (`_heads_wanted`, for one type)."""
