@@ -6,10 +6,12 @@ workers. The tests then compare what queuetop shows with the library's tables an
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,6 +28,10 @@ from tests.conftest import PG_TARGET
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+# graphile-worker announces a migration on a channel of the whole database (`worker:migrate`, not of its schema),
+# and its running workers shut down on it: another test's schema made while a worker runs stopped that worker mid-test
+# (a burst left waiting). Its migrations take this lock alone, its workers share it: across the suite's processes.
+MIGRATIONS_STOP_WORKERS = Path(tempfile.gettempdir()) / "queuetop-tests-graphile-worker.lock"
 
 
 class LibraryApp:
@@ -46,9 +52,21 @@ class LibraryApp:
             raise AssertionError(f"{installed} is missing: run `bash scripts/setup.sh --test`")
         self.schema = f"lib_{name[:12]}_{uuid.uuid4().hex[:10]}"
 
+    @contextmanager
+    def _migrations_apart(self, mode: int | None) -> Iterator[None]:
+        """graphile-worker's migrations (LOCK_EX) never while one of its workers runs (LOCK_SH); None, or another
+        library: no lock."""
+        if mode is None or not self.name.startswith("graphile_worker"):
+            yield
+            return
+        with MIGRATIONS_STOP_WORKERS.open("a") as lock:
+            fcntl.flock(lock, mode)
+            yield  # the lock goes with the file's closing
+
     def run(self, *args: str, timeout: float = 60) -> str:
-        done = subprocess.run([*self.command, self.schema, *args], capture_output=True, text=True,
-                              timeout=timeout, env=self.env)  # fmt: skip
+        with self._migrations_apart(fcntl.LOCK_EX if args[:1] == ("schema",) else None):
+                done = subprocess.run([*self.command, self.schema, *args], capture_output=True, text=True,
+                                  timeout=timeout, env=self.env)  # fmt: skip
         if done.returncode != 0:
             raise AssertionError(f"{self.name} app {' '.join(args)} failed: {done.stderr[-2000:]}")
         return done.stdout
@@ -62,14 +80,15 @@ class LibraryApp:
         group of its own, killed whole as the block ends: django-q2's cluster runs its worker, sentinel and
         monitor as child processes, which outlived a SIGKILL of the cluster alone and polled the test database
         on (128 of them after a day's suites here, a load of 7 on 2 cores)."""
-        process = subprocess.Popen([*self.command, self.schema, "worker", *args], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, env=self.env, start_new_session=True)  # fmt: skip
-        try:
-            yield process
-        finally:
-            with suppress(ProcessLookupError):  # a test may have killed it already, its children maybe not
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(10)
+        with self._migrations_apart(fcntl.LOCK_SH):
+            process = subprocess.Popen([*self.command, self.schema, "worker", *args], stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, env=self.env, start_new_session=True)  # fmt: skip
+            try:
+                yield process
+            finally:
+                with suppress(ProcessLookupError):  # a test may have killed it already, its children maybe not
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
 
 
 def queuetop_cli(*args: str) -> subprocess.CompletedProcess:
