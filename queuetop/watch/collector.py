@@ -367,18 +367,21 @@ class ShapeCollector(TrackedDepth, TypeRows):
                                                                     completed, capped, finished, dead_low))  # fmt: skip
         width = len(states) + ranged
         state_rows, events, head_rows = [], {}, []
-        for part, job_type, at, latest, *counts in rows:
-            part = part.strip()
+        # Thousands of rows a poll past 1,000 types (the arrivals' overlap, a row per type and second): each row is
+        # taken apart by position, not unpacked with a starred list.
+        stripped: dict[str, str] = {}
+        for row in rows:
+            part = stripped.get(row[0]) or stripped.setdefault(row[0], row[0].strip())
             if part == "heads":
-                head_rows.append((part, job_type, at, latest, *counts))
+                head_rows.append((part, *row[1:]))
             elif part == "arrived" and identity is not None:
-                events.setdefault(part, []).append((job_type, at, *counts[:3]))
+                events.setdefault(part, []).append((row[1], row[2], row[4], row[5], row[6]))
             elif part in ("arrived", "done"):
-                events.setdefault(part, []).append((job_type, at, counts[0], counts[1] or 0, latest))
+                events.setdefault(part, []).append((row[1], row[2], row[4], row[5] or 0, row[3]))
             elif part == "finished":
-                events.setdefault(part, []).append((job_type, counts[0], counts[1]))
+                events.setdefault(part, []).append((row[1], row[4], row[5]))
             else:
-                state_rows.append((part, job_type, at, *counts[:width]))
+                state_rows.append((part, row[1], row[2], *row[4:4 + width]))
         for part, asked in (("arrived", identity is not None or created is not None), ("done", completed is not None),
                             ("finished", finished is not None)):  # a read that found nothing still ran: its watch
             if asked:                                             # must take its empty rows
