@@ -12,7 +12,11 @@ jobs, so 90 % of them and 10 % waiting; graphile-worker and pgqueuer delete fini
 pgqueuer's log holds their 'queued' lines and the three lines of N jobs that ran before); django-q2 deletes a task's
 queue row as it saves its result, so all N wait in django_q_ormq, beside the results of N tasks that ran before (10 %
 failed).
-No activity between polls: this is the read alone.
+No activity between polls: this is the read alone. The polls come `--interval` apart (1 s, a dashboard's), so
+where a shape's count of its states is spaced by its cost (an untracked shape past 20,000 jobs: `SpacedCount`)
+the warm polls are those a dashboard makes: most read arrivals only, one in a few counts; "poll mean" is what the
+database pays a poll on average, "poll max" the counting poll. Such a shape is measured a second time with every
+poll counting (as before stop 41): "every poll counts" in the indexes column.
 
     .venv/bin/python bench/library_poll_cost.py                        # every library, 1e4 and 1e6
     .venv/bin/python bench/library_poll_cost.py --library pgboss --sizes 1e4,1e5
@@ -32,7 +36,7 @@ from common import PG_TARGET_TEXT, create_advised_indexes, load_average, ms, p50
 
 from queuetop.db import Database, parse_target
 from queuetop.layouts import Layout, load_layout, with_tables
-from queuetop.watch import unaccounted
+from queuetop.watch import recount, unaccounted
 from queuetop.watch.collector import ShapeCollector
 from tests.libraries import LibraryApp
 
@@ -187,7 +191,8 @@ def first_poll_ms(db: Database, layout: Layout) -> tuple[ShapeCollector, float]:
     return collector, spent
 
 
-def measure(app: LibraryApp, library: str, polls: int) -> tuple[float, float, list[float], list[float]]:
+def measure(app: LibraryApp, library: str, polls: int, interval: float
+            ) -> tuple[float, float, list[float], list[float]]:  # fmt: skip
     """The first poll's ms (its full count of every state included); the same had it waited for its count of the
     rows in no state as it did before stop 37 for a table of any size (measured second: the cache it finds is the
     warmer); the warm polls' and the library's own."""
@@ -203,6 +208,7 @@ def measure(app: LibraryApp, library: str, polls: int) -> tuple[float, float, li
             unaccounted.FIRST_WAIT_UP_TO_ROWS = every_size
         ours, theirs = [], []
         for _ in range(polls):
+            time.sleep(max(0.0, interval - (sum(ours[-1:]) + sum(theirs[-1:])) / 1000))
             started = time.perf_counter()
             snapshot = collector.poll()
             ours.append((time.perf_counter() - started) * 1000)
@@ -211,6 +217,17 @@ def measure(app: LibraryApp, library: str, polls: int) -> tuple[float, float, li
             db.fetchall(own)
             theirs.append((time.perf_counter() - started) * 1000)
     return first_poll, waited, ours, theirs
+
+
+def measure_counting_every_poll(app: LibraryApp, library: str, polls: int, interval: float
+                                ) -> tuple[float, float, list[float], list[float]]:  # fmt: skip
+    """`measure`, every poll counting every state however many jobs (as before the counts were spaced)."""
+    spaced_past = recount.SPACED_PAST_JOBS
+    recount.SPACED_PAST_JOBS = 10**12
+    try:
+        return measure(app, library, polls, interval)
+    finally:
+        recount.SPACED_PAST_JOBS = spaced_past
 
 
 def add_advised_indexes(app: LibraryApp, library: str) -> int:
@@ -227,6 +244,7 @@ def main() -> None:
     parser.add_argument("--library", action="append", choices=LIBRARIES)
     parser.add_argument("--sizes", default="1e4,1e6")
     parser.add_argument("--polls", type=int, default=15)
+    parser.add_argument("--interval", type=float, default=1.0, help="seconds from one warm poll to the next (1)")
     parser.add_argument("--advised", action="store_true",
                         help="measure each size again with the indexes doctor advises (the preset's [[advice]])")
     args = parser.parse_args()
@@ -237,9 +255,12 @@ def main() -> None:
             app, built_s = build(library, SIZES[size_name])
             runs = []
             try:
-                runs.append(("its own", *measure(app, library, args.polls)))
+                runs.append(("its own", *measure(app, library, args.polls, args.interval)))
+                if not load_layout(library).depth_tracked:
+                    runs.append(("its own, every poll counts",
+                                 *measure_counting_every_poll(app, library, args.polls, args.interval)))
                 if args.advised and add_advised_indexes(app, library):
-                    runs.append(("+ doctor's", *measure(app, library, args.polls)))
+                    runs.append(("+ doctor's", *measure(app, library, args.polls, args.interval)))
             finally:
                 with Database.open(parse_target(PG_TARGET_TEXT), purpose="bulk") as db:
                     db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
@@ -248,10 +269,11 @@ def main() -> None:
                 own = statistics.median(theirs)
                 first = first if first is not None else p50
                 rows.append([library, size_name, indexes, f"{built_s:.0f} s", ms(first_poll), ms(waited), ms(p50),
-                             ms(p95), ratio(p50, first), ms(own), ratio(p50, own)])  # fmt: skip
+                             ms(p95), ms(statistics.mean(ours)), ms(max(ours)), ratio(p50, first), ms(own),
+                             ratio(p50, own), ratio(statistics.mean(ours), own)])  # fmt: skip
     print_table(["library", "jobs", "indexes", "build", "first poll", "had it waited for no state", "poll p50",
-                 "poll p95", "vs smallest",
-                 "its own count p50", "poll / own"], rows,
+                 "poll p95", "poll mean", "poll max", "vs smallest",
+                 "its own count p50", "poll / own", "mean / own"], rows,
                 title=f"library presets, warm poll ({load_average()})")  # fmt: skip
 
 

@@ -221,11 +221,12 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
         if self._poll_thread is None:
             self._poll_thread = CallThread("queuetop-poll")
         needle = self.main.needle  # read here, on the UI's thread: the poll's thread is handed the text
-        self._poll_thread.submit(lambda: self._poll_once(needle))
+        fresh, self.session.changed = self.session.changed, False
+        self._poll_thread.submit(lambda: self._poll_once(needle, fresh))
 
-    def _poll_once(self, looking_for: str) -> None:  # on the poll thread, a daemon: quitting never waits for it
+    def _poll_once(self, looking_for: str, fresh: bool) -> None:  # on the poll thread, a daemon: never awaited
         try:
-            outcome = self.session.source.poll(looking_for)
+            outcome = self.session.source.poll(looking_for, fresh)
         except Exception as exc:  # Monitor.poll never raises: a bug (or a scene's source)
             self.post_message(ThreadResult(self._poll_failed, exc))
             return
@@ -258,7 +259,9 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
         self.session.next_poll = self.set_timer(delay, self._start_poll)
 
     def poll_soon(self) -> None:
-        """Poll now (after an action changed the queue) unless paused or a poll is running."""
+        """Poll now (after an action changed the queue) unless paused or a poll is running; the next poll, this
+        one or a later one, counts what a deep queue's spaced counts would leave as they were (`fresh`)."""
+        self.session.changed = True
         if self.paused or self.session.polling:
             return
         if self.session.next_poll is not None:

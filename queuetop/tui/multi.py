@@ -109,10 +109,11 @@ class MultiApp(QueuetopApp):
         pane.polling = True
         pane.poll_started = self._clock()
         source, name, needle = pane.source, pane.name, self.main.needle  # the filter's text, handed to the thread
+        fresh, pane.changed = pane.changed, False
 
         def poll() -> None:  # on the target's own poll thread (a daemon); the Monitor keeps its connection
             try:
-                outcome = source.poll(needle)
+                outcome = source.poll(needle, fresh)
             except Exception as exc:  # Monitor.poll never raises: a bug (or a scene's source)
                 self.post_message(ThreadResult(lambda error: self._pane_poll_failed(name, error), exc))
                 return
@@ -162,6 +163,8 @@ class MultiApp(QueuetopApp):
 
     def poll_soon(self) -> None:
         """After an action: poll every target not polling now (a dead one only asks its back-off, in no time)."""
+        for pane in self.panes.values():
+            pane.changed = True  # its next poll counts what a deep queue's spaced counts would keep (`fresh`)
         if self.paused:
             return
         for pane in self.panes.values():

@@ -170,7 +170,7 @@ class FixedSource:
         self.outcome = outcome
         self.target = target
 
-    def poll(self, looking_for: str = "") -> PollOutcome:
+    def poll(self, looking_for: str = "", fresh: bool = False) -> PollOutcome:
         return self.outcome
 
 

@@ -32,8 +32,9 @@ class Source(Protocol):
 
     target: Target
 
-    def poll(self, looking_for: str = "") -> PollOutcome:
-        """One poll; `looking_for`: the filter (`/`), whose types are shown even past --max-types."""
+    def poll(self, looking_for: str = "", fresh: bool = False) -> PollOutcome:
+        """One poll; `looking_for`: the filter (`/`), whose types are shown even past --max-types; `fresh`: the
+        user just changed the queue (a deep queue whose counts are spaced counts now)."""
         ...
 
 
@@ -98,6 +99,7 @@ class Session:
         self.last_success: float | None = None
         self.down_since: float | None = None  # the first failed poll of the outage now going on
         self.polling = False
+        self.changed = False  # an action of the user changed the queue since the last poll began: the next is fresh
         self.poll_started = 0.0
         self.next_poll: Timer | None = None
         self.poll_thread: CallThread | None = None

@@ -55,7 +55,7 @@ from queuetop.layouts import NATIVE, STATES, Layout
 from queuetop.layouts.sql import statements_on
 from queuetop.watch.firstlook import estimate_pending
 from queuetop.watch.fold import InNameOrder
-from queuetop.watch.recount import Recounter
+from queuetop.watch.recount import Recounter, SpacedCount
 from queuetop.watch.rows import TypeHistory, TypeRows
 from queuetop.watch.snapshot import Snapshot
 from queuetop.watch.tracking import TrackedDepth
@@ -128,6 +128,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._history: dict[str, TypeHistory] = {}
         self._expiring: list[tuple[float, str]] = []  # when each type's earliest event leaves the window (rows.py)
         self._observed: dict[str, float] = {}  # per event kind: since when it has been watched
+        self._reads_events = layout.arrivals is not None or layout.completions is not None or layout.done is not None
         self._identities = IdentityWatch()
         self._vanished = VanishedWatch() if layout.sequence else None
         self._unseen = TypeHistory(window_s)  # jobs that came and went unseen (`_vanished`): in the totals only
@@ -165,6 +166,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._settled, self._settled_pending, self._settled_lows = set(), {}, {}  # per type, as last worked out
         self._wanted_order = InNameOrder()
         self._recount: Recounter[list[tuple[Any, ...]]] = Recounter(layout.queue_table)
+        self._spaced: SpacedCount[dict[str, dict[str, tuple[int, datetime | None]]]] = SpacedCount()  # untracked
         self._in_no_state = InNoState(self.statements, self.settings, layout.queue_table)
         self._counted_once = False
         self._shown = InNameOrder()
@@ -197,12 +199,13 @@ class ShapeCollector(TrackedDepth, TypeRows):
         return name
 
     # -- polling -----------------------------------------------------------------------------------------
-    def poll(self, looking_for: str = "") -> Snapshot:
+    def poll(self, looking_for: str = "", fresh: bool = False) -> Snapshot:
         """Read the queue once. Raises QueuetopError if the database cannot be read. `looking_for`: the
-        dashboard's filter; past `max_types`, the types whose name holds it are shown too."""
+        dashboard's filter; past `max_types`, the types whose name holds it are shown too. `fresh`: the user just
+        changed the queue, so a deep untracked shape counts its states now, not when its spaced count is due."""
         self.looking_for = looking_for
         try:
-            return self._poll()
+            return self._poll(fresh)
         except Timeout as exc:
             # On a seed's own table a read that outlasts the statement timeout is nearly always a missing index.
             raise Timeout(f"{exc.message} (layout {self.layout.name}: a poll read more of {self.layout.queue_table} "
@@ -210,25 +213,31 @@ class ShapeCollector(TrackedDepth, TypeRows):
                           "an index on the columns of its states makes it cheap: README, 'What a poll costs on "
                           "each shape'") from exc
 
-    def _poll(self) -> Snapshot:
-        started = time.perf_counter()
+    def _poll(self, fresh: bool = False) -> Snapshot:
+        started, begun = time.perf_counter(), time.monotonic()
         layout, decode = self.layout, self.db.dialect.decode_time
         self.reads = reads = Reads()
         states = [name for name in STATES if name in layout.states]
         ranged = self.statements.ranged
-        first = not self._observed or self._clock is None
+        # (a shape that reads no event, dramatiq-pg's, huey's, observes none: its first poll is its first alone)
+        first = self._clock is None or (self._reads_events and not self._observed)
         tracking = self.tracks_depth and not first
+        # a deep untracked shape between two spaced counts of its states: their figures as counted then
+        kept = None if first or self.tracks_depth or self._spaced.due(begun, fresh) else self._spaced.kept
         if tracking:
             self._take_recount(states)
         estimates = None
         if first and self._first_look:
             estimates = estimate_pending(self.db, self.statements, self.settings, reads, self._type)
         # Where the depth is tracked, the background count reads the whole table; elsewhere a full pass does.
-        full = not tracking and (not ranged or self._low_id is None or time.monotonic() >= self._next_full_at)
+        full = not tracking and kept is None and (not ranged or self._low_id is None
+                                                  or time.monotonic() >= self._next_full_at)
         low = None if full else self._low_id
         # A job that went dead since the last poll was in another state then, at or above that poll's low id
         dead_low = None if low is None or self._dead_low is None else min(self._dead_low, low)
         read = [name for name in states if name != "pending"] if tracking or estimates is not None else states
+        if kept is not None:
+            read = []
         asked = self._heads_asked() if tracking else []
         self._moved_now = set()
         # read before the poll's own statement, so every line made after the poll's moment is above it
@@ -267,6 +276,11 @@ class ShapeCollector(TrackedDepth, TypeRows):
                 if count is not None or job not in counts[name]:
                     oldest_here = decode(oldest) if name == "pending" else None
                     counts[name][job] = (int(count or 0), oldest_here)
+        if kept is not None:
+            counts = kept
+        elif not self.tracks_depth:
+            self._spaced.counted(counts, sum(n for by_type in counts.values() for n, _ in by_type.values()), begun,
+                                 time.perf_counter() - started)
         if layout.arrivals == "identity":
             if "arrived" in events:
                 self._identities.take(events["arrived"], now, decode, self._type, self._arrived)
@@ -313,7 +327,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
             self._counted_once = True
         if self._lines is not None:
             self._lines.append((seconds(now), int(last_line or 0)))
-        if ranged:
+        if ranged and kept is None:
             newest_settled = self._identities.settled + 1  # ids above may still commit late
             self._low_id = max(0, min([*live_ids, newest_settled]))
             self._dead_low = min(dead_ids) if dead_ids else None
@@ -322,13 +336,15 @@ class ShapeCollector(TrackedDepth, TypeRows):
             self._lows.append((seconds(now), self._low_id))
             if first and self._finished is not None:  # the statement counted from this same low id
                 self._finished.start(finished_from_low, self._low_id, self._type)
-        if self._live_rows is not None:
+        if self._live_rows is not None and kept is None:  # what left is known at a count (the arrivals add up)
             self._take_live_rows(now, counts)
         if not (self.one_shot and estimates is not None):  # counted whole, or by a later poll (a deep queue's)
             wait = self.first_count_wait_s if first and estimates is None else 0.0
             if wait and not first_count_ends_soon(self.db, layout.schema, layout.queue_table):
                 wait = 0.0  # a dashboard's wait is a moment: a big table's count would not end within it
             self._in_no_state.step(self.db, seconds(now), self._type, wait)
+        if not self.tracks_depth:  # between spaced counts, every type's depth is the last count's: an estimate
+            self._estimated = set() if kept is None else {*self._history, *(t for by in counts.values() for t in by)}
         types, totals, other, folded = self._build(now, counts)
         return Snapshot(
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,

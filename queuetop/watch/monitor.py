@@ -119,9 +119,10 @@ class Monitor:
         self._blocking_at = float("-inf")
 
     # -- the one public verb -----------------------------------------------------------------------------
-    def poll(self, looking_for: str = "") -> PollOutcome:
+    def poll(self, looking_for: str = "", fresh: bool = False) -> PollOutcome:
         """Read the queue once, or try to reconnect when due. Never raises. `looking_for`: the dashboard's filter
-        (past `max_types`, the types whose name holds it are shown too)."""
+        (past `max_types`, the types whose name holds it are shown too); `fresh`: the user just changed the queue
+        (every state counted now, also where a deep queue's counts are spaced)."""
         with self._lock:
             if self._closed:
                 return PollOutcome(CLOSED, error="the monitor was closed")
@@ -133,7 +134,7 @@ class Monitor:
                     self._connect()
                 self._check_file_still_there()
                 assert self._collector is not None
-                snapshot = self._collector.poll(looking_for)
+                snapshot = self._collector.poll(looking_for, fresh)
             except SchemaMissing as exc:  # `queuetop init` makes only the native schema: another layout's is named
                 missing = str(exc) if self.layout.made_by_init else \
                     f"table {' or '.join(self.layout.table_names(schema=False))} not found (layout {self.layout.name})"

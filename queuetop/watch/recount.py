@@ -1,7 +1,9 @@
-"""A full count of a queue, off the poll: one statement on a connection and a thread of its own, so that counting
-a deep backlog never delays the figures a poll shows. Both collectors track their depth from arrivals and
-completions between such counts, and correct it with each one (`Recounter`: one count at a time, and when the
-next one is due).
+"""A full count of a queue's states, where a poll cannot read them cheaply: off the poll, on a connection and a
+thread of its own, so that counting a deep backlog never delays the figures a poll shows (`Recounter`: both
+collectors track their depth from arrivals and completions between such counts, and correct it with each one);
+or, for a shape whose depth cannot be tracked (`Layout.depth_tracked`: its arrivals or its completions cannot be
+read, or a finished row leaves with nothing to read its end from: graphile-worker, django-q2, Celery, dramatiq-pg,
+huey), on the poll but spaced by its cost (`SpacedCount`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from queuetop.db import Database, QueuetopError
 DEPTH_EXACT_UP_TO = 200  # pending jobs per type counted on every poll; deeper ones are tracked between counts
 RECOUNT_EVERY_S = 60.0  # a full count corrects the tracked figures this often ...
 RECOUNT_MAX_SHARE = 0.01  # ... spaced out so it takes at most this share of the time (0.5 s → every 50 s)
+SPACED_PAST_JOBS = 20_000  # an untracked shape's count of more jobs than this is spaced out ...
+SPACED_MAX_SHARE = 0.02  # ... so that counting takes at most this share of the time: a warm poll's budget, 20 ms a
+# second at a dashboard's interval (0.2 s, graphile-worker's 10⁶ jobs → every 10 s; 80 ms, Celery's → every 4 s)
 
 Counts = TypeVar("Counts")
 
@@ -101,3 +106,29 @@ class Recounter(Generic[Counts]):
         """Wait for a count in flight (tests, benchmarks); the next poll takes its result."""
         if self.job is not None:
             self.job.join(timeout_s)
+
+
+class SpacedCount(Generic[Counts]):
+    """When an untracked shape's poll counts its states again. Nothing but a count tells such a shape's depth,
+    so a poll counts every row; where that is many rows (more than SPACED_PAST_JOBS: a count of 10⁶ jobs took
+    0.06-0.2 s on PostgreSQL, every second: 0.8 to 8 times what the library's own count of its queues costs,
+    bench/README), the count is spaced so that it takes at most `max_share` of the time, and the polls between
+    show its figures as they were, every type's depth marked as an estimate (≈); arrivals, read past their
+    watermark, stay exact on every poll, and so do completions where the shape keeps them (a shape that deletes a
+    finished row has them counted at the next count: what arrived less what the rows grew by). A shallow queue is
+    counted on every poll, as before; so is a deep one after the user changed it (`fresh`)."""
+
+    def __init__(self, max_share: float | None = None, past_jobs: int | None = None) -> None:
+        # the module's figures as they are now (not when this was defined): a test may set them
+        self.schedule = RecountSchedule(every_s=0.0, max_share=max_share or SPACED_MAX_SHARE)
+        self.past_jobs = SPACED_PAST_JOBS if past_jobs is None else past_jobs
+        self.kept: Counts | None = None  # the last count's, while the next one is not due
+
+    def due(self, t: float, fresh: bool = False) -> bool:
+        """Must the poll at `t` (monotonic seconds) count? `fresh`: the user just changed the queue."""
+        return fresh or self.kept is None or self.schedule.due(t, resting=False)
+
+    def counted(self, counts: Counts, jobs: int, begun_at: float, spent_s: float) -> None:
+        """A poll begun at `begun_at` counted `jobs` in all (`counts`) in `spent_s`."""
+        self.kept = counts if jobs > self.past_jobs else None
+        self.schedule.counted(begun_at, spent_s)

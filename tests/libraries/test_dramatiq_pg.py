@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from queuetop.db import Database, parse_target
+from queuetop.watch import recount
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
 from tests.libraries import LibraryApp, detected, made_by, wait_for
@@ -74,3 +76,29 @@ def test_what_dramatiq_pg_cannot_tell_is_null_with_its_reason(dramatiq: LibraryA
     why = snapshot.to_json()["cannot_know"]
     assert set(why) == {"timed_out", "lost", "arrivals", "completions", "wait", "processing"}
     assert "advisory lock" in why["timed_out"]
+
+
+def test_a_poll_after_the_first_is_one_statement_and_a_deep_queues_count_is_spaced(
+        dramatiq: LibraryApp, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """dramatiq-pg reads no arrival and no completion, so no event marks its first poll as done: every poll was a
+    first one (its catalog read again, its count of the rows in no state waited for). Past SPACED_PAST_JOBS (here
+    2) its count of the states is spaced like any untracked shape's (here: never due again by itself)."""
+    monkeypatch.setattr(recount, "SPACED_PAST_JOBS", 2)
+    monkeypatch.setattr(recount, "SPACED_MAX_SHARE", 1e-9)
+    dramatiq.run("defer", "orphan=3")
+    with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        collector = detected(db, dramatiq, "dramatiq_pg")
+        first = collector.poll()
+        dramatiq.run("defer", "orphan=1")
+        sent: list[str] = []
+
+        def recorded(send: Callable[..., Any]) -> Callable[..., Any]:
+            return lambda sql, *args, **kwargs: sent.append(sql) or send(sql, *args, **kwargs)
+
+        for method in ("fetchall", "fetchone", "execute"):
+            monkeypatch.setattr(db, method, recorded(getattr(db, method)))
+        kept = collector.poll()
+        assert len(sent) == 1, sent  # the poll's own statement, not the first poll's catalog read again
+        fresh = collector.poll(fresh=True)
+    assert [(t.depth, t.depth_is_estimate) for t in (*first.types, *kept.types, *fresh.types)] == [
+        (3, False), (3, True), (4, False)]  # fmt: skip

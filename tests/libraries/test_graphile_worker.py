@@ -12,6 +12,7 @@ import pytest
 
 from queuetop.db import Database, parse_target
 from queuetop.layouts.detect import detect
+from queuetop.watch import recount
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
@@ -123,3 +124,46 @@ def test_enqueue_goes_through_add_job_and_graphile_workers_own_worker_runs_the_j
     assert rows() == before + made  # nothing written by the refusals
     with graphile.worker():
         wait_for(lambda: [r[0] for r in rows()] == [before[0][0], ids[3]], "graphile-worker to run the three jobs")
+
+
+def test_a_deep_queues_count_is_spaced_its_figures_kept_as_estimates_its_arrivals_and_completions_exact(
+        graphile: LibraryApp, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """graphile-worker's depth cannot be tracked, so a poll counts every row; past SPACED_PAST_JOBS (here 10) the
+    count is spaced by its cost (here: never due again by itself). The polls between keep its figures, the depth
+    marked ≈, and still read the arrivals by id; a fresh poll (after the user's action) counts at once, and the
+    jobs that finished meanwhile are its completions, each once."""
+    monkeypatch.setattr(recount, "SPACED_PAST_JOBS", 10)
+    monkeypatch.setattr(recount, "SPACED_MAX_SHARE", 1e-9)
+    graphile.run("defer", "orphan=12")
+    with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        collector = collector_for(db, graphile)
+        first = collector.poll()
+        assert shown(first) == {"orphan": (12, 0, 0, 0)} and not first.totals.depth_is_estimate
+        graphile.run("defer", "orphan=3", "fast=2")
+        kept = collector.poll()
+        assert shown(kept) == {"orphan": (12, 0, 0, 0), "fast": (0, 0, 0, 0)}  # as counted, though 17 wait now
+        assert [(t.job_type, t.depth_is_estimate) for t in kept.types] == [("fast", True), ("orphan", True)]
+        assert kept.totals.depth_is_estimate
+        assert (first.totals.arrivals_total, kept.totals.arrivals_total) == (12, 17)  # the arrivals, read by id
+        with graphile.worker():  # the 2 fast jobs run and are deleted; the orphans have no task: they wait
+            wait_for(lambda: not db.fetchall(f"SELECT 1 FROM {graphile.schema}.jobs WHERE task_identifier = "
+                                             "'fast'"), "the worker to finish the fast jobs")  # fmt: skip
+        assert collector.poll().totals.completions_total == 0  # not known until the next count
+        counted = collector.poll(fresh=True)
+        assert shown(counted) == {"orphan": (15, 0, 0, 0), "fast": (0, 0, 0, 0)}  # fast: its arrivals' window
+        assert not any(t.depth_is_estimate for t in (*counted.types, counted.totals))
+        assert (counted.totals.arrivals_total, counted.totals.completions_total) == (17, 2)
+        assert collector.poll(fresh=True).totals.completions_total == 2  # each once
+
+
+def test_a_shallow_queue_is_counted_on_every_poll(graphile: LibraryApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to SPACED_PAST_JOBS jobs (every queue in the tests) a poll counts every state, as before, however
+    costly its count (here: its cost would space the next one for ever)."""
+    monkeypatch.setattr(recount, "SPACED_MAX_SHARE", 1e-9)
+    graphile.run("defer", "orphan=2")
+    with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        collector = collector_for(db, graphile)
+        collector.poll()
+        graphile.run("defer", "orphan=1")
+        snapshot = collector.poll()
+    assert shown(snapshot) == {"orphan": (3, 0, 0, 0)} and not snapshot.totals.depth_is_estimate
