@@ -26,6 +26,7 @@ from queuetop.core.progress import ProgressLine
 from queuetop.db import Database, QueuetopError, UsageError, parse_target
 from queuetop.layouts import NATIVE, PRESET_NAMES, Layout
 from queuetop.layouts.sql import Statements
+from queuetop.watch.recount import SPACED_MAX_SHARE
 from queuetop.watch.snapshot import Snapshot, TypeStats
 
 if TYPE_CHECKING:
@@ -470,7 +471,9 @@ def render_table(snapshot: Snapshot) -> str:
         out.append("(the queue is empty: add jobs with `queuetop enqueue`)")
     out += [line(i) for i in range(1, len(rows) + 1)]
     if snapshot.totals.depth_is_estimate:
-        out.append("≈ an estimate: a deep queue's first look samples it, later polls track it between full counts; "
+        out.append("≈ an estimate: a deep queue's first look samples it, later polls track it between full counts "
+                   "(or, where it cannot be tracked, show the last count of every row, made at most "
+                   f"{SPACED_MAX_SHARE:.0%} of the time); "
                    "a type the sample missed (none of its jobs in it, in another state or arrived in the last minute) "
                    "is not listed (`queuetop stats --exact` counts every row first)")
     if snapshot.totals.in_no_state:
