@@ -85,8 +85,9 @@ def test_enqueue_many_prints_the_range_and_stats_json_has_the_documented_shape(q
     assert result.stdout.strip() == "enqueued 250 jobs of type 'report': ids 1..250"
     data = json.loads(queuetop("stats", "--db", str(queue_file), "--json").stdout)
     assert set(data) == {"taken_at", "target", "dialect", "poll_ms", "window_s", "error", "types", "totals", "layout",
-                         "clock", "figures", "cannot_know", "reads", "library"}
+                         "clock", "figures", "cannot_know", "reads", "library", "counted_s_ago"}
     assert data["cannot_know"] == {"lost": "no lost state"}  # native: lost is the requests seed's alone
+    assert data["counted_s_ago"] is None  # counted by this poll (the native depth is tracked, never spaced)
     assert data["library"] is None  # queuetop's own tables: no library's words
     (row,) = data["types"]
     assert row["job_type"] == "report" and row["depth"] == 250 and row["claimed"] == 0

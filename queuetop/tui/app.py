@@ -378,6 +378,7 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
             local_clock=self.session.latest is not None and self.session.latest.clock == "local",
             **self._breach_words(),
             past_at=self._past_label(),
+            counted_s_ago=self.session.latest.counted_s_ago if self.session.latest else None,
         )
 
     def _silent_s(self, now: float) -> float | None:

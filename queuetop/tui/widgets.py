@@ -50,6 +50,7 @@ class StatusView:
     breach: str | None = None  # the longest-lasting SLO breach, in words, with how long it has lasted
     more_breaches: int = 0  # how many others are open
     past_at: str | None = None  # the time cursor is on: the table shows this moment, not the live poll
+    counted_s_ago: float | None = None  # a deep untracked queue's states as counted that long ago (depths ≈)
 
 
 PAST_STYLE = "bold white on dark_magenta"
@@ -118,6 +119,9 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
             second.append(f"STALE: data from {age}", style="bold yellow")
         if view.poll_ms is not None and connected:
             second.append(f" · poll {view.poll_ms:.1f} ms")
+        if view.counted_s_ago is not None and connected:  # why every depth is ≈ and holds still between counts
+            second.append(f" · ≈ states counted {fmt.duration(view.counted_s_ago)} ago (a deep queue: spaced)",
+                          style="dim")
     if view.waiting_s is not None and view.silent_s is None:
         second.append(f" · waiting {view.waiting_s:.0f} s for the database to answer", style="bold yellow")
     second.append(f" · every {view.interval_s:g} s · chart {window_label(view.window_s)}")

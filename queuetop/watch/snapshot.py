@@ -84,6 +84,9 @@ class Snapshot:
     reads: str = "committed"  # "dirty": counts read NOLOCK (SQL Server without RCSI) may include uncommitted rows
     library: str | None = None  # the job library whose tables these are, and per state its own words ("doing")
     library_words: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # A deep queue whose depth cannot be tracked, between two of its spaced counts: how long ago its states were
+    # counted (their figures are that count's, every depth ≈); None: this poll counted or tracked them
+    counted_s_ago: float | None = None
 
     def provides(self, figure: str) -> bool:
         """Whether the shape can know a figure (every figure, when the snapshot does not say)."""
@@ -106,6 +109,7 @@ class Snapshot:
             "cannot_know": dict(self.cannot_know),
             "reads": self.reads,
             "library": None if self.library is None else {"name": self.library, "words": dict(self.library_words)},
+            "counted_s_ago": None if self.counted_s_ago is None else round(self.counted_s_ago, 3),
             "types": [_figures(row) for row in self.types],
             "totals": _figures(self.totals),
         }

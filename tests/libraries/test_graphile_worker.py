@@ -143,7 +143,8 @@ def test_a_deep_queues_count_is_spaced_its_figures_kept_as_estimates_its_arrival
         kept = collector.poll()
         assert shown(kept) == {"orphan": (12, 0, 0, 0), "fast": (0, 0, 0, 0)}  # as counted, though 17 wait now
         assert [(t.job_type, t.depth_is_estimate) for t in kept.types] == [("fast", True), ("orphan", True)]
-        assert kept.totals.depth_is_estimate
+        assert kept.totals.depth_is_estimate and first.counted_s_ago is None
+        assert 0 < kept.counted_s_ago < 30 and kept.to_json()["counted_s_ago"] == round(kept.counted_s_ago, 3)
         assert (first.totals.arrivals_total, kept.totals.arrivals_total) == (12, 17)  # the arrivals, read by id
         with graphile.worker():  # the 2 fast jobs run and are deleted; the orphans have no task: they wait
             wait_for(lambda: not db.fetchall(f"SELECT 1 FROM {graphile.schema}.jobs WHERE task_identifier = "
@@ -152,6 +153,7 @@ def test_a_deep_queues_count_is_spaced_its_figures_kept_as_estimates_its_arrival
         counted = collector.poll(fresh=True)
         assert shown(counted) == {"orphan": (15, 0, 0, 0), "fast": (0, 0, 0, 0)}  # fast: its arrivals' window
         assert not any(t.depth_is_estimate for t in (*counted.types, counted.totals))
+        assert counted.counted_s_ago is None and counted.to_json()["counted_s_ago"] is None
         assert (counted.totals.arrivals_total, counted.totals.completions_total) == (17, 2)
         assert collector.poll(fresh=True).totals.completions_total == 2  # each once
 

@@ -17,7 +17,7 @@ from queuetop.tui.modals import EnqueueModal
 from queuetop.watch import recount
 from tests.conftest import PG_TARGET
 from tests.libraries import made_by
-from tests.tui.conftest import SIZE, AppFactory, MultiFactory, wait_for
+from tests.tui.conftest import SIZE, AppFactory, MultiFactory, status, wait_for
 
 
 def added(schema: str) -> list[tuple]:
@@ -56,6 +56,7 @@ async def test_e_adds_graphile_worker_jobs_through_add_job(make_app: AppFactory,
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.polls >= 2, "a poll after the first")
             assert depths(app) == {"orphan": (1, True)}  # the first count's, kept
+            await wait_for(pilot, lambda: "≈ states counted" in status(app), "the status line saying why ≈")
             await pilot.press("e")
             await wait_for(pilot, lambda: isinstance(app.screen, EnqueueModal), "the enqueue dialog")
             labels = " ".join(str(label.content) for label in app.screen.query(Label))
