@@ -221,6 +221,14 @@ def widen_types(shown: Sequence[Column], hidden: Sequence[Column], width: int, l
                  if c.key == "type" else c for c in shown)  # fmt: skip
 
 
+def wide_enough(columns: Sequence[Column], widest: Sequence[TypeStats]) -> tuple[Column, ...]:
+    """The columns, each figure's grown to hold its value in `widest` (the totals line, whose counts are the sums and
+    whose age the oldest, so no row's count or age is wider; a shape's one row where there are no totals): a figure is never cut
+    (a deep queue's "≈1,000,000" is ten cells, its column nine)."""
+    return tuple(replace(c, width=max(c.width, *(fmt.cells(c.cell(row)) for row in widest)))
+                 if c.numeric and widest else c for c in columns)  # fmt: skip
+
+
 def hidden_note(hidden: Sequence[Column]) -> str:
     """What the `+N ›` marker stands for, in words."""
     if not hidden:
@@ -354,10 +362,11 @@ class QueueTable(ScrollView, can_focus=True):
     def _fit(self) -> None:
         sort_key, descending = self._sort
         width = self.size.width or 200
-        pages = column_pages(self.columns, width, keep=sort_key)
+        columns = wide_enough(self.columns, self._footer if self.totals is not None else self.rows)
+        pages = column_pages(columns, width, keep=sort_key)
         self._pages, self.column_page = len(pages), min(self.column_page, len(pages) - 1)
         shown = pages[self.column_page]
-        self.hidden = tuple(column for column in self.columns if column not in shown)
+        self.hidden = tuple(column for column in columns if column not in shown)
         longest = max((fmt.cells(row.job_type) for row in self.rows), default=0)
         self.shown = widen_types(shown, self.hidden, width, longest)
         headers = [column.label + (("▼" if descending else "▲") if column.key == sort_key else "")

@@ -90,3 +90,21 @@ def cells_between(text: str, start: int, end: int) -> str:
             out.append(text[first:last])
         used += size
     return "".join(out)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_a_figure_is_never_cut_a_deep_queues_depth_and_a_big_dead_count_shown_whole(size: tuple[int, int]
+                                                                                           ) -> None:  # fmt: skip
+    """A deep queue is what the dashboard is opened for: its "≈1,234,567" is ten cells in a column made for
+    nine, which showed "≈1,2…,567"; each figure's column grows to the totals' text (no row's count is wider)."""
+    deep = (replace(PROFILES[3], depth=lambda t: 1_234_567, dead=2_000_000), PROFILES[0])
+    polled = PollOutcome(CONNECTED, snapshot_at(0.0, deep))
+    app = scene_app(polled)
+    async with app.run_test(size=size) as pilot:
+        app.apply(polled)
+        await _settle(pilot)
+        table = app.main.query_one(QueueTable)
+        screen = "\n".join(line_text(table, y) for y in range(len(table.rows) + 2))
+    assert "≈1,234,579" in screen and "≈1,234,567" in screen and "…" not in screen, screen  # totals and row
+    if size == (120, 40):  # the dead column is among those an 80-column terminal leaves out first
+        assert screen.count(" 2,000,000 ") == 2, screen  # the row's and the totals
