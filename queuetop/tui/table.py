@@ -222,9 +222,9 @@ def widen_types(shown: Sequence[Column], hidden: Sequence[Column], width: int, l
 
 
 def wide_enough(columns: Sequence[Column], widest: Sequence[TypeStats]) -> tuple[Column, ...]:
-    """The columns, each figure's grown to hold its value in `widest` (the totals line, whose counts are the sums and
-    whose age the oldest, so no row's count or age is wider; a shape's one row where there are no totals): a figure is never cut
-    (a deep queue's "≈1,000,000" is ten cells, its column nine)."""
+    """The columns, each figure's grown to hold its value in `widest` (the totals line, whose counts are the sums
+    and whose age the oldest, so no row's count or age is wider; a shape's one row where there are no totals): a
+    figure is never cut (a deep queue's "≈1,000,000" is ten cells, its column nine)."""
     return tuple(replace(c, width=max(c.width, *(fmt.cells(c.cell(row)) for row in widest)))
                  if c.numeric and widest else c for c in columns)  # fmt: skip
 

@@ -21,7 +21,9 @@ RECOUNT_EVERY_S = 60.0  # a full count corrects the tracked figures this often .
 RECOUNT_MAX_SHARE = 0.01  # ... spaced out so it takes at most this share of the time (0.5 s → every 50 s)
 SPACED_PAST_JOBS = 20_000  # an untracked shape's count of more jobs than this is spaced out ...
 SPACED_MAX_SHARE = 0.02  # ... so that counting takes at most this share of the time: a warm poll's budget, 20 ms a
-# second at a dashboard's interval (0.2 s, graphile-worker's 10⁶ jobs → every 10 s; 80 ms, Celery's → every 4 s)
+# second at a dashboard's interval (0.2 s, graphile-worker's 10⁶ jobs → every 10 s; 80 ms, Celery's → every 4 s) ...
+SPACED_AT_MOST_S = 30.0  # ... but never further apart than half the rates' minute: a shape that deletes a finished
+# row has its completions counted at a count, and a minute without one would read as a queue with nothing completed
 
 Counts = TypeVar("Counts")
 
@@ -118,17 +120,22 @@ class SpacedCount(Generic[Counts]):
     finished row has them counted at the next count: what arrived less what the rows grew by). A shallow queue is
     counted on every poll, as before; so is a deep one after the user changed it (`fresh`)."""
 
-    def __init__(self, max_share: float | None = None, past_jobs: int | None = None) -> None:
+    def __init__(self, max_share: float | None = None, past_jobs: int | None = None,
+                 at_most_s: float | None = None) -> None:  # fmt: skip
         # the module's figures as they are now (not when this was defined): a test may set them
         self.schedule = RecountSchedule(every_s=0.0, max_share=max_share or SPACED_MAX_SHARE)
         self.past_jobs = SPACED_PAST_JOBS if past_jobs is None else past_jobs
+        self.at_most_s = SPACED_AT_MOST_S if at_most_s is None else at_most_s
         self.kept: Counts | None = None  # the last count's, while the next one is not due
+        self._begun_at = 0.0
 
     def due(self, t: float, fresh: bool = False) -> bool:
         """Must the poll at `t` (monotonic seconds) count? `fresh`: the user just changed the queue."""
-        return fresh or self.kept is None or self.schedule.due(t, resting=False)
+        return (fresh or self.kept is None or self.schedule.due(t, resting=False)
+                or t >= self._begun_at + self.at_most_s)
 
     def counted(self, counts: Counts, jobs: int, begun_at: float, spent_s: float) -> None:
         """A poll begun at `begun_at` counted `jobs` in all (`counts`) in `spent_s`."""
         self.kept = counts if jobs > self.past_jobs else None
         self.schedule.counted(begun_at, spent_s)
+        self._begun_at = begun_at
