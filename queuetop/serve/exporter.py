@@ -113,6 +113,10 @@ def families(states: Iterable[TargetState]) -> Iterator:
                            labels=["target"])  # fmt: skip
     took = GaugeMetricFamily("queuetop_poll_seconds", "How long the last poll of the target took.",
                              labels=["target"], unit="seconds")  # fmt: skip
+    counted = GaugeMetricFamily("queuetop_states_counted_age_seconds", "On a deep queue whose depth cannot be "
+                                "tracked, between two of its spaced counts: how long ago its states were counted (the "
+                                "gauges are that count's); absent where the last poll counted or tracked them.",
+                                labels=["target"], unit="seconds")  # fmt: skip
     folded = GaugeMetricFamily("queuetop_folded_types", 'Job types past serve --max-types, exported together as '
                                'job_type="(other)".', labels=["target"])  # fmt: skip
     gauges = {name: GaugeMetricFamily(name, doc, labels=QUEUE_LABELS, unit=_unit(name)) for name, _, _, doc in GAUGES}
@@ -135,6 +139,8 @@ def families(states: Iterable[TargetState]) -> Iterator:
         if snapshot is None:
             continue  # a target that did not answer has no queue figures: absent, not 0 and not stale
         folded.add_metric([state.name], float(state.folded))
+        if snapshot.counted_s_ago is not None:
+            counted.add_metric([state.name], snapshot.counted_s_ago)
         for row in state.types:
             labels = [state.name, snapshot.layout, row.job_type]
             for name, attr, figure, _ in GAUGES:
@@ -156,6 +162,7 @@ def families(states: Iterable[TargetState]) -> Iterator:
     yield up
     yield took
     yield folded
+    yield counted
     yield from gauges.values()
     yield from counters.values()
     yield from summaries.values()

@@ -12,8 +12,10 @@ import pytest
 
 from queuetop.db import Database, parse_target
 from queuetop.layouts.detect import detect
+from queuetop.serve.exporter import TargetState, exposition
 from queuetop.watch import recount
 from queuetop.watch.collector import ShapeCollector
+from queuetop.watch.monitor import CONNECTED, PollOutcome
 from queuetop.watch.snapshot import Snapshot
 from tests.conftest import PG_TARGET
 from tests.libraries import (
@@ -145,6 +147,8 @@ def test_a_deep_queues_count_is_spaced_its_figures_kept_as_estimates_its_arrival
         assert [(t.job_type, t.depth_is_estimate) for t in kept.types] == [("fast", True), ("orphan", True)]
         assert kept.totals.depth_is_estimate and first.counted_s_ago is None
         assert 0 < kept.counted_s_ago < 30 and kept.to_json()["counted_s_ago"] == round(kept.counted_s_ago, 3)
+        assert f"queuetop_states_counted_age_seconds{{target=\"g\"}} {kept.counted_s_ago}" in exposition(
+            [TargetState("g", PollOutcome(CONNECTED, kept))])  # fmt: skip
         assert (first.totals.arrivals_total, kept.totals.arrivals_total) == (12, 17)  # the arrivals, read by id
         with graphile.worker():  # the 2 fast jobs run and are deleted; the orphans have no task: they wait
             wait_for(lambda: not db.fetchall(f"SELECT 1 FROM {graphile.schema}.jobs WHERE task_identifier = "
@@ -154,6 +158,8 @@ def test_a_deep_queues_count_is_spaced_its_figures_kept_as_estimates_its_arrival
         assert shown(counted) == {"orphan": (15, 0, 0, 0), "fast": (0, 0, 0, 0)}  # fast: its arrivals' window
         assert not any(t.depth_is_estimate for t in (*counted.types, counted.totals))
         assert counted.counted_s_ago is None and counted.to_json()["counted_s_ago"] is None
+        assert "queuetop_states_counted_age_seconds{" not in exposition([TargetState("g", PollOutcome(CONNECTED,
+                                                                                                      counted))])
         assert (counted.totals.arrivals_total, counted.totals.completions_total) == (17, 2)
         assert collector.poll(fresh=True).totals.completions_total == 2  # each once
 
