@@ -167,7 +167,6 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._wanted_order = InNameOrder()
         self._recount: Recounter[list[tuple[Any, ...]]] = Recounter(layout.queue_table)
         self._spaced: SpacedCount[dict[str, dict[str, tuple[int, datetime | None]]]] = SpacedCount()  # untracked
-        self._counted_at = 0.0  # server seconds: when the last count of an untracked shape's states was made
         self._in_no_state = InNoState(self.statements, self.settings, layout.queue_table)
         self._counted_once = False
         self._shown = InNameOrder()
@@ -280,7 +279,6 @@ class ShapeCollector(TrackedDepth, TypeRows):
         if kept is not None:
             counts = kept
         elif not self.tracks_depth:
-            self._counted_at = seconds(now)
             self._spaced.counted(counts, sum(n for by_type in counts.values() for n, _ in by_type.values()), begun,
                                  time.perf_counter() - started)
         if layout.arrivals == "identity":
@@ -355,7 +353,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
             layout=layout.name, figures=dict(self._provides), cannot_know=self._cannot_know, note=self.note,
             clock=layout.read_clock, reads=self.db.dialect.reads,
             library=layout.library, library_words=self._library_words,
-            counted_s_ago=None if kept is None else seconds(now) - self._counted_at,
+            counted_s_ago=None if kept is None else begun - self._spaced.begun_at,
         )  # fmt: skip
 
     def _read_at_once(self, states: list[str], low: int | None, ranged: bool, asked_at: float,

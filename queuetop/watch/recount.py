@@ -127,15 +127,15 @@ class SpacedCount(Generic[Counts]):
         self.past_jobs = SPACED_PAST_JOBS if past_jobs is None else past_jobs
         self.at_most_s = SPACED_AT_MOST_S if at_most_s is None else at_most_s
         self.kept: Counts | None = None  # the last count's, while the next one is not due
-        self._begun_at = 0.0
+        self.begun_at = 0.0  # monotonic seconds: when the poll that made the last count began
 
     def due(self, t: float, fresh: bool = False) -> bool:
         """Must the poll at `t` (monotonic seconds) count? `fresh`: the user just changed the queue."""
         return (fresh or self.kept is None or self.schedule.due(t, resting=False)
-                or t >= self._begun_at + self.at_most_s)
+                or t >= self.begun_at + self.at_most_s)
 
     def counted(self, counts: Counts, jobs: int, begun_at: float, spent_s: float) -> None:
         """A poll begun at `begun_at` counted `jobs` in all (`counts`) in `spent_s`."""
         self.kept = counts if jobs > self.past_jobs else None
         self.schedule.counted(begun_at, spent_s)
-        self._begun_at = begun_at
+        self.begun_at = begun_at
