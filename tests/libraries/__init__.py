@@ -65,7 +65,7 @@ class LibraryApp:
 
     def run(self, *args: str, timeout: float = 60) -> str:
         with self._migrations_apart(fcntl.LOCK_EX if args[:1] == ("schema",) else None):
-                done = subprocess.run([*self.command, self.schema, *args], capture_output=True, text=True,
+            done = subprocess.run([*self.command, self.schema, *args], capture_output=True, text=True,
                                   timeout=timeout, env=self.env)  # fmt: skip
         if done.returncode != 0:
             raise AssertionError(f"{self.name} app {' '.join(args)} failed: {done.stderr[-2000:]}")

@@ -43,11 +43,16 @@ def depths(app_or_pane: Any) -> dict[str, tuple[int, bool]]:
     return {t.job_type: (t.depth, t.depth_is_estimate) for t in snapshot.types} if snapshot is not None else {}
 
 
-async def test_e_adds_graphile_worker_jobs_through_add_job(make_app: AppFactory,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    # the queue counts as deep, and its first count's cost spaces the next one for ever: only a fresh poll counts
+@pytest.fixture
+def counted_only_when_fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every queue counts as deep, and its first count's cost spaces the next one for ever: only a fresh poll
+    counts its states again."""
     monkeypatch.setattr(recount, "SPACED_PAST_JOBS", 0)
     monkeypatch.setattr(recount, "SPACED_MAX_SHARE", 1e-9)
+
+
+@pytest.mark.usefixtures("counted_only_when_fresh")
+async def test_e_adds_graphile_worker_jobs_through_add_job(make_app: AppFactory) -> None:
     with made_by("graphile_worker") as library:
         library.run("defer", "orphan=1")
         with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
@@ -75,11 +80,8 @@ async def test_e_adds_graphile_worker_jobs_through_add_job(make_app: AppFactory,
                 "orphan": 1, "fast": 2}, "the poll after the action, counting them")  # fmt: skip
 
 
-async def test_the_multi_target_dashboard_counts_what_an_action_added_as_well(make_multi: MultiFactory,
-                                                                              monkeypatch: pytest.MonkeyPatch
-                                                                              ) -> None:  # fmt: skip
-    monkeypatch.setattr(recount, "SPACED_PAST_JOBS", 0)  # as above: only a fresh poll counts
-    monkeypatch.setattr(recount, "SPACED_MAX_SHARE", 1e-9)
+@pytest.mark.usefixtures("counted_only_when_fresh")
+async def test_the_multi_target_dashboard_counts_what_an_action_added_as_well(make_multi: MultiFactory) -> None:
     with made_by("graphile_worker") as library:
         library.run("defer", "orphan=1")
         with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
