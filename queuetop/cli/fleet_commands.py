@@ -27,6 +27,8 @@ from queuetop.watch.snapshot import Snapshot
 if TYPE_CHECKING:
     from queuetop.serve.check import TargetResult
 
+STOP_CHECK_S = 0.2  # `serve`'s main thread wakes this often to run a signal's handler (SIGTERM, SIGHUP)
+
 
 def cmd_config(args: argparse.Namespace) -> int:
     runs = args.per_target
@@ -193,7 +195,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"queuetop: serving {exporter.url} for {', '.join(labels)}, polling every "
           f"{', '.join(f'{p.interval_s:g}' for p in pollers)} s; Ctrl-C stops", file=sys.stderr)
     try:
-        stop.wait()
+        # In short waits, not one: Python runs a signal's handler on the main thread, and a SIGTERM the kernel hands
+        # to one of the pollers' threads left the main thread asleep in a wait without a timeout for good (the
+        # handler never ran: 2 `serve` processes of 30 under load kept serving).
+        while not stop.wait(STOP_CHECK_S):
+            pass
     except KeyboardInterrupt:
         pass
     finally:
