@@ -5,6 +5,8 @@ spaced (`SpacedCount`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,11 +14,12 @@ import pytest
 from textual.widgets import Input, Label
 
 from queuetop.db import Database, parse_target
+from queuetop.layouts import Layout
 from queuetop.layouts.detect import detect
 from queuetop.tui.modals import EnqueueModal
 from queuetop.watch import recount
 from tests.conftest import PG_TARGET
-from tests.libraries import made_by
+from tests.libraries import LibraryApp, made_by
 from tests.tui.conftest import SIZE, AppFactory, MultiFactory, status, wait_for
 
 
@@ -51,13 +54,21 @@ def counted_only_when_fresh(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(recount, "SPACED_MAX_SHARE", 1e-9)
 
 
-@pytest.mark.usefixtures("counted_only_when_fresh")
-async def test_e_adds_graphile_worker_jobs_through_add_job(make_app: AppFactory) -> None:
+@contextmanager
+def graphile_with_an_orphan() -> Iterator[tuple[LibraryApp, Layout]]:
+    """graphile-worker's tables, made by the library, one job of a task no worker knows waiting; the layout
+    detection picks for them."""
     with made_by("graphile_worker") as library:
         library.run("defer", "orphan=1")
         with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
             (found,) = [c for c in detect(db) if c.table.schema == library.schema]
-        app = make_app(SimpleNamespace(target=parse_target(PG_TARGET), layout=found.layout))
+        yield library, found.layout
+
+
+@pytest.mark.usefixtures("counted_only_when_fresh")
+async def test_e_adds_graphile_worker_jobs_through_add_job(make_app: AppFactory) -> None:
+    with graphile_with_an_orphan() as (library, layout):
+        app = make_app(SimpleNamespace(target=parse_target(PG_TARGET), layout=layout))
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.polls >= 2, "a poll after the first")
             assert depths(app) == {"orphan": (1, True)}  # the first count's, kept
@@ -82,11 +93,8 @@ async def test_e_adds_graphile_worker_jobs_through_add_job(make_app: AppFactory)
 
 @pytest.mark.usefixtures("counted_only_when_fresh")
 async def test_the_multi_target_dashboard_counts_what_an_action_added_as_well(make_multi: MultiFactory) -> None:
-    with made_by("graphile_worker") as library:
-        library.run("defer", "orphan=1")
-        with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
-            (found,) = [c for c in detect(db) if c.table.schema == library.schema]
-        app = make_multi(("graphile", parse_target(PG_TARGET), found.layout, False))
+    with graphile_with_an_orphan() as (_, layout):
+        app = make_multi(("graphile", parse_target(PG_TARGET), layout, False))
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.polls["graphile"] >= 2, "a poll after the first")
             assert depths(app.panes["graphile"]) == {"orphan": (1, True)}
