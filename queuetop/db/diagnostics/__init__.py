@@ -134,7 +134,8 @@ class Diagnostics:
 
     def estimated_rows(self, db: Database, schema: str | None, table: str) -> int | None:
         """The table's rows as the catalog guesses them, in a read that costs the same at 10⁸ rows as at 10 (never
-        a count); None where it cannot guess (a view, statistics never gathered, no right to read them)."""
+        a count); a view's, the biggest relation it reads; None where it cannot guess (statistics never gathered, no
+        right to read them, a view on SQLite)."""
         return None
 
     def retention_jobs(self, db: Database, schema: str | None, table: str) -> list[str] | None:

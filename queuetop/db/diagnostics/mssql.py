@@ -59,8 +59,11 @@ WRITERS_SQL = (TAG + "SELECT OBJECT_SCHEMA_NAME(m.object_id), OBJECT_NAME(m.obje
                      "ON o.object_id = m.object_id WHERE o.type IN ('P', 'TR', 'FN', 'IF', 'TF') "
                      "AND m.[definition] LIKE ?")  # bracketed: sqlfluff reads a bare `definition` as a keyword
 # sys.partitions: visible with any right on the table (dm_db_partition_stats needs VIEW DATABASE STATE)
-ROWS_ESTIMATE_SQL = (TAG + "SELECT SUM(p.rows) FROM sys.partitions AS p WHERE p.object_id = OBJECT_ID(?) "
-                           "AND p.index_id IN (0, 1)")
+# a table's rows (its heap or clustered index, every partition); a view's, the biggest table its definition reads
+ROWS_ESTIMATE_SQL = (TAG + "SELECT MAX(per_table.estimate) FROM (SELECT SUM(p.rows) AS estimate "
+                           "FROM sys.partitions AS p WHERE p.index_id IN (0, 1) AND (p.object_id = OBJECT_ID(?) "
+                           "OR p.object_id IN (SELECT d.referenced_id FROM sys.sql_expression_dependencies AS d "
+                           "WHERE d.referencing_id = OBJECT_ID(?))) GROUP BY p.object_id) AS per_table")
 SIZE_SQL = (TAG + "SELECT SUM(CASE WHEN index_id IN (0, 1) THEN row_count ELSE 0 END), "
                   "SUM(used_page_count) * 8192 FROM sys.dm_db_partition_stats WHERE object_id = OBJECT_ID(?)")
 # LIMITED mode leaves ghost_record_count NULL; SAMPLED reads 1 % of the leaf pages of a big index (all of a small one).
@@ -211,7 +214,8 @@ class MSSQLDiagnostics(Diagnostics):
                          bytes=None if size is None else int(size), dead_rows=dead)  # fmt: skip
 
     def estimated_rows(self, db: Database, schema: str | None, table: str) -> int | None:
-        row = db.fetchone(ROWS_ESTIMATE_SQL, (self.dialect.qualify(schema, table),))
+        name = self.dialect.qualify(schema, table)
+        row = db.fetchone(ROWS_ESTIMATE_SQL, (name, name))
         return None if not row or row[0] is None else int(row[0])
 
     def retention_jobs(self, db: Database, schema: str | None, table: str) -> list[str] | None:
