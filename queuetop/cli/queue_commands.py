@@ -26,6 +26,7 @@ from queuetop.core.progress import ProgressLine
 from queuetop.db import Database, QueuetopError, UsageError, parse_target
 from queuetop.layouts import NATIVE, PRESET_NAMES, Layout
 from queuetop.layouts.sql import Statements
+from queuetop.watch.pace import POLL_MAX_SHARE, Pace
 from queuetop.watch.recount import SPACED_MAX_SHARE
 from queuetop.watch.snapshot import Snapshot, TypeStats
 
@@ -132,7 +133,7 @@ def _watch_stats(args: argparse.Namespace) -> int:
         raise UsageError("--watch prints tables or JSON lines, not OpenMetrics", "`queuetop serve` keeps an "
                          "exposition up to date for Prometheus; --format openmetrics alone writes one for a file")
     settings, db, collector, failed = settings_from(args), None, None, False
-    polls, next_at = 0, time.monotonic()
+    polls, next_at, pace, told = 0, time.monotonic(), Pace(), False
     try:
         while args.count is None or polls < args.count:
             try:
@@ -144,6 +145,7 @@ def _watch_stats(args: argparse.Namespace) -> int:
                         collector.use(db)
                 assert collector is not None
                 snapshot = collector.poll()
+                pace.took(snapshot.poll_ms / 1000)
                 if polls == 0:
                     refuse_typos(db, collector.layout, args.types, snapshot)
                 print(json.dumps(snapshot.to_json()) if args.format == "json" else render_table(snapshot) + "\n",
@@ -158,9 +160,17 @@ def _watch_stats(args: argparse.Namespace) -> int:
                 if args.format == "json":
                     print(json.dumps(_error_document(args, exc, {"types": [], "totals": None})), flush=True)
                 print(f"queuetop: error: {exc} (again in {args.watch:g} s)", file=sys.stderr, flush=True)
+                pace.took(None)
             polls += 1
             if args.count is None or polls < args.count:
-                next_at = max(next_at + args.watch, time.monotonic())  # a slow poll delays, never bunches, the next
+                wait = pace.wait_s(args.watch)
+                if wait > args.watch and not told:
+                    told = True
+                    print(f"queuetop: a poll of this queue takes {fmt.duration(pace.dear_s or 0.0)}: one every "
+                          f"{wait:.3g} s, not every {args.watch:g}, so that polls take at most "
+                          f"{POLL_MAX_SHARE:.0%} of the time (`queuetop doctor` names the index they lack)",
+                          file=sys.stderr, flush=True)  # fmt: skip
+                next_at = max(next_at + wait, time.monotonic())  # a slow poll delays, never bunches, the next
                 time.sleep(max(0.0, next_at - time.monotonic()))  # the clock moved on since: never below zero
     finally:
         if db is not None:

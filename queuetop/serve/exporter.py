@@ -19,7 +19,8 @@ has no value for at this poll (no completion in the window: no wait quantiles), 
   no buckets, so a histogram would have to invent its bucket counts; the quantiles are exactly what was
   measured (as with any summary, they cannot be averaged across types or targets: take the max);
 - per target: queuetop_up (1 when the last poll read the queue), queuetop_poll_seconds (how long that poll took,
-  reaching the database included, also when it failed), queuetop_folded_types (how many job types past
+  reaching the database included, also when it failed), queuetop_poll_paced_seconds (where polls are dear,
+  the stretched wait between them: watch/pace.py), queuetop_folded_types (how many job types past
   `serve --max-types` are folded into `job_type="(other)"`, see typecap.py);
 - with SLOs (the config file, --slo): queuetop_slo_breach 1 and queuetop_slo_breach_duration_seconds for each
   (target, job_type, slo) breached at the last poll, absent when met: the config file stays the one place the
@@ -38,6 +39,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from queuetop.serve.typecap import DEFAULT_MAX_TYPES, TypeCap
 from queuetop.watch.monitor import Monitor, PollOutcome
+from queuetop.watch.pace import Pace
 from queuetop.watch.slo import Breach, Slos, SloWatch
 from queuetop.watch.snapshot import Snapshot, TypeStats
 
@@ -79,6 +81,7 @@ class TargetState:
     breaches: tuple[Breach, ...] = ()  # the SLOs (config file, --slo) breached at the last poll
     capped: tuple[TypeStats, ...] | None = None  # the types exported, past the cap folded (None: the snapshot's)
     folded: int = 0  # how many types the "(other)" row of `capped` stands for
+    paced_s: float | None = None  # from this poll to the next, where dear polls stretch --interval (pace.py)
 
     @property
     def snapshot(self) -> Snapshot | None:
@@ -117,6 +120,10 @@ def families(states: Iterable[TargetState]) -> Iterator:
                                 "tracked, between two of its spaced counts: how long ago its states were counted (the "
                                 "gauges are that count's); absent where the last poll counted or tracked them.",
                                 labels=["target"], unit="seconds")  # fmt: skip
+    paced = GaugeMetricFamily("queuetop_poll_paced_seconds", "Where the target's polls are dear (a table without "
+                              "the index they need: queuetop doctor names it), how long from one poll to the next, "
+                              "longer than serve --interval so that polls take at most a tenth of the time; absent "
+                              "where the interval holds.", labels=["target"], unit="seconds")  # fmt: skip
     folded = GaugeMetricFamily("queuetop_folded_types", 'Job types past serve --max-types, exported together as '
                                'job_type="(other)".', labels=["target"])  # fmt: skip
     gauges = {name: GaugeMetricFamily(name, doc, labels=QUEUE_LABELS, unit=_unit(name)) for name, _, _, doc in GAUGES}
@@ -136,6 +143,8 @@ def families(states: Iterable[TargetState]) -> Iterator:
         up.add_metric([state.name], 1.0 if snapshot is not None else 0.0)
         if state.poll_seconds is not None:
             took.add_metric([state.name], state.poll_seconds)
+        if state.paced_s is not None:
+            paced.add_metric([state.name], state.paced_s)
         if snapshot is None:
             continue  # a target that did not answer has no queue figures: absent, not 0 and not stale
         folded.add_metric([state.name], float(state.folded))
@@ -161,6 +170,7 @@ def families(states: Iterable[TargetState]) -> Iterator:
                                                    {"quantile": quantile}, float(value))  # fmt: skip
     yield up
     yield took
+    yield paced
     yield folded
     yield counted
     yield from gauges.values()
@@ -202,6 +212,7 @@ class TargetPoller:
                             if slos else ())  # fmt: skip
         self.monitor = monitor
         self.interval_s = interval_s
+        self.pace = Pace()  # where polls are dear, they come further apart than interval_s (watch/pace.py)
         self.on_state = on_state
         self.state = TargetState(name, started_at=time.time())
         self._stop = threading.Event()
@@ -222,12 +233,14 @@ class TargetPoller:
                     breaches = self._slos.observe(outcome.snapshot).breaches
                 exported = self._cap.cap(outcome.snapshot.types)
                 capped, folded = exported.types, exported.folded
-            self.state = TargetState(self.name, outcome, took, self.state.started_at, breaches, capped, folded)
+            self.pace.took(outcome.poll_s)
+            wait = self.pace.wait_s(self.interval_s)
+            self.state = TargetState(self.name, outcome, took, self.state.started_at, breaches, capped, folded,
+                                     wait if wait > self.interval_s else None)  # fmt: skip
             if self.on_state is not None:
                 self.on_state(self.state)
             # After a failure the Monitor answers "not yet" until its back-off is over: wait for that instead, so
             # every call is a real attempt and poll_seconds says what the attempt cost.
-            wait = self.interval_s
             if not outcome.connected and outcome.retry_in_s is not None:
                 wait = max(wait, outcome.retry_in_s + 0.01)
             self._stop.wait(wait)

@@ -239,6 +239,7 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
 
     def on_polled(self, message: Polled) -> None:
         self.session.polling = False
+        self.session.pace.took(message.outcome.poll_s)
         try:
             self.apply(message.outcome)
         except Exception as exc:  # a bug in drawing: report it, keep polling
@@ -253,7 +254,7 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
     def _schedule(self, outcome: PollOutcome | None) -> None:
         if self.paused or self.session.polling or self.session.next_poll is not None:
             return
-        delay = self.session.interval
+        delay = self.session.every_s
         if outcome is not None and not outcome.connected and outcome.retry_in_s is not None:
             delay = max(0.05, outcome.retry_in_s)
         self.session.next_poll = self.set_timer(delay, self._start_poll)
@@ -367,6 +368,7 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
             since_success_s=None if self.session.last_success is None else now - self.session.last_success,
             poll_ms=self.session.latest.poll_ms if self.session.latest else None,
             interval_s=self.session.interval,
+            every_s=self.session.every_s,
             window_s=self.window_s,
             paused=self.paused,
             read_only=self.session.read_only,

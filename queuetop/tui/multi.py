@@ -135,6 +135,7 @@ class MultiApp(QueuetopApp):
         if pane is None:
             return
         pane.polling = False
+        pane.pace.took(message.outcome.poll_s)
         try:
             self.apply_to(pane, message.outcome)
         except Exception as exc:  # a bug in drawing: report it, keep polling
@@ -156,7 +157,7 @@ class MultiApp(QueuetopApp):
     def _schedule_pane(self, pane: Session, outcome: PollOutcome | None) -> None:
         if self.paused or pane.polling or pane.next_poll is not None:
             return
-        delay = pane.interval
+        delay = pane.every_s
         if outcome is not None and not outcome.connected and outcome.retry_in_s is not None:
             delay = max(0.05, outcome.retry_in_s)
         pane.next_poll = self.set_timer(delay, lambda: self._start_pane(pane))
@@ -373,11 +374,13 @@ class MultiScreen(MainScreen):
         snapshot = pane.latest
         if pane.connected and pane.last_success is not None and snapshot is not None:
             age = now - pane.last_success
-            late = age > 2 * pane.interval and not app.paused
+            late = age > 2 * pane.every_s and not app.paused
             head.append("  polled " + ("just now" if age < 1 else f"{fmt.duration(age)} ago"),
                         style="bold yellow" if late else "")  # fmt: skip
             head.append(f" · {snapshot.poll_ms:.1f} ms")
-        head.append(f" · every {pane.interval:g} s")
+        head.append(f" · every {pane.every_s:.3g} s")
+        if pane.pace.paced(pane.interval):
+            head.append(" (paced: dear polls)", style="yellow")
         if snapshot is not None and snapshot.layout != "native":
             head.append(f" · layout {snapshot.layout}", style="bold")
         if snapshot is not None:

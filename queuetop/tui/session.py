@@ -21,6 +21,7 @@ from queuetop.db import Target
 from queuetop.store.series import Series
 from queuetop.tui.threads import CallThread
 from queuetop.watch.monitor import PollOutcome
+from queuetop.watch.pace import Pace
 from queuetop.watch.slo import Breach, Slos, SloWatch
 from queuetop.watch.snapshot import Snapshot
 
@@ -88,6 +89,7 @@ class Session:
         self.source = spec.source
         self.actions = spec.actions
         self.interval = spec.interval
+        self.pace = Pace()  # how dear its polls are: where they are, they come further apart than `interval`
         self.read_only = spec.read_only
         self.series = spec.series if spec.series is not None else Series()
         self.recorder = spec.recorder
@@ -116,6 +118,11 @@ class Session:
     @property
     def connected(self) -> bool:
         return self.link is not None and self.link.connected
+
+    @property
+    def every_s(self) -> float:
+        """From one poll to the next: the interval, or longer where polls are dear (`watch/pace.py`)."""
+        return self.pace.wait_s(self.interval)
 
 
 class Dashboard(Protocol):

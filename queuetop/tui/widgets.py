@@ -37,7 +37,7 @@ class StatusView:
     retry_in_s: float | None
     since_success_s: float | None  # None: never read the queue yet
     poll_ms: float | None
-    interval_s: float
+    interval_s: float  # the user's
     window_s: float
     paused: bool
     read_only: bool
@@ -51,6 +51,7 @@ class StatusView:
     more_breaches: int = 0  # how many others are open
     past_at: str | None = None  # the time cursor is on: the table shows this moment, not the live poll
     counted_s_ago: float | None = None  # a deep untracked queue's states as counted that long ago (depths ≈)
+    every_s: float | None = None  # from one poll to the next, where dear polls stretch the interval (pace.py)
 
 
 PAST_STYLE = "bold white on dark_magenta"
@@ -113,7 +114,7 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
         age = "just now" if view.since_success_s < 1 else f"{fmt.duration(view.since_success_s)} ago"
         if connected:
             # Older than two intervals: a slow poll must never pass for a live one.
-            late = view.since_success_s > 2 * view.interval_s and not view.paused
+            late = view.since_success_s > 2 * max(view.interval_s, view.every_s or 0.0) and not view.paused
             second.append(f"polled {age}", style="bold yellow" if late else "")
         else:
             second.append(f"STALE: data from {age}", style="bold yellow")
@@ -124,7 +125,12 @@ def status_lines(view: StatusView) -> tuple[Text, Text, Text | None]:
                           style="dim")
     if view.waiting_s is not None and view.silent_s is None:
         second.append(f" · waiting {view.waiting_s:.0f} s for the database to answer", style="bold yellow")
-    second.append(f" · every {view.interval_s:g} s · chart {window_label(view.window_s)}")
+    if view.every_s is not None and view.every_s > view.interval_s:  # a poll costs more than its share of the time
+        second.append(f" · every {view.every_s:.3g} s, not {view.interval_s:g}: polls are dear (doctor names the "
+                      "index they lack)", style="yellow")
+    else:
+        second.append(f" · every {view.interval_s:g} s")
+    second.append(f" · chart {window_label(view.window_s)}")
     if view.past_at:
         second.append(" · table: the figures at the cursor ([ ] move it, n: live)", style="bold magenta")
     if view.note:

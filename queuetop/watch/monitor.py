@@ -74,6 +74,11 @@ class PollOutcome:
         return self.state == CONNECTED
 
     @property
+    def poll_s(self) -> float | None:
+        """What the poll took, in seconds (`pace.py` reads it); None where it read nothing."""
+        return None if self.snapshot is None else self.snapshot.poll_ms / 1000
+
+    @property
     def link_lost(self) -> bool:
         """The connection is gone (or was never made): not a poll that timed out or lost a conflict."""
         return self.state in (RECONNECTING, NOT_ANSWERING, NO_SCHEMA)
