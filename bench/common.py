@@ -148,6 +148,8 @@ def throughput_options(description: str, seconds: float, backlog: int, shapes: b
     if shapes:
         parser.add_argument("--layout", help="a seed's preset (or `all`): its own dequeue instead of native")
         parser.add_argument("--claim-form", help="one of the preset's claim forms (default: each but unlocked)")
+        parser.add_argument("--processes", type=int, default=1,
+                            help="also run the driver's consumers split over this many processes (default 1: not)")
     parser.add_argument("--clients", default="1,4,8", help="concurrency levels, comma-separated (default 1,4,8)")
     parser.add_argument("--seconds", type=float, default=seconds, help=f"seconds per run (default {seconds:g})")
     parser.add_argument("--reps", type=int, default=2, help="runs per side and level (default 2)")

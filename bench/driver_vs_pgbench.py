@@ -27,6 +27,7 @@ Data: the PostgreSQL schema `bench_driver` (dropped and made again before each m
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import statistics
@@ -180,6 +181,22 @@ def run_shape_driver(layout: Layout, form: str | None, clients: int, seconds: fl
     return run_driver(layout, clients, seconds, types=bench_types(layout), form=form)
 
 
+def run_split_driver(layout: Layout, form: str | None, clients: int, seconds: float, processes: int) -> float:
+    """The same consumers split over `processes` forked drivers (a GIL each), their completions per second summed:
+    is the driver held back by its threads sharing one interpreter?"""
+    context = multiprocessing.get_context("fork")
+    rates: Any = context.Queue()
+    shares = [clients // processes + (n < clients % processes) for n in range(processes)]
+    children = [context.Process(target=lambda share=share: rates.put(run_shape_driver(layout, form, share, seconds)))
+                for share in shares if share]  # fmt: skip
+    for child in children:
+        child.start()
+    total = sum(rates.get(timeout=seconds + 120) for _ in children)
+    for child in children:
+        child.join()
+    return total
+
+
 def prepare(layout: Layout, backlog: int) -> None:
     with Database.open(pg_target()) as db:
         recreate_pg_schema(db, layout)
@@ -198,14 +215,23 @@ def run_driver(layout: Layout, clients: int, seconds: float, types: tuple[tuple[
     run = LoadRun(pg_target(), config, layout, claim_form=form).start()
     try:
         time.sleep(WARMUP_S)
-        before, started = _processed(run), time.monotonic()
+        before, started, cpu_before = _processed(run), time.monotonic(), _cpu_s()
         time.sleep(seconds)
-        after, ended = _processed(run), time.monotonic()
+        after, ended, cpu_after = _processed(run), time.monotonic(), _cpu_s()
     finally:
         run.shutdown()
     if run.error is not None:
         raise SystemExit(f"the driver failed: {run.error}")
+    CPU_PER_JOB_US.append((cpu_after - cpu_before) / max(1, after - before) * 1e6)
     return (after - before) / (ended - started)
+
+
+CPU_PER_JOB_US: list[float] = []  # the driver process's own CPU (every thread, user and system) per job, per run
+
+
+def _cpu_s() -> float:
+    times = os.times()
+    return times.user + times.system
 
 
 def _processed(run: LoadRun) -> int:
@@ -283,23 +309,33 @@ def shapes_main(options: Any) -> None:
             print(f"\n{name} ({form}): pgbench script (ShapeWorker's own statements):")
             print("  " + script.strip().replace("\n", "\n  "))
             rows = []
+            split = options.processes > 1
             for clients in [int(c) for c in options.clients.split(",")]:
-                driver, pgbench = [], []
+                driver, pgbench, apart = [], [], []
+                CPU_PER_JOB_US.clear()
                 for _ in range(options.reps):
                     prepare_shape(layout, options.backlog)
                     driver.append(run_shape_driver(layout, form, clients, options.seconds))
+                    if split:
+                        prepare_shape(layout, options.backlog)
+                        apart.append(run_split_driver(layout, form, clients, options.seconds, options.processes))
                     prepare_shape(layout, options.backlog)
                     pgbench.append(run_pgbench(script, layout, clients, options.seconds,
                                                lambda lay=layout: shape_done_count(lay, options.backlog)))
-                    print(f"  clients {clients}: driver {driver[-1]:,.0f}/s, pgbench {pgbench[-1]:,.0f}/s "
-                          f"({load_average()})")
+                    print(f"  clients {clients}: driver {driver[-1]:,.0f}/s ({CPU_PER_JOB_US[-1]:,.0f} µs of its CPU a "
+                          "job)" + (f", in {options.processes} processes {apart[-1]:,.0f}/s" if split else "")
+                          + f", pgbench {pgbench[-1]:,.0f}/s ({load_average()})")  # fmt: skip
                     sys.stdout.flush()
                 d, p = statistics.median(driver), statistics.median(pgbench)
-                rows.append((clients, f"{d:,.0f}", f"{p:,.0f}", ratio(d, p),
-                             f"±{max(_spread(driver), _spread(pgbench)):.0%}"))  # fmt: skip
+                row = [clients, f"{d:,.0f}", f"{statistics.median(CPU_PER_JOB_US):,.0f}", f"{p:,.0f}", ratio(d, p)]
+                if split:
+                    row += [f"{statistics.median(apart):,.0f}", ratio(statistics.median(apart), p)]
+                rows.append((*row, f"±{max(_spread(driver), _spread(pgbench)):.0%}"))
                 summary.append((f"{name} ({form})", clients, d, p))
-            print_table(("clients", "driver/s", "pgbench/s", "ratio", "spread"), rows,
-                        title=f"{name} ({form}): claim + complete per second on PostgreSQL (goal: ratio ≥ 0.5)")
+            heads = ["clients", "driver/s", "its CPU µs a job", "pgbench/s", "ratio"]
+            heads += [f"driver in {options.processes} processes/s", "their ratio"] if split else []
+            print_table([*heads, "spread"], rows,
+                        title=f"{name} ({form}): claim + complete per second on PostgreSQL (goal: ratio ≥ 0.8)")
     with Database.open(pg_target()) as db:
         db.execute(f"DROP SCHEMA IF EXISTS {db.dialect.quote(SHAPE_SCHEMA)} CASCADE")
     top = max(int(c) for c in options.clients.split(","))
