@@ -2,8 +2,8 @@
 costs the database, with the pace off (the interval alone, as before) and on, side by side in one run.
 
 Per size, seed 001's `requests` is built with its own DDL (no index on RequestsCompleted's times, by which a poll
-reads the claims in flight and the completions: each poll reads that table whole) as shape_poll_cost.py builds it,
-and vacuumed (as autovacuum would have by the time anyone watches it);
+reads the claims in flight and the completions: each poll reads that table whole) as shape_poll_cost.py builds it
+(vacuumed, as autovacuum would have by the time anyone watches it);
 then an exporter's poller (`TargetPoller`: a Monitor, `--interval` 1 s as `serve` and the dashboard default)
 watches it for `--seconds` while the seed's own statements work it (`--activity` jobs in and out a second), first
 with the pace off, then on; then again with the indexes `queuetop doctor` advises, where the polls are cheap and
@@ -40,14 +40,6 @@ class Unpaced(Pace):
 
     def wait_s(self, interval_s: float) -> float:
         return interval_s
-
-
-def vacuum(db, tables) -> None:
-    """What autovacuum has done to a table by the time anyone watches it: its visibility map set. Just after a bulk
-    load an index-only scan still reads each row's heap page (requests at 10^7 with doctor's indexes: a poll
-    counting its 100,000 lost claims took ~170 ms before a VACUUM, 17-27 ms after)."""
-    for table in (tables.queue, tables.completed):
-        db.execute(f"VACUUM (ANALYZE) {db.dialect.qualify(tables.schema, table)}")
 
 
 def watch(db, tables, layout, seconds: float, interval_s: float, per_round: int, paced: bool
@@ -93,7 +85,6 @@ def main() -> None:
         for indexes in (OWN, ADVISED):
             db, tables, layout = build("postgres", SHAPE, size, indexes)
             try:
-                vacuum(db, tables)
                 runs = [(False, watch(db, tables, layout, args.seconds, args.interval, args.activity, paced=False))]
                 runs.append((True, watch(db, tables, layout, args.seconds, args.interval, args.activity, paced=True)))
             finally:
