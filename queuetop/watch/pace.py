@@ -11,7 +11,7 @@ the cheaper of the last two polls counts: a first poll counts every row once, an
 machine is not the table's size. An index takes the pacing away by itself: the polls get cheap again.
 
 Every watcher paces the same way and says so: the dashboard (each target of a multi-target one), the exporter and
-`stats --watch`. A poll asked for by the user (an action, a key) is not held back.
+`stats --watch`. The poll after an enqueue, release or retry from the dashboard is not held back.
 """
 
 from __future__ import annotations
