@@ -1,5 +1,6 @@
 """Dear polls come further apart (`watch/pace.py`): the pace itself, and each watcher that follows it — the
-exporter (its wait and its gauge), `stats --watch` (its wait and its line on stderr) and the status line. The
+exporter (its wait and its gauge), `check --for`, `stats --watch` (its wait and its line on stderr) and the status
+line. The
 dashboards' own loops are driven in tests/tui/test_paced_dashboard.py."""
 
 from __future__ import annotations
@@ -10,12 +11,14 @@ from types import SimpleNamespace
 import pytest
 
 from queuetop.cli import main, queue_commands
+from queuetop.serve.check import run_check
 from queuetop.serve.exporter import TargetPoller, TargetState, families
 from queuetop.tui.scenes import EMPTY
 from queuetop.tui.widgets import StatusView, status_lines
 from queuetop.watch import pace
 from queuetop.watch.monitor import CONNECTED, RECONNECTING, PollOutcome
 from queuetop.watch.pace import Pace
+from queuetop.watch.slo import Limit, Slo, Slos
 
 
 def costing(poll_ms: float) -> PollOutcome:
@@ -79,6 +82,21 @@ def test_the_exporter_waits_as_the_pace_says_and_exports_the_wait(monkeypatch):
     exported = {family.name: family for family in families(states[1:2])}
     assert exported["queuetop_poll_paced_seconds"].samples[0].value == pytest.approx(8.0)
     assert not {family.name: family for family in families(states[:1])}["queuetop_poll_paced_seconds"].samples
+
+
+def test_check_for_a_while_waits_as_the_pace_says():
+    elapsed, slept = [0.0], []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        elapsed[0] += seconds
+
+    def session():
+        return (lambda: costing(500.0).snapshot), (lambda: None)
+
+    result = run_check("t", "q", session, Slos((Limit(Slo.MAX_DEPTH, 2),)), for_s=30.0, interval_s=1.0, sleep=sleep,
+                       clock=lambda: elapsed[0])  # fmt: skip
+    assert slept == [1.0, *[pytest.approx(5.0)] * 5] and result.polls == 7  # 31 polls, were every poll 1 s apart
 
 
 def test_stats_watch_waits_as_the_pace_says_and_says_so_once(seed_file, monkeypatch, capsys):

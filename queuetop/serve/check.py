@@ -19,6 +19,7 @@ from enum import Enum
 from typing import Any
 
 from queuetop.core.errors import QueuetopError
+from queuetop.watch.pace import Pace
 from queuetop.watch.slo import Breach, Check, Slo, Slos, SloWatch, Verdict
 from queuetop.watch.snapshot import Snapshot
 
@@ -88,7 +89,7 @@ def run_check(name: str, display: str, session: Session, slos: Slos, for_s: floa
     watch = SloWatch(slos, target=name)
     tally: dict[tuple[str, str, Slo], list[int]] = {}  # key -> [polls breached, polls ok]
     last: dict[tuple[str, str, Slo], Breach] = {}
-    polls, layout, started, evaluation = 0, None, clock(), None
+    polls, layout, started, evaluation, pace = 0, None, clock(), None, Pace()
     try:
         while True:
             try:
@@ -97,6 +98,7 @@ def run_check(name: str, display: str, session: Session, slos: Slos, for_s: floa
                 return TargetResult(name, display, polls, clock() - started, layout,
                                     error=f"poll {polls + 1} failed: {exc}")  # fmt: skip
             polls, layout = polls + 1, snapshot.layout
+            pace.took(snapshot.poll_ms / 1000)
             watched = watch.observe(snapshot)
             evaluation = watched.evaluation
             for check in evaluation.checks:
@@ -104,7 +106,8 @@ def run_check(name: str, display: str, session: Session, slos: Slos, for_s: floa
                     counts = tally.setdefault((name, check.job_type, check.slo), [0, 0])
                     counts[0 if check.verdict is Verdict.BREACH else 1] += 1
             last.update((breach.key, breach) for breach in watched.breaches)
-            if clock() - started + interval_s > for_s or sleep(interval_s) is True:
+            wait = pace.wait_s(interval_s)  # dear polls come further apart (watch/pace.py)
+            if clock() - started + wait > for_s or sleep(wait) is True:
                 break
     finally:
         close()

@@ -10,8 +10,8 @@ until polls take at most POLL_MAX_SHARE of the time (a 1.2 s poll: every 12 s), 
 the cheaper of the last two polls counts: a first poll counts every row once, and a moment's load on a busy
 machine is not the table's size. An index takes the pacing away by itself: the polls get cheap again.
 
-Every watcher paces the same way and says so: the dashboard (each target of a multi-target one), the exporter and
-`stats --watch`. The poll after an enqueue, release or retry from the dashboard is not held back.
+Every watcher paces the same way: the dashboard (each target of a multi-target one), the exporter, `check --for`
+and `stats --watch`; all but `check` (whose report counts its polls) say so. The poll after an enqueue, release or retry from the dashboard is not held back.
 """
 
 from __future__ import annotations
