@@ -11,7 +11,8 @@ the cheaper of the last two polls counts: a first poll counts every row once, an
 machine is not the table's size. An index takes the pacing away by itself: the polls get cheap again.
 
 Every watcher paces the same way: the dashboard (each target of a multi-target one), the exporter, `check --for`
-and `stats --watch`; all but `check` (whose report counts its polls) say so. The poll after an enqueue, release or retry from the dashboard is not held back.
+and `stats --watch`; all but `check` (whose report counts its polls) say so. The poll after an enqueue, release
+or retry from the dashboard is not held back.
 """
 
 from __future__ import annotations
