@@ -52,6 +52,19 @@ def test_cheap_polls_keep_the_interval_even_a_short_one():
     assert paced_after(0.15, 0.15, interval_s=0.1) == pytest.approx(1.5)
 
 
+def test_a_pace_starts_at_half_again_the_interval_and_holds_while_it_stretches_it_at_all():
+    """Polls costing about a tenth of the interval must not make the pace (and the dashboard's note of it) come and
+    go from poll to poll."""
+    watch = Pace()
+    waits = []
+    for poll_s in (0.12, 0.12, 0.16, 0.16, 0.12, 0.12, 0.11, 0.09, 0.09, 0.12, 0.12):
+        watch.took(poll_s)
+        waits.append(round(watch.wait_s(1.0), 2))
+        assert round(watch.wait_s(1.0), 2) == waits[-1]  # asked again (the status line, every second): the same
+    # (the cheaper of the last two polls: 0.12 0.12 0.12 0.16 0.12 0.12 0.11 0.09 ...)
+    assert waits == [1.0, 1.0, 1.0, 1.6, 1.2, 1.2, 1.1, 1.0, 1.0, 1.0, 1.0]
+
+
 def test_the_pace_has_a_ceiling_and_a_longer_interval_stays_the_users():
     assert paced_after(60.0, 60.0) == pace.PACED_AT_MOST_S
     assert paced_after(0.5, 0.5, interval_s=10.0) == 10.0
