@@ -22,6 +22,7 @@ from queuetop.layouts import NATIVE, Layout
 from queuetop.layouts.schema import init_schema
 
 from .helpers import native_queue_file
+from .seedshapes import create_seed, push
 
 PG_DEFAULT = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=queuetop_test;UID=postgres"
 PG_TARGET = os.environ.get("QUEUETOP_TEST_PG", PG_DEFAULT)
@@ -123,3 +124,15 @@ def pg_backend(tmp_path) -> Iterator[Backend]:
     made = make_backend("postgres", tmp_path)
     yield made
     drop_backend(made)
+
+
+@pytest.fixture
+def seed_file(tmp_path):
+    """Seed 003's table on a SQLite file, four jobs waiting: a shape with no times, whose completions are the
+    growth of its processed rows between two polls."""
+    path = tmp_path / "work.db"
+    with Database.open(parse_target(str(path)), create=True) as db:
+        tables = create_seed(db, "processed")
+        for _ in range(4):
+            push(db, tables)
+    return path

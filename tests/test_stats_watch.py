@@ -14,22 +14,8 @@ from types import SimpleNamespace
 import pytest
 
 from queuetop.cli import main, queue_commands
-from queuetop.db import Database, parse_target
-from tests.seedshapes import create_seed, push
 
 from .test_cli import assert_clean_failure, queuetop
-
-
-@pytest.fixture
-def seed_file(tmp_path):
-    """Seed 003's table on a SQLite file, four jobs waiting: a shape with no times, whose completions are the
-    growth of its processed rows between two polls."""
-    path = tmp_path / "work.db"
-    with Database.open(parse_target(str(path)), create=True) as db:
-        tables = create_seed(db, "processed")
-        for _ in range(4):
-            push(db, tables)
-    return path
 
 
 def test_watch_prints_one_json_document_a_line_and_the_rates_that_need_two_polls_from_the_second(seed_file):

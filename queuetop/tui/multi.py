@@ -371,15 +371,15 @@ class MultiScreen(MainScreen):
             more = f" (+{len(pane.breaches) - 1} more)" if len(pane.breaches) > 1 else ""
             head.append("  ")
             head.append(f" SLO {first.describe()}{more} ", style="bold white on red")
-        snapshot = pane.latest
+        snapshot, every_s = pane.latest, pane.every_s
         if pane.connected and pane.last_success is not None and snapshot is not None:
             age = now - pane.last_success
-            late = age > 2 * pane.every_s and not app.paused
+            late = age > 2 * every_s and not app.paused
             head.append("  polled " + ("just now" if age < 1 else f"{fmt.duration(age)} ago"),
                         style="bold yellow" if late else "")  # fmt: skip
             head.append(f" · {snapshot.poll_ms:.1f} ms")
-        head.append(f" · every {pane.every_s:.3g} s")
-        if pane.pace.paced(pane.interval):
+        head.append(f" · every {every_s:.3g} s")
+        if every_s > pane.interval:
             head.append(" (paced: dear polls)", style="yellow")
         if snapshot is not None and snapshot.layout != "native":
             head.append(f" · layout {snapshot.layout}", style="bold")

@@ -50,7 +50,3 @@ class Pace:
         # the same answer however often it is asked (the status line asks every second): once held, the bar is lower
         self._held = paced > interval_s * (1.0 if self._held else PACED_FROM)
         return paced if self._held else interval_s
-
-    def paced(self, interval_s: float) -> bool:
-        """Does the pace stretch `interval_s` now?"""
-        return self.wait_s(interval_s) > interval_s
