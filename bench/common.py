@@ -12,7 +12,9 @@ import argparse
 import dataclasses
 import os
 import re
+import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -155,6 +157,21 @@ def throughput_options(description: str, seconds: float, backlog: int, shapes: b
     parser.add_argument("--reps", type=int, default=2, help="runs per side and level (default 2)")
     parser.add_argument("--backlog", type=int, default=backlog, help="jobs waiting at the start of each run")
     return parser.parse_args()
+
+
+QUEUETOP = str(Path(sys.executable).with_name("queuetop"))  # the console script beside the interpreter
+
+
+def process_ms(argv: list[str], runs: int) -> list[float]:
+    """Wall ms of `argv` as a whole process, `runs` times, after one run that warms the page cache and bytecode."""
+    times = []
+    subprocess.run(argv, capture_output=True, check=True)
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(argv, capture_output=True, check=True)
+        times.append((time.perf_counter() - started) * 1000)
+        time.sleep(0.3)  # a run's background count (its process gone) is not the next run's load
+    return times
 
 
 def load_average() -> str:

@@ -19,12 +19,9 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-from common import BENCH_DIR, load_average, ms, pg_database, print_table, ratio
+from common import BENCH_DIR, QUEUETOP, load_average, ms, pg_database, print_table, process_ms, ratio
 
 from queuetop.db import Database, parse_target
 from queuetop.layouts import NATIVE
@@ -32,7 +29,6 @@ from queuetop.layouts.schema import init_schema
 from queuetop.watch.collector import collector_for
 
 TYPES = 20
-QUEUETOP = str(Path(sys.executable).with_name("queuetop"))
 
 
 def prepare(db_kind: str, size: int) -> str:
@@ -74,17 +70,6 @@ def first_polls(text: str, runs: int, first_look: bool) -> tuple[list[float], in
             depth, estimate = snapshot.totals.depth, snapshot.totals.depth_is_estimate
             collector.settle()  # its background counts end before the next run begins
     return times, depth, estimate
-
-
-def process_ms(argv: list[str], runs: int) -> list[float]:
-    times = []
-    subprocess.run(argv, capture_output=True, check=True)  # warm the page cache and the bytecode
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(argv, capture_output=True, check=True)
-        times.append((time.perf_counter() - started) * 1000)
-        time.sleep(0.3)  # a run's background count (its process gone) is not the next run's load
-    return times
 
 
 def main() -> None:

@@ -32,7 +32,17 @@ import statistics
 import subprocess
 import time
 
-from common import PG_TARGET_TEXT, create_advised_indexes, load_average, ms, p50_p95, print_table, ratio
+from common import (
+    PG_TARGET_TEXT,
+    QUEUETOP,
+    create_advised_indexes,
+    load_average,
+    ms,
+    p50_p95,
+    print_table,
+    process_ms,
+    ratio,
+)
 
 from queuetop.db import Database, parse_target
 from queuetop.layouts import Layout, load_layout, with_tables
@@ -40,7 +50,7 @@ from queuetop.watch import recount, unaccounted
 from queuetop.watch.collector import ShapeCollector
 from tests.libraries import LibraryApp
 
-SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6}
+SIZES = {"1e3": 10**3, "1e4": 10**4, "1e5": 10**5, "1e6": 10**6}
 TYPES = 20
 # each the name of its app and of its preset
 LIBRARIES = ("procrastinate", "graphile_worker", "pgboss", "pgqueuer", "django_tasks", "dramatiq_pg",
@@ -181,9 +191,11 @@ def build(library: str, size: int) -> tuple[LibraryApp, float]:
     return app, time.perf_counter() - started
 
 
-def first_poll_ms(db: Database, layout: Layout) -> tuple[ShapeCollector, float]:
-    """A dashboard's collector and its first poll's ms; its count of the rows in no state awaited after."""
-    collector = ShapeCollector(db, layout)
+def first_poll_ms(db: Database, layout: Layout, first_look: bool = True) -> tuple[ShapeCollector, float]:
+    """A dashboard's collector and its first poll's ms; its count of the rows in no state awaited after.
+    `first_look=False`: the first poll counts every row (as `check` and `stats --exact` do, and as every first
+    poll of a shape whose depth cannot be tracked did before stop 43)."""
+    collector = ShapeCollector(db, layout, first_look=first_look)
     started = time.perf_counter()
     assert collector.poll().error is None
     spent = (time.perf_counter() - started) * 1000
@@ -192,14 +204,15 @@ def first_poll_ms(db: Database, layout: Layout) -> tuple[ShapeCollector, float]:
 
 
 def measure(app: LibraryApp, library: str, polls: int, interval: float
-            ) -> tuple[float, float, list[float], list[float]]:  # fmt: skip
-    """The first poll's ms (its full count of every state included); the same had it waited for its count of the
-    rows in no state as it did before stop 37 for a table of any size (measured second: the cache it finds is the
-    warmer); the warm polls' and the library's own."""
+            ) -> tuple[float, float, float, float, list[float], list[float]]:  # fmt: skip
+    """The first poll's ms; the same had it waited for its count of the rows in no state as it did before stop 37
+    for a table of any size, and had it counted every row (each measured after the first: the cache they find is
+    the warmer); `queuetop stats` as a whole process (p50 of 3); the warm polls' and the library's own."""
     layout = with_tables(load_layout(library), f"{app.schema}.{load_layout(library).queue_table}")
     own = OWN_COUNT[library].format(s=app.schema)
     with Database.open(parse_target(PG_TARGET_TEXT), purpose="monitor") as db:
         collector, first_poll = first_poll_ms(db, layout)
+        every_row = first_poll_ms(db, layout, first_look=False)[1]
         every_size = unaccounted.FIRST_WAIT_UP_TO_ROWS
         unaccounted.FIRST_WAIT_UP_TO_ROWS = 10**12
         try:
@@ -216,11 +229,13 @@ def measure(app: LibraryApp, library: str, polls: int, interval: float
             started = time.perf_counter()
             db.fetchall(own)
             theirs.append((time.perf_counter() - started) * 1000)
-    return first_poll, waited, ours, theirs
+    stats = statistics.median(process_ms([QUEUETOP, "stats", "--db", PG_TARGET_TEXT, "--layout", library,
+                                          "--table", f"{app.schema}.{layout.queue_table}"], 3))  # fmt: skip
+    return first_poll, waited, every_row, stats, ours, theirs
 
 
 def measure_counting_every_poll(app: LibraryApp, library: str, polls: int, interval: float
-                                ) -> tuple[float, float, list[float], list[float]]:  # fmt: skip
+                                ) -> tuple[float, float, float, float, list[float], list[float]]:  # fmt: skip
     """`measure`, every poll counting every state however many jobs (as before the counts were spaced)."""
     spaced_past = recount.SPACED_PAST_JOBS
     recount.SPACED_PAST_JOBS = 10**12
@@ -264,14 +279,16 @@ def main() -> None:
             finally:
                 with Database.open(parse_target(PG_TARGET_TEXT), purpose="bulk") as db:
                     db.execute(f"DROP SCHEMA IF EXISTS {app.schema} CASCADE")
-            for indexes, first_poll, waited, ours, theirs in runs:
+            for indexes, first_poll, waited, every_row, stats, ours, theirs in runs:
                 p50, p95 = p50_p95(ours)
                 own = statistics.median(theirs)
                 first = first if first is not None else p50
-                rows.append([library, size_name, indexes, f"{built_s:.0f} s", ms(first_poll), ms(waited), ms(p50),
+                rows.append([library, size_name, indexes, f"{built_s:.0f} s", ms(first_poll), ms(waited),
+                             ms(every_row), ms(stats), ms(p50),
                              ms(p95), ms(statistics.mean(ours)), ms(max(ours)), ratio(p50, first), ms(own),
                              ratio(p50, own), ratio(statistics.mean(ours), own)])  # fmt: skip
-    print_table(["library", "jobs", "indexes", "build", "first poll", "had it waited for no state", "poll p50",
+    print_table(["library", "jobs", "indexes", "build", "first poll", "had it waited for no state",
+                 "had it counted every row", "stats (process)", "poll p50",
                  "poll p95", "poll mean", "poll max", "vs smallest",
                  "its own count p50", "poll / own", "mean / own"], rows,
                 title=f"library presets, warm poll ({load_average()})")  # fmt: skip

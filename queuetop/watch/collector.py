@@ -170,9 +170,12 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._in_no_state = InNoState(self.statements, self.settings, layout.queue_table)
         self._counted_once = False
         self._shown = InNameOrder()
-        # A deep queue's first poll estimates its depth from a sample (firstlook.py) where the shape allows it
-        self._first_look = (first_look and self.tracks_depth and layout.arrivals == "identity"
-                            and not self.statements.ranged)
+        # A deep queue's first poll estimates its depth from a sample (firstlook.py) where the shape allows it: an
+        # untracked one's leaves its other states to the next poll's count, so `stats` (one look) counts them now
+        # (the id span must be the live queue: rows that stay for good make it the history, but for those deleted)
+        self._first_look = (first_look and layout.arrivals == "identity"
+                            and (not self.statements.ranged or layout.deletes_finished)
+                            and (self.tracks_depth or not one_shot))
 
     def settle(self, timeout_s: float = 30.0) -> None:
         """Wait for a background full count in flight (tests, benchmarks); the next poll takes its result."""
@@ -236,7 +239,9 @@ class ShapeCollector(TrackedDepth, TypeRows):
         # A job that went dead since the last poll was in another state then, at or above that poll's low id
         dead_low = None if low is None or self._dead_low is None else min(self._dead_low, low)
         read = [name for name in states if name != "pending"] if tracking or estimates is not None else states
-        if kept is not None:
+        # a deep untracked queue's first look counts no state: its next poll counts them all (firstlook.py)
+        sampled = estimates is not None and not self.tracks_depth
+        if kept is not None or sampled:
             read = []
         asked = self._heads_asked() if tracking else []
         self._moved_now = set()
@@ -244,11 +249,14 @@ class ShapeCollector(TrackedDepth, TypeRows):
         last_line = reads.fetch(self.db, self.statements.last_line())[0][0] if self._lines is not None else None
         asked_at = time.monotonic()
         heads: list[tuple[Any, ...]] = []
-        if first:
+        if sampled:
+            rows = [("now", None, reads.fetch(self.db, self.statements.clock())[0][0])]
+            events: dict[str, list[tuple[Any, ...]]] = {}
+        elif first:
             rows = reads.fetch(self.db, self.statements.state_counts(read, self.settings, low,
                                                                      finished=self._finished is not None,
                                                                      dead_low=dead_low))  # fmt: skip
-            events: dict[str, list[tuple[Any, ...]]] = {}
+            events = {}
         else:
             rows, events, heads = self._read_at_once(read, low, ranged, asked_at, asked, dead_low)
         if full:
@@ -278,6 +286,9 @@ class ShapeCollector(TrackedDepth, TypeRows):
                     counts[name][job] = (int(count or 0), oldest_here)
         if kept is not None:
             counts = kept
+        elif sampled:  # only the depth, ≈; every other state unknown (None) until the next poll counts it
+            assert estimates is not None
+            counts = {"pending": {job_type: (jobs, None) for job_type, jobs in estimates.items()}}
         elif not self.tracks_depth:
             self._spaced.counted(counts, sum(n for by_type in counts.values() for n, _ in by_type.values()), begun,
                                  time.perf_counter() - started)
@@ -313,7 +324,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
                 self._finished.take(events["finished"], seconds(now), self._type, self._completed)
         if tracking:
             live_ids += self._pending_from_heads(now, counts, read, heads, asked, low)
-        elif estimates is not None:  # the first look at a deep queue: tracked from a sample, counted off the poll
+        elif estimates is not None and not sampled:  # the first look at a deep queue: tracked from a sample
             self._seed(estimates, counts, read)
             live_ids += self._pending_from_heads(now, counts, read, [], [], low)
         elif self.tracks_depth:  # the first poll counted everything: the tracking starts from it
@@ -327,7 +338,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
             self._counted_once = True
         if self._lines is not None:
             self._lines.append((seconds(now), int(last_line or 0)))
-        if ranged and kept is None:
+        if ranged and kept is None and not sampled:  # (a first look found no live end: the next poll reads all)
             newest_settled = self._identities.settled + 1  # ids above may still commit late
             self._low_id = max(0, min([*live_ids, newest_settled]))
             self._dead_low = min(dead_ids) if dead_ids else None
@@ -336,7 +347,8 @@ class ShapeCollector(TrackedDepth, TypeRows):
             self._lows.append((seconds(now), self._low_id))
             if first and self._finished is not None:  # the statement counted from this same low id
                 self._finished.start(finished_from_low, self._low_id, self._type)
-        if self._live_rows is not None and kept is None:  # what left is known at a count (the arrivals add up)
+        # what left is known at a count (the arrivals add up): a first look counts nothing
+        if self._live_rows is not None and kept is None and not sampled:
             self._take_live_rows(now, counts)
         if not (self.one_shot and estimates is not None):  # counted whole, or by a later poll (a deep queue's)
             wait = self.first_count_wait_s if first and estimates is None else 0.0
@@ -344,7 +356,8 @@ class ShapeCollector(TrackedDepth, TypeRows):
                 wait = 0.0  # a dashboard's wait is a moment: a big table's count would not end within it
             self._in_no_state.step(self.db, seconds(now), self._type, wait)
         if not self.tracks_depth:  # between spaced counts, every type's depth is the last count's: an estimate
-            self._estimated = set() if kept is None else {*self._history, *(t for by in counts.values() for t in by)}
+            self._estimated = set() if kept is None and not sampled \
+                else {*self._history, *(t for by in counts.values() for t in by)}  # a first look's too
         types, totals, other, folded = self._build(now, counts)
         return Snapshot(
             taken_at=now, target=self.db.target.display, dialect=self.db.dialect.name,

@@ -20,9 +20,14 @@ So where a count would be long the first poll counts a sample instead:
   the depth of every type the capped read finds shallow (`DEPTH_EXACT_UP_TO`); a type with pending rows but
   none in the windows appears when the full count lands (the next poll or two; `stats --exact` waits for it).
 
-Only a tracked shape whose ids are an identity and whose finished rows leave the queue table samples this way
-(the native schema: the span is the live queue, not its history); the others count every row on their first poll
-as before (bench/README says what that costs per shape, and what sampling them would take).
+Only a shape whose ids are an identity and whose finished rows leave the queue table samples this way (the span
+is the live queue, not its history): the native schema, and two whose depth cannot be tracked (graphile-worker,
+django-q2: `Layout.depth_tracked`). Such a shape's states are counted together, in one pass over the table, so its
+first look counts none of them: the depth is the sample's (≈) and every other state is unknown (None, shown "—",
+absent from the exporter: never a 0 it did not count) until the next poll counts every row, a poll interval later
+(`recount.SpacedCount` then spaces the counts). `stats` looks once, so there it counts every row at once. The other
+shapes count every row on their first poll as before (bench/README says what that costs per shape, and what
+sampling them would take).
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ def estimate_pending(db: Database, statements: Statements, settings: dict[str, A
     if low is None or int(high) - int(low) + 1 <= EXACT_UP_TO:
         return None
     low, high = int(low), int(high)
-    windows = sample_windows(low, high)
+    windows = sample_windows(low, high, SAMPLE_ROWS, SAMPLE_WINDOWS)  # the module's figures now: a test sets them
     read = sum(last - first + 1 for first, last in windows)
     scale = (high - low + 1) / read
     estimates: dict[str, int] = {}

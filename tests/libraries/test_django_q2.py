@@ -15,6 +15,7 @@ import pytest
 
 from queuetop.act.jobs import read_job, read_jobs
 from queuetop.db import Database, parse_target
+from queuetop.watch import firstlook
 from queuetop.watch.snapshot import Snapshot
 from tests.libraries import Placed, assert_advice_fixes_the_scans, placed, wait_for
 
@@ -88,3 +89,22 @@ def test_doctor_names_the_indexes_django_q2_lacks_and_with_them_no_poll_read_sca
     django_q2.app.run("defer", "fast=2", "orphan=1")
     assert_advice_fixes_the_scans(django_q2.target, django_q2.schema, {
         "plan: poll: states (full pass)", "plan: poll: completions past the watermark"})
+
+
+def test_a_deep_queues_first_look_samples_its_depth_and_the_next_poll_counts_every_state(
+        django_q2: Placed, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """django-q2's depth cannot be tracked (its results are numbered apart from its tasks), and its states are
+    counted in one pass: where the queue rows' ids span more than EXACT_UP_TO (here 400) the first poll estimates
+    each queue's waiting tasks from a sample of the ids (here 200 in 10 windows; ≈) and counts no other state (None,
+    never a 0 it did not count); the next poll counts every row."""
+    monkeypatch.setattr(firstlook, "EXACT_UP_TO", 400)
+    monkeypatch.setattr(firstlook, "SAMPLE_ROWS", 200)
+    monkeypatch.setattr(firstlook, "SAMPLE_WINDOWS", 10)
+    django_q2.app.run("defer", "orphan=600")
+    with Database.open(parse_target(django_q2.target), purpose="monitor") as db:
+        collector = django_q2.collector(db, PRESET)
+        (nobody,) = collector.poll().types
+        assert (nobody.job_type, nobody.depth_is_estimate, nobody.claimed, nobody.dead) == ("nobody", True, None, None)
+        assert abs(nobody.depth - 600) <= 30
+        counted = collector.poll()
+        assert shown(counted) == {"nobody": (600, 0, 0)} and not counted.totals.depth_is_estimate

@@ -6,14 +6,16 @@ jobs until their lock is 4 hours old; with the setting shortened, they show as t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
 
+from queuetop.cli import main
 from queuetop.db import Database, parse_target
 from queuetop.layouts.detect import detect
 from queuetop.serve.exporter import TargetState, exposition
-from queuetop.watch import recount
+from queuetop.watch import firstlook, recount
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.monitor import CONNECTED, PollOutcome
 from queuetop.watch.snapshot import Snapshot
@@ -162,6 +164,39 @@ def test_a_deep_queues_count_is_spaced_its_figures_kept_as_estimates_its_arrival
                                                                                                       counted))])
         assert (counted.totals.arrivals_total, counted.totals.completions_total) == (17, 2)
         assert collector.poll(fresh=True).totals.completions_total == 2  # each once
+
+
+def test_a_deep_queues_first_look_samples_its_depth_and_leaves_the_other_states_to_the_next_poll(
+        graphile: LibraryApp, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:  # fmt: skip
+    """graphile-worker's states are counted in one pass over its rows, so where its ids span more than EXACT_UP_TO
+    (here 400) the first poll counts none of them: each task's waiting jobs are estimated from a sample of the ids
+    (here 200 in 10 windows; ≈) and every other state is unknown (None: "—", absent from the exporter, never a 0
+    it did not count) until the next poll counts every row. `stats` looks once: it counts every row at once."""
+    monkeypatch.setattr(firstlook, "EXACT_UP_TO", 400)
+    monkeypatch.setattr(firstlook, "SAMPLE_ROWS", 200)
+    monkeypatch.setattr(firstlook, "SAMPLE_WINDOWS", 10)
+    graphile.run("defer", "orphan=600", "later=30")  # ids 1..600 waiting, then 30 'fast' ones an hour ahead
+    with Database.open(parse_target(PG_TARGET), purpose="monitor") as db:
+        collector = collector_for(db, graphile)
+        first = collector.poll()
+        orphan, fast = first.type_named("orphan"), first.type_named("fast")  # fast: seen arriving (the look back)
+        assert orphan.depth_is_estimate and first.totals.depth_is_estimate and abs(orphan.depth - 600) <= 30
+        assert (fast.depth, fast.depth_is_estimate) == (0, True)  # none in the sample: an estimate too
+        assert (orphan.scheduled, orphan.claimed, orphan.timed_out, orphan.dead) == (None, None, None, None)
+        assert first.totals.scheduled is None and first.to_json()["totals"]["dead"] is None
+        exported = exposition([TargetState("g", PollOutcome(CONNECTED, first))])
+        assert "queuetop_depth{" in exported and "queuetop_scheduled{" not in exported
+        assert "queuetop_dead{" not in exported and "queuetop_claimed{" not in exported
+        counted = collector.poll()
+        assert shown(counted) == {"orphan": (600, 0, 0, 0), "fast": (0, 30, 0, 0)}
+        assert not any(t.depth_is_estimate for t in (*counted.types, counted.totals))
+        graphile.run("defer", "orphan=5")
+        assert shown(collector.poll(fresh=True)) == {"orphan": (605, 0, 0, 0), "fast": (0, 30, 0, 0)}  # live end
+    assert main(["stats", "--json", "--db", PG_TARGET, "--layout", "graphile_worker", "--table",
+                 f"{graphile.schema}.jobs"]) == 0  # fmt: skip
+    rows = {row["job_type"]: row for row in json.loads(capsys.readouterr().out)["types"]}
+    assert {name: (row["depth"], row["scheduled"], row["depth_is_estimate"]) for name, row in rows.items()} == {
+        "orphan": (605, 0, False), "fast": (0, 30, False)}
 
 
 def test_a_shallow_queue_is_counted_on_every_poll(graphile: LibraryApp, monkeypatch: pytest.MonkeyPatch) -> None:
