@@ -268,7 +268,7 @@ def test_a_long_live_end_is_named_with_the_indexes_that_let_each_family_read_its
     """Seed 004 keeps its rows: every poll reads from the oldest job still in a state to the newest, a range of the
     primary key that the plan check calls a seek; its dead jobs from the oldest of them. An old dead job holds its
     family's range open over 40 finished jobs: past the limit (here 20 ids) doctor says how long it is and prints
-    the preset's three indexes for it; made, it says they are there (and how the range would close); under the
+    the preset's four indexes for it; made, it says they are there (and how the range would close); under the
     limit it is fine."""
     monkeypatch.setattr(live_end, "LIVE_END_WARN_IDS", 20)
     seeded = make_seeded("job_queue", backend_name, tmp_path)
@@ -293,7 +293,7 @@ def test_a_long_live_end_is_named_with_the_indexes_that_let_each_family_read_its
             drop_seed(db, seeded.tables)
     assert long.status is Status.WARN and "(42)" in long.summary and long.fix is not None
     assert [line.split('"')[1] for line in long.fix.splitlines() if line.startswith("CREATE INDEX")] == [
-        "IX_Job_Queue_Unmarked", "IX_Job_Queue_Scheduled", "IX_Job_Queue_Attempts"]
+        "IX_Job_Queue_Unmarked", "IX_Job_Queue_Marked", "IX_Job_Queue_Scheduled", "IX_Job_Queue_Attempts"]
     assert "queuetop dead count" in long.fix
     assert "the dead ones from the oldest of them, ids 1 on (42)" in long.summary  # read apart from the rest (1)
     assert indexed.status is Status.OK and "advised for it are there" in indexed.summary
