@@ -60,6 +60,13 @@ class Dialect:
         compare with times that carry their zone)."""
         raise NotImplementedError
 
+    def once(self, expr: str) -> str:
+        """`expr`, a time that is the same for every row of a statement (its now, maybe shifted), worked out once
+        for the statement rather than for each row it is tested on (`Statements.condition(once=True)`). As it is
+        where the database does that by itself (SQL Server's GETDATE() is a runtime constant; nor does T-SQL take
+        a subquery inside an aggregate)."""
+        return expr
+
     def sequence_sql(self) -> str:
         """The last value the identity of a table's column handed out (its `?` are `sequence_names`'); NULL
         before the first."""

@@ -64,6 +64,12 @@ class PostgresDialect(Dialect):
     def second_sql(self, expr: str) -> str:
         return f"date_trunc('second', {expr})"
 
+    def once(self, expr: str) -> str:
+        # A scalar subquery with nothing from the row is an InitPlan, run once: LOCALTIMESTAMP and the shifted now
+        # are stable, not constant, so in a CASE they were worked out again for each row (requests at 10^7, its
+        # 90,000 lost claims counted on every poll: 20-27 ms, 7-10 ms with the time worked out once)
+        return f"(SELECT {expr})"
+
     def shifted_now_sql(self, clock: str) -> str:
         # Down to the millisecond: a timestamp(3) column rounds to the nearest one, and a job enqueued in the last
         # half millisecond was then available only after a claim sent right after it (statement_timestamp() is

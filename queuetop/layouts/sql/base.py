@@ -178,30 +178,34 @@ class StatementsBase:
         return self._render(f"sql:{template}", lambda binds: self.fill(template))[0]
 
     # -- conditions --------------------------------------------------------------------------------------
-    def condition(self, node: Node, binds: list[Callable[[dict[str, Any]], Any]], fixed_now: bool = False) -> str:
+    def condition(self, node: Node, binds: list[Callable[[dict[str, Any]], Any]], fixed_now: bool = False,
+                  once: bool = False) -> str:  # fmt: skip
         """SQL for a parsed condition; appends to `binds` one getter per `?`, in order. `fixed_now`: "now" is a
-        parameter (`__now`), so that several statements of one transaction agree on which rows they touch."""
+        parameter (`__now`), so that several statements of one transaction agree on which rows they touch.
+        `once`: "now" is worked out once for the statement (`Dialect.once`), for a condition tested on every row
+        a WHERE has already chosen (a count's CASE); never in a WHERE, whose planner must see the time itself."""
         if isinstance(node, Bool):
             return "1 = 1" if node.value else "1 = 0"
         if isinstance(node, Not):
-            return f"NOT ({self.condition(node.inner, binds, fixed_now)})"
+            return f"NOT ({self.condition(node.inner, binds, fixed_now, once)})"
         if isinstance(node, Junction):
             joiner = " AND " if node.kind == "and" else " OR "
-            return "(" + joiner.join(self.condition(part, binds, fixed_now) for part in node.parts) + ")"
+            return "(" + joiner.join(self.condition(part, binds, fixed_now, once) for part in node.parts) + ")"
         assert isinstance(node, Compare)
         if node.right is None:
-            return f"{self._operand(node.left, None, binds, fixed_now)} {node.op.upper()}"
+            return f"{self._operand(node.left, None, binds, fixed_now, once)} {node.op.upper()}"
         if isinstance(node.right, Values):
             left_type = self.layout.type_of(node.left.name) if isinstance(node.left, Role) else None
             listed = ", ".join(self._operand(item, left_type, binds) for item in node.right.items)
-            return f"{self._operand(node.left, None, binds, fixed_now)} {node.op.upper()} ({listed})"
+            return f"{self._operand(node.left, None, binds, fixed_now, once)} {node.op.upper()} ({listed})"
         left_type = self.layout.type_of(node.left.name) if isinstance(node.left, Role) else None
         right_type = self.layout.type_of(node.right.name) if isinstance(node.right, Role) else None
-        left = self._operand(node.left, right_type, binds, fixed_now)
-        right = self._operand(node.right, left_type, binds, fixed_now)
+        left = self._operand(node.left, right_type, binds, fixed_now, once)
+        right = self._operand(node.right, left_type, binds, fixed_now, once)
         return f"{left} {node.op} {right}"
 
-    def _operand(self, operand: Operand, other_type: str | None, binds: list, fixed_now: bool = False) -> str:
+    def _operand(self, operand: Operand, other_type: str | None, binds: list, fixed_now: bool = False,
+                 once: bool = False) -> str:  # fmt: skip
         if isinstance(operand, Role):
             return self.col(operand.name)
         if isinstance(operand, Now):
@@ -212,10 +216,11 @@ class StatementsBase:
                 binds.append(lambda s: s["__now"])
                 return "?"
             if operand.offset is None:
-                return self.now()
+                return self.dialect.once(self.now()) if once else self.now()
             name, sign = operand.offset, operand.sign
             binds.append(lambda s: self.dialect.shift_param(sign * float(s[name])))
-            return self.dialect.shifted_now_sql(self.layout.clock)
+            shifted = self.dialect.shifted_now_sql(self.layout.clock)
+            return self.dialect.once(shifted) if once else shifted
         if isinstance(operand, Number):
             if other_type == "bit":
                 return self.dialect.bit_literal(operand.value)
