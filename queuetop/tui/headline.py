@@ -78,7 +78,13 @@ def stalled(row: TypeStats) -> bool:
     return row.depth > 0 and row.completions_60s_per_s == 0.0
 
 
+UNTIL_COUNTED = ("claimed", "timed_out", "dead")  # a deep untracked queue's first look leaves these None (firstlook.py)
+
+
 def _calm(snapshot: Snapshot) -> str:
+    totals = snapshot.totals
+    if any(snapshot.provides(figure) and getattr(totals, figure) is None for figure in UNTIL_COUNTED):
+        return "≈ a first look: depths from a sample, the other states counted at the next poll"  # no ✓ unseen
     if not snapshot.types or all(r.depth == 0 and not r.claimed for r in snapshot.types):
         return "✓ all queues empty"
     if any(r.completions_10s_per_s is not None for r in snapshot.types):

@@ -62,6 +62,21 @@ def test_nothing_wrong_says_so_in_words_and_an_old_job_alone_is_a_warning():
     assert (said.text, said.style) == ("▲ email oldest 1m30s · 2 rows in no state (email)", WARN)
 
 
+def test_a_first_look_that_left_the_claims_and_the_dead_uncounted_claims_nothing_of_them():
+    """A deep graphile-worker or django-q2 queue's first look counts no state but its depth (firstlook.py): with
+    its claims, timed-out claims and dead jobs unknown, the headline cannot say nothing is wrong."""
+    unknown = {"claimed": None, "timed_out": None, "dead": None}
+    deep = TypeStats("email", depth=300_000, depth_is_estimate=True, **unknown)  # type: ignore[arg-type]
+    first = Snapshot(taken_at=T0, target="q", dialect="postgresql", poll_ms=1.0, window_s=60.0, types=(deep,),
+                     totals=TypeStats(TOTAL, depth=300_000, depth_is_estimate=True, **unknown))  # type: ignore[arg-type]
+    said = HeadlineWatch().observe(first)
+    assert (said.text, said.style) == ("≈ a first look: depths from a sample, the other states counted at the next "
+                                       "poll", "")  # fmt: skip
+    counted = Snapshot(taken_at=T0, target="q", dialect="postgresql", poll_ms=1.0, window_s=60.0,
+                       types=(TypeStats("email", depth=300_000),), totals=TypeStats(TOTAL, depth=300_000))
+    assert HeadlineWatch().observe(counted).text == "✓ nothing looks wrong"
+
+
 def test_more_troubles_than_fit_are_counted_not_dropped():
     rows = [TypeStats(f"t{n}", timed_out=1) for n in range(3)] + [TypeStats(f"o{n}", depth=1, oldest_age_s=100.0 + n)
                                                                  for n in range(4)]  # fmt: skip
