@@ -77,8 +77,9 @@ WINDOW_S = 60.0
 FULL_PASS_EVERY_S = 60.0  # a read of the whole table this often (and no more than 1 % of the time) ...
 FULL_PASS_MAX_SHARE = 0.01  # ... corrects what a ranged read cannot see (a row changed by hand below the range)
 LOOK_BACK_IDS = 100_000  # the first poll's look back reads the arrivals among the newest ids this many at most
-LOOK_BACK_JOINED_IDS = 4_000  # ... where each row's creation time is a lookup in another table (procrastinate:
-# ~5.5 µs a row; 10,000 took 55 ms of a 100 ms first poll at 10⁶ jobs)
+LOOK_BACK_JOINED_IDS = 10_000  # ... where each row's creation time is a lookup in another table (procrastinate:
+# ~5.5 µs a row, 55 ms of an 80-100 ms first poll at 10⁶ jobs; fewer would be quicker, but where more arrived in the
+# window than are read, all within a few seconds, the rate is those read over the time since: fewer, the lower)
 
 
 def collector_for(db: Database, layout: Layout = NATIVE, *, job_types: Iterable[str] = (),
