@@ -21,13 +21,15 @@ So where a count would be long the first poll counts a sample instead:
   none in the windows appears when the full count lands (the next poll or two; `stats --exact` waits for it).
 
 Only a shape whose ids are an identity and whose finished rows leave the queue table samples this way (the span
-is the live queue, not its history): the native schema, and two whose depth cannot be tracked (graphile-worker,
-django-q2: `Layout.depth_tracked`). Such a shape's states are counted together, in one pass over the table, so its
-first look counts none of them: the depth is the sample's (≈) and every other state is unknown (None, shown "—",
-absent from the exporter: never a 0 it did not count) until the next poll counts every row, a poll interval later
-(`recount.SpacedCount` then spaces the counts). `stats` looks once, so there it counts every row at once. The other
-shapes count every row on their first poll as before (bench/README says what that costs per shape, and what
-sampling them would take).
+is the live queue, not its history): the native schema and pgqueuer, and two whose depth cannot be tracked
+(graphile-worker, django-q2: `Layout.depth_tracked`). These two count their states together, in one pass over the
+table, so their first look counts none of them: the depth is the sample's (≈) and every other state is unknown
+(None, shown "—", absent from the exporter: never a 0 it did not count) until the next poll counts every row, a
+poll interval later (`recount.SpacedCount` then spaces the counts). `stats` looks once, so there they count every
+row at once. The other shapes count every row on their first poll as before: where rows stay for good (seeds 000,
+002-004, procrastinate, Celery) the span is their history, and its live end is what that first pass finds; seed
+001, pg-boss and django-tasks have no identity to span; dramatiq-pg and huey read no arrival (bench/README says
+what each first poll costs).
 """
 
 from __future__ import annotations
