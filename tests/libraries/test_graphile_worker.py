@@ -180,7 +180,8 @@ def test_a_deep_queues_first_look_samples_its_depth_and_leaves_the_other_states_
         collector = collector_for(db, graphile)
         first = collector.poll()
         orphan, fast = first.type_named("orphan"), first.type_named("fast")  # fast: seen arriving (the look back)
-        assert orphan.depth_is_estimate and first.totals.depth_is_estimate and abs(orphan.depth - 600) <= 30
+        # the windows read only orphans, scaled by the span of all 630 ids: ≈ 630, an estimate within 10 %
+        assert orphan.depth_is_estimate and first.totals.depth_is_estimate and 600 <= orphan.depth <= 660
         assert (fast.depth, fast.depth_is_estimate) == (0, True)  # none in the sample: an estimate too
         assert (orphan.scheduled, orphan.claimed, orphan.timed_out, orphan.dead) == (None, None, None, None)
         assert first.totals.scheduled is None and first.to_json()["totals"]["dead"] is None
