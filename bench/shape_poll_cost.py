@@ -1,12 +1,13 @@
 """Poll cost vs size for the seeds' own tables: what does one poll of each layout preset cost at 10^4 … 10^7 rows?
 
-For each preset (`--layout`, default all five seed shapes), database and size, the script creates the seed's
-table with the seed's own DDL (tests/seedshapes.py), fills it in bulk with a realistic mix, and measures the
-warm poll of queuetop's collector for that shape (`ShapeCollector.poll`), `--polls` times, each after a round
-of activity through the seed's own enqueue / dequeue / completion on a second connection. It prints p50 and
-p95 per size, the ratio p50(10^7)/p50(10^4) (or of the largest size run), and the depth error against a
-count made right after. Then, for the shapes whose seed has no index that makes the poll cheap, the same with
-the index that fixes it (`--with-index`), so the cost of going without is a figure, not a guess.
+For each preset (`--layout`, default all five seed shapes), database and size, the script creates the seed's table
+with the seed's own DDL (tests/seedshapes.py), fills it in bulk with a realistic mix, and measures the warm poll of
+queuetop's collector for that shape (`ShapeCollector.poll`), `--polls` times, each after a round of activity
+through the seed's own enqueue / dequeue / completion on a second connection. It prints the first poll,
+`queuetop stats` on the table as a whole process, p50 and p95 per size, the ratio p50(10^7)/p50(10^4) (or of the
+largest size run), and the depth error against a count made right after. Then, for the shapes whose seed has no
+index that makes the poll cheap, the same with the index that fixes it (`--with-index`), so the cost of going
+without is a figure, not a guess.
 
 The mix, at N rows, as a FIFO queue has it: the newest 10 % waiting, the rest finished, spread over the last
 hour; job_queue also has 500 claims in flight just before the backlog (100 past their timeout), dead jobs
@@ -33,12 +34,14 @@ from common import (
     BENCH_DIR,
     FIXING_INDEX,
     PG_TARGET_TEXT,
+    QUEUETOP,
     create_advised_indexes,
     create_fixing_index,
     load_average,
     ms,
     p50_p95,
     print_table,
+    process_ms,
     ratio,
 )
 
@@ -48,7 +51,7 @@ from queuetop.watch.collector import ShapeCollector
 from tests.seedshapes import SeedTables, create_seed, drop_seed, finish, pop, push
 
 SHAPES = ("queuesample", "requests", "work_queue", "processed", "job_queue")
-SIZES = {"1e4": 10**4, "1e5": 10**5, "1e6": 10**6, "1e7": 10**7}
+SIZES = {"1e3": 10**3, "1e4": 10**4, "1e5": 10**5, "1e6": 10**6, "1e7": 10**7}
 GUIDS = [f"{i:08X}-0000-4000-8000-000000000000" for i in range(20)]
 WAITING = 0.10
 GOAL_P50_MS, GOAL_RATIO = 20.0, 2.0
@@ -66,6 +69,7 @@ class Result:
     polls_ms: list[float]
     depth_error: int
     first_ms: float  # the first poll: its full count (or first look), a dashboard's (its wait for no state included)
+    stats_ms: float  # `queuetop stats` on the table as a whole process (start, imports, connection, poll), p50 of 3
 
 
 def fill_sql(kind: str, shape: str, tables: SeedTables, q: dict[str, str], n: int) -> list[str]:
@@ -182,7 +186,11 @@ def measure(kind: str, shape: str, size: str, polls: int, interval: float, per_r
                 times.append((time.perf_counter() - started) * 1000)
             recount = ShapeCollector(monitor, layout).poll()
         error = abs(snapshot.totals.depth - recount.totals.depth)
-        return Result(shape, kind, size, indexes, times, error, first_ms)
+        text = PG_TARGET_TEXT if kind == "postgres" else f"sqlite:{target.value}"
+        tables_args = ["--table", f"{tables.schema}.{tables.queue}" if tables.schema else tables.queue,
+                       *(["--completed-table", tables.completed] if tables.completed else [])]
+        stats = statistics.median(process_ms([QUEUETOP, "stats", "--db", text, "--layout", shape, *tables_args], 3))
+        return Result(shape, kind, size, indexes, times, error, first_ms, stats)
     finally:
         drop_seed(db, tables)
         db.close()
@@ -192,10 +200,10 @@ def report(results: list[Result]) -> None:
     rows = []
     for r in results:
         p50, p95 = p50_p95(r.polls_ms)
-        rows.append([r.shape, r.db, r.size, r.indexes, ms(r.first_ms), ms(p50), ms(p95),
+        rows.append([r.shape, r.db, r.size, r.indexes, ms(r.first_ms), ms(r.stats_ms), ms(p50), ms(p95),
                      ms(statistics.mean(r.polls_ms)), r.depth_error])
-    print_table(["layout", "db", "rows", "indexes", "first poll", "p50 ms", "p95 ms", "mean ms", "depth error"], rows,
-                f"Poll cost per shape ({load_average()})")
+    print_table(["layout", "db", "rows", "indexes", "first poll", "stats (process)", "p50 ms", "p95 ms", "mean ms",
+                 "depth error"], rows, f"Poll cost per shape ({load_average()})")  # fmt: skip
     goal_rows = []
     for shape in dict.fromkeys(r.shape for r in results):
         for kind in dict.fromkeys(r.db for r in results):
@@ -216,7 +224,7 @@ def report(results: list[Result]) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layout", default=",".join(SHAPES), help="presets, comma-separated (default: all seeds)")
-    parser.add_argument("--sizes", default="1e4,1e5,1e6", help="from 1e4,1e5,1e6,1e7 (default 1e4,1e5,1e6)")
+    parser.add_argument("--sizes", default="1e4,1e5,1e6", help="from 1e3,1e4,1e5,1e6,1e7 (default 1e4,1e5,1e6)")
     parser.add_argument("--db", default="postgres,sqlite", help="postgres, sqlite or both")
     parser.add_argument("--polls", type=int, default=10, help="warm polls per size (default 10)")
     parser.add_argument("--interval", type=float, default=0.2, help="seconds between polls (default 0.2)")
