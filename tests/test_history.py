@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from queuetop.core.history import EventWindow, LatencyWindow, drain_eta, percentiles, rate_per_s
+from queuetop.core.history import (
+    EventWindow,
+    LatencyWindow,
+    drain_eta,
+    percentiles,
+    rate_per_s,
+    weighted_percentiles,
+)
 
 
 def test_rate_divides_by_the_time_actually_observed():
@@ -68,6 +77,23 @@ def test_weighted_percentiles_count_each_sample_as_the_completions_it_stands_for
     assert window.sampled and len(window) == 11
     window.prune(now=70.5)
     assert not window.sampled
+
+
+def test_percentiles_read_again_follow_every_sample_added_and_forgotten():
+    """A poll reads each type's percentiles whether or not its samples changed: what it read last is kept
+    until one does, and the figures are always those of the samples in the window."""
+    rng = random.Random(7)
+    window = LatencyWindow(span_s=30, max_samples=200)
+    for t in range(400):
+        window.add_all(LatencyWindow.samples([(t / 4, rng.expovariate(1.0), rng.choice([None, rng.random()]))],
+                                             weight=rng.choice([1.0, 1.0, 3.5])))  # fmt: skip
+        if t % 7 == 0:
+            window.prune(now=t / 4)
+        if t % 3 == 0:
+            points = (50, 95, 99) if t % 2 else (1, 50, 99.9)
+            assert window.wait_percentiles(points) == weighted_percentiles(window.waits(), points)
+            assert window.processing_percentiles(points) == weighted_percentiles(window.processing(), points)
+            assert window.wait_percentiles(points) == weighted_percentiles(window.waits(), points)  # kept
 
 
 @pytest.mark.parametrize(

@@ -118,6 +118,11 @@ def rate_per_s(window: EventWindow, now: float, span_s: float, observed_since: f
     return window.count_after(now - span_s) / elapsed
 
 
+Sample = tuple[float, float | None, float | None, float, int | None, int | None]
+"""A completion's latencies in a `LatencyWindow`: (completed at, wait, processing, the completions it stands for,
+the wait's bucket, the processing's bucket)."""
+
+
 class LatencyWindow:
     """Wait and processing times of recent completions, bounded by age and count, as weighted histograms with
     buckets 2 % wide, each read back as the mean of the values in it (so within 1 % of any of them, and exact
@@ -132,10 +137,14 @@ class LatencyWindow:
     def __init__(self, span_s: float, max_samples: int = 40_000) -> None:
         self.span_s = span_s
         self.max_samples = max_samples
-        self._samples: deque[tuple[float, float | None, float | None, float]] = deque()  # (at, wait, work, w)
+        self._samples: deque[Sample] = deque()
         self._waits: dict[int, list[float]] = {}  # bucket → [weight, weighted sum of its values]
         self._processing: dict[int, list[float]] = {}
         self._weighted = 0  # samples standing for more than one completion
+        # the percentiles read since the last change, by (histogram, points): a poll reads every shown type's, and
+        # most types' samples did not change since the last poll
+        self._changes = 0
+        self._read: dict[tuple[str, tuple[float, ...]], tuple[int, tuple[float | None, ...]]] = {}
 
     @classmethod
     def _bucket(cls, value: float | None) -> int | None:
@@ -143,19 +152,42 @@ class LatencyWindow:
             return None
         if value <= cls.SMALLEST_S:
             return ZERO_BUCKET
-        return round(math.log(value) / math.log(cls.GROWTH))
+        return round(math.log(value) / _LOG_GROWTH)
+
+    @classmethod
+    def samples(cls, latencies: Iterable[tuple[float, float | None, float | None]],
+                weight: float = 1.0) -> list[Sample]:  # fmt: skip
+        """(completed at, wait, processing) as samples for `add_all`, each standing for `weight` completions: their
+        buckets worked out once, for every window that takes them (a type's and the totals') and for the moment
+        each leaves it."""
+        bucket = cls._bucket
+        return [(at, wait, work, weight, bucket(wait), bucket(work)) for at, wait, work in latencies]
 
     def add(self, completed_at: float, wait_s: float | None, processing_s: float | None,
             weight: float = 1.0) -> None:  # fmt: skip
-        if len(self._samples) >= self.max_samples:
-            self._forget(self._samples.popleft())
-        self._samples.append((completed_at, wait_s, processing_s, weight))
-        self._weighted += weight != 1.0
-        for value, histogram in ((wait_s, self._waits), (processing_s, self._processing)):
-            if value is not None:
-                entry = histogram.setdefault(self._bucket(value), [0.0, 0.0])  # type: ignore[arg-type]
+        self.add_all(self.samples([(completed_at, wait_s, processing_s)], weight))
+
+    def add_all(self, samples: Iterable[Sample]) -> None:
+        held, waits, processing = self._samples, self._waits, self._processing
+        for sample in samples:
+            if len(held) >= self.max_samples:
+                self._forget(held.popleft())
+            held.append(sample)
+            _, wait_s, processing_s, weight, wait_bucket, processing_bucket = sample
+            self._weighted += weight != 1.0
+            if wait_s is not None:
+                entry = waits.get(wait_bucket)  # type: ignore[arg-type]
+                if entry is None:
+                    entry = waits[wait_bucket] = [0.0, 0.0]  # type: ignore[index]
                 entry[0] += weight
-                entry[1] += weight * value
+                entry[1] += weight * wait_s
+            if processing_s is not None:
+                entry = processing.get(processing_bucket)  # type: ignore[arg-type]
+                if entry is None:
+                    entry = processing[processing_bucket] = [0.0, 0.0]  # type: ignore[index]
+                entry[0] += weight
+                entry[1] += weight * processing_s
+        self._changes += 1
 
     def prune(self, now: float) -> None:
         cutoff = now - self.span_s
@@ -166,12 +198,13 @@ class LatencyWindow:
         """The moment of the earliest sample in the window; None when it holds none."""
         return self._samples[0][0] if self._samples else None
 
-    def _forget(self, sample: tuple[float, float | None, float | None, float]) -> None:
-        _, wait_s, processing_s, weight = sample
+    def _forget(self, sample: Sample) -> None:
+        _, wait_s, processing_s, weight, wait_bucket, processing_bucket = sample
         self._weighted -= weight != 1.0
-        for value, histogram in ((wait_s, self._waits), (processing_s, self._processing)):
+        self._changes += 1
+        for value, bucket, histogram in ((wait_s, wait_bucket, self._waits),
+                                         (processing_s, processing_bucket, self._processing)):  # fmt: skip
             if value is not None:
-                bucket = self._bucket(value)
                 entry = histogram[bucket]  # type: ignore[index]
                 entry[0] -= weight
                 entry[1] -= weight * value
@@ -190,10 +223,18 @@ class LatencyWindow:
         return self._pairs(self._processing)
 
     def wait_percentiles(self, points: Sequence[float] = (50, 95, 99)) -> tuple[float | None, ...]:
-        return weighted_percentiles(self.waits(), points)
+        return self._percentiles("waits", self._waits, points)
 
     def processing_percentiles(self, points: Sequence[float] = (50, 95, 99)) -> tuple[float | None, ...]:
-        return weighted_percentiles(self.processing(), points)
+        return self._percentiles("processing", self._processing, points)
+
+    def _percentiles(self, name: str, histogram: dict[int, list[float]],
+                     points: Sequence[float]) -> tuple[float | None, ...]:  # fmt: skip
+        key = (name, tuple(points))
+        read = self._read.get(key)
+        if read is None or read[0] != self._changes:
+            read = self._read[key] = (self._changes, _bucket_percentiles(histogram, points))
+        return read[1]
 
     @property
     def sampled(self) -> bool:
@@ -206,6 +247,7 @@ class LatencyWindow:
 
 
 ZERO_BUCKET = -(10**9)
+_LOG_GROWTH = math.log(LatencyWindow.GROWTH)
 
 
 def percentiles(values: Iterable[float], points: Sequence[float] = (50, 95, 99)) -> tuple[float | None, ...]:
@@ -225,6 +267,18 @@ def weighted_percentiles(pairs: Sequence[tuple[float, float]],
     cumulative = list(accumulate(weight for _, weight in pairs))
     total, last = cumulative[-1], len(pairs) - 1
     return tuple(pairs[min(last, bisect_left(cumulative, p / 100 * total))][0] for p in points)
+
+
+def _bucket_percentiles(histogram: dict[int, list[float]], points: Sequence[float]) -> tuple[float | None, ...]:
+    """`weighted_percentiles` of a `LatencyWindow`'s histogram as `_pairs` gives it, without making every bucket's
+    pair: only the buckets chosen are read back (a type's window has ~100, the totals' several hundred)."""
+    if not histogram:
+        return tuple(None for _ in points)
+    buckets = sorted(histogram)
+    cumulative = list(accumulate([histogram[b][0] for b in buckets]))
+    total, last = cumulative[-1], len(buckets) - 1
+    chosen = (histogram[buckets[min(last, bisect_left(cumulative, p / 100 * total))]] for p in points)
+    return tuple(max(0.0, entry[1] / entry[0]) for entry in chosen)
 
 
 def drain_eta(depth: int, arrivals_per_s: float | None, completions_per_s: float | None) -> tuple[str, float | None]:

@@ -49,6 +49,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from queuetop.core.errors import QueuetopError
+from queuetop.core.history import LatencyWindow
 from queuetop.db import Database, Timeout
 from queuetop.db.diagnostics import diagnostics_for
 from queuetop.layouts import NATIVE, STATES, Layout
@@ -463,8 +464,9 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._history_at(job_type, at).completions.add(at, jobs)
         self._track(job_type, -(jobs - dead))  # a job that went dead is still in a state: dead (native)
 
-    def _sampled(self, job_type: str, at: float, wait: float | None, processing: float | None, weight: float) -> None:
-        self._history_at(job_type, at).sample(at, wait, processing, weight)
+    def _sampled(self, job_type: str, latencies: list[tuple[float, float | None, float | None]],
+                 weight: float) -> None:  # fmt: skip
+        self._history_at(job_type, min(at for at, _, _ in latencies)).sample(LatencyWindow.samples(latencies, weight))
 
     def _read_arrivals_by_id(self, now: datetime, first: bool) -> None:
         db, decode, reads = self.db, self.db.dialect.decode_time, self.reads

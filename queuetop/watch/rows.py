@@ -14,7 +14,7 @@ from datetime import datetime
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
-from queuetop.core.history import EventWindow, LatencyWindow, drain_eta
+from queuetop.core.history import EventWindow, LatencyWindow, Sample, drain_eta
 from queuetop.watch.fold import InNameOrder, busiest
 from queuetop.watch.snapshot import OTHER, TOTAL, TypeStats
 from queuetop.watch.watermarks import seconds
@@ -39,11 +39,11 @@ class TypeHistory:
         self.latency = LatencyWindow(window_s)
         self.due: float | None = None  # its earliest event's or sample's moment, as `TypeRows._expiring` holds it
 
-    def sample(self, at: float, wait: float | None, processing: float | None, weight: float) -> None:
-        """A completion's wait and processing (`weight`: the completions it stands for), here and in `feeds`."""
-        self.latency.add(at, wait, processing, weight)
+    def sample(self, samples: list[Sample]) -> None:
+        """Completions' waits and processing times (`LatencyWindow.samples`), here and in `feeds`."""
+        self.latency.add_all(samples)
         if self.feeds is not None:
-            self.feeds.latency.add(at, wait, processing, weight)
+            self.feeds.latency.add_all(samples)
 
     def empty(self) -> bool:
         return not (len(self.arrivals) or len(self.completions))

@@ -43,7 +43,8 @@ EPOCH = datetime(1970, 1, 1)
 
 TypeOf = Callable[[Any], str]
 Counted = Callable[[str, float, int, int], None]  # (job type, at, jobs, dead among them)
-Sampled = Callable[[str, float, "float | None", "float | None", float], None]  # (type, at, wait, processing, weight)
+# (type, [(completed at, wait, processing)], the completions each stands for)
+Sampled = Callable[[str, "list[tuple[float, float | None, float | None]]", float], None]
 
 
 def seconds(moment: datetime) -> float:
@@ -180,12 +181,12 @@ class CompletionWatch(TimeWatch):
         for name, taken in per_type.items():
             # Each sampled completion stands for new / taken of its type: a poll with more completions weighs more.
             weight = 1.0 if every_one else max(1.0, new.get(name, 0) / len(taken))
-            for _, at, wait_from, wait_to, work_from, work_to in taken:
-                moment = decode(at)
-                if moment is None:
-                    continue
-                sampled(name, seconds(moment), _span(decode(wait_from), decode(wait_to)),
-                        _span(decode(work_from), decode(work_to)), weight)  # fmt: skip
+            latencies = [(seconds(moment), _span(decode(wait_from), decode(wait_to)),
+                          _span(decode(work_from), decode(work_to)))
+                         for _, at, wait_from, wait_to, work_from, work_to in taken
+                         if (moment := decode(at)) is not None]  # fmt: skip
+            if latencies:
+                sampled(name, latencies, weight)
 
 
 class IdentityWatch:
