@@ -21,6 +21,7 @@ p50 ≤ 20 ms at 10^7 rows and p50(10^7) / p50(10^4) ≤ 2.
     .venv/bin/python bench/poll_cost.py                      # 10^4 .. 10^7, PostgreSQL and SQLite
     .venv/bin/python bench/poll_cost.py --no-1e7 --db sqlite # quicker
     .venv/bin/python bench/poll_cost.py --explain 1e6,1e7    # plans of every poll statement at those sizes
+    .venv/bin/python bench/poll_cost.py --profile --sizes 1e4 --db sqlite  # the warm polls' Python by function
     .venv/bin/python bench/poll_cost.py --rebuild            # build the data again
     .venv/bin/python bench/poll_cost.py --tag _b             # a second copy of the data (another index set)
     .venv/bin/python bench/poll_cost.py --layout job_queue   # a seed's own table (bench/shape_poll_cost.py)
@@ -40,7 +41,9 @@ native indexes differently from the build, they are remade, so the same rows ser
 from __future__ import annotations
 
 import argparse
+import cProfile
 import hashlib
+import pstats
 import sys
 import time
 from collections import defaultdict
@@ -477,7 +480,7 @@ class Result:
 
 
 def measure(data: Dataset, polls: int, interval_s: float, per_round: int, naive_runs: int,
-            explain_plans: bool = False) -> Result:
+            explain_plans: bool = False, profile: bool = False) -> Result:
     worker = Database.open(data.target)
     monitor = TimedDatabase(Database.open(data.target, purpose="monitor"))
     try:
@@ -490,15 +493,22 @@ def measure(data: Dataset, polls: int, interval_s: float, per_round: int, naive_
         first_statements = dict(monitor.statements)
         monitor.statements.clear()
         next_poll = time.monotonic()
+        profiler = cProfile.Profile() if profile else None
         for _ in range(polls):
             next_poll += interval_s
             activity.run_round()
             time.sleep(max(0.0, next_poll - time.monotonic()))  # the dashboard's pace: overlaps re-read as live
             started = time.perf_counter()
+            if profiler is not None:
+                profiler.enable()
             snapshot = collector.poll()
             result.polls_ms.append((time.perf_counter() - started) * 1000)
+            if profiler is not None:
+                profiler.disable()
             for name, spent in monitor.take_times().items():
                 result.parts_ms[name].append(spent)
+        if profiler is not None:
+            print_profile(profiler, data, polls)
         result.depth_total = snapshot.totals.depth
         result.estimated_types = sum(row.depth_is_estimate for row in snapshot.types)
         truth = pending_now(worker, collector)
@@ -513,6 +523,21 @@ def measure(data: Dataset, polls: int, interval_s: float, per_round: int, naive_
         worker.close()
         with Database.open(data.target) as db:
             restore(db, data)
+
+
+def print_profile(profiler: cProfile.Profile, data: Dataset, polls: int) -> None:
+    """The Python of the warm polls by function, own time first (cProfile: its own cost inflates each call, so
+    read the ranking, not the sum; the statements are the driver's `execute` and `fetchall`)."""
+    print(f"\n=== profile of {polls} warm polls: {data.kind}, {data.label} rows (ms per poll, cProfile) ===")
+    stats = pstats.Stats(profiler)
+    rows = sorted(stats.stats.items(), key=lambda item: -item[1][2])  # type: ignore[attr-defined]
+    print(f"  {'own':>7} {'with callees':>12} {'calls':>8}  function")
+    for (path, line, name), (_, calls, own, cumulative, _) in rows[:PROFILE_LINES]:
+        where = f"{Path(path).parent.name}/{Path(path).name}:{line}" if line else path
+        print(f"  {own / polls * 1000:7.3f} {cumulative / polls * 1000:12.3f} {calls // polls:8}  {name} ({where})")
+
+
+PROFILE_LINES = 25
 
 
 def pending_now(db: Database, collector: ShapeCollector) -> dict[str, int]:
@@ -621,6 +646,8 @@ def main(argv: list[str] | None = None) -> None:
                         "that many completions)")
     parser.add_argument("--naive-runs", type=int, default=0, help="naive GROUP BY runs (default 5, 3 at 1e7)")
     parser.add_argument("--rebuild", action="store_true", help="build the data again even if a build is stored")
+    parser.add_argument("--profile", action="store_true", help="print where the warm polls' Python goes, by "
+                        "function (cProfile; the poll figures are then inflated by it)")
     parser.add_argument("--explain", default="", help="sizes whose poll statements get their plans printed")
     parser.add_argument("--tag", default="", help="a suffix for the data's schema and file names, to keep a second "
                         "copy (e.g. one per index set when comparing code before and after a change)")
@@ -642,7 +669,8 @@ def main(argv: list[str] | None = None) -> None:
             data = dataset_for(kind, label, args.tag)
             prepare(data, args.rebuild)
             runs = args.naive_runs or (3 if SIZES[label] >= 10**7 else 5)
-            result = measure(data, args.polls, args.interval, args.activity, runs, label in explain_labels)
+            result = measure(data, args.polls, args.interval, args.activity, runs, label in explain_labels,
+                             args.profile)
             results.append(result)
             print(f"  {kind} {label}: {data.note}; p50 {ms(p50_p95(result.polls_ms)[0])} ms, depth seen "
                   f"{result.depth_total:,}; {load_average()}", flush=True)
