@@ -118,8 +118,26 @@ def test_the_look_back_reads_the_newest_ids_and_rates_them_over_the_time_they_co
         db.execute(layout_sql(db, layout, "UPDATE {queue} SET {created} = strftime('%Y-%m-%d %H:%M:%f', 'now', "
                                           "'-' || ((1000 - {id}) * 0.05) || ' seconds')"))  # fmt: skip
         totals = collector_for(db, layout).poll().totals
-    assert totals.arrivals_total == 200
-    assert 17 <= totals.arrivals_60s_per_s <= 23  # 200 jobs over the ~10 s they span (not 200 / 60 = 3.3)
+    assert 180 <= totals.arrivals_total < 200  # the earliest second's jobs left out: the range may have cut it
+    assert 17 <= totals.arrivals_60s_per_s <= 23  # ~180 jobs over the ~9 s they span (not 200 / 60 = 3.3)
+
+
+def test_the_look_back_leaves_out_the_second_it_cut(sqlite_backend, monkeypatch):
+    """A burst larger than the look back, then a trickle: the newest ids hold the trickle and the burst's last
+    few. Its second was read in part (100 of its 1,000 jobs): counted over the time since, the rate would be the
+    trickle's and a tenth of the burst over 30 s (6.7 a second); it is the trickle's over the seconds read whole."""
+    monkeypatch.setattr(shape_collector, "LOOK_BACK_IDS", 200)
+    with sqlite_backend.open() as db:
+        layout = sqlite_backend.layout
+        fill(db, layout, rows=1_100)
+        db.execute(layout_sql(db, layout, "UPDATE {queue} SET {created} = CASE WHEN {id} <= 1000 "
+                                          "THEN strftime('%Y-%m-%d %H:%M:%f', 'now', '-30 seconds') "
+                                          "ELSE strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || ((1100 - {id}) * 0.1) "
+                                          "|| ' seconds') END"))  # fmt: skip
+        totals = collector_for(db, layout).poll().totals
+    assert totals.arrivals_total == 100  # the trickle: 10 a second over the last 10 s
+    assert 2.9 <= totals.arrivals_60s_per_s <= 3.9  # 100 over the ~29 s since the burst's second (not 200 / 30)
+    assert 8 <= totals.arrivals_10s_per_s <= 12
 
 
 def test_a_one_shot_look_starts_no_count_it_would_not_wait_for(sqlite_backend, monkeypatch):

@@ -484,16 +484,20 @@ class ShapeCollector(TrackedDepth, TypeRows):
             since, highest = now - timedelta(seconds=self.window_s), self._identities.highest
             back = LOOK_BACK_JOINED_IDS if "created" in self.layout.joined else LOOK_BACK_IDS
             statement = self.statements.arrival_counts_since(since, (highest - back, highest))
-            counted, earliest = 0, seconds(now)
-            for job_type, second, jobs, _, _ in reads.fetch(db, statement):
-                at = decode(second)
-                if at is not None:
-                    moment = seconds(at) + 0.5
-                    self._history_at(self._type(job_type), moment).arrivals.add(moment, int(jobs))
-                    counted, earliest = counted + int(jobs), min(earliest, seconds(at))
-            # The newest ids only, a range of the key: where they all arrived within the window, the rates are
-            # over the time they cover, not the whole window.
-            self._observed["arrivals"] = earliest if counted >= back * 0.9 else seconds(since)
+            seen = [(self._type(job_type), seconds(at), int(jobs)) for job_type, second, jobs, _, _
+                    in reads.fetch(db, statement) if (at := decode(second)) is not None]  # fmt: skip
+            observed = seconds(since)
+            if seen and sum(jobs for _, _, jobs in seen) >= back * 0.9:
+                # The newest ids only, a range of the key, and they all arrived within the window: the rates are
+                # over the seconds they cover, not the whole window — and not over the earliest, which the range
+                # may cut (a burst of 10⁶ jobs in one second: 10⁴ of them over the time since would read as a
+                # rate of a few hundred a second). Every later second was read whole.
+                earliest = min(at for _, at, _ in seen)
+                seen, observed = [event for event in seen if event[1] > earliest], earliest + 1
+            self._observed["arrivals"] = observed
+            for job_type, at, jobs in seen:
+                moment = at + 0.5
+                self._history_at(job_type, moment).arrivals.add(moment, jobs)
 
     def _read_arrivals_by_time(self, now: datetime, first: bool) -> None:
         watch = self._arrivals_by_time
