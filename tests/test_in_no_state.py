@@ -20,7 +20,7 @@ from queuetop.db.diagnostics import diagnostics_for
 from queuetop.layouts import Layout, layout_from_toml, with_tables
 from queuetop.layouts.sql import Statements
 from queuetop.serve.exporter import TargetState, exposition
-from queuetop.watch import unaccounted
+from queuetop.watch import recount, unaccounted
 from queuetop.watch.collector import ShapeCollector
 from queuetop.watch.monitor import CONNECTED, PollOutcome
 from queuetop.watch.unaccounted import InNoState
@@ -106,6 +106,21 @@ def test_the_exporter_has_the_rows_in_no_state_per_type(queue):
 
     text = exposition([TargetState("local", PollOutcome(CONNECTED, snapshot), 0.01)])
     assert 'queuetop_in_no_state{job_type="ghost",layout="mine",target="local"} 2.0' in text
+
+
+def test_a_first_poll_that_waits_for_the_count_begins_it_before_its_own_statements(queue, monkeypatch):
+    """`stats` waits for the count of the rows in no state: begun as the poll begins, it reads the table beside the
+    poll's own statements (on a connection of its own), not after them."""
+    path, _ = queue
+    events: list[str] = []
+    start = recount.BackgroundCount.start
+    monkeypatch.setattr(recount.BackgroundCount, "start", lambda job: (events.append("count"), start(job))[1])
+    with Database.open(parse_target(str(path)), purpose="monitor") as db:
+        fetchall = db.fetchall
+        monkeypatch.setattr(db, "fetchall", lambda sql, params=(): (events.append("poll"), fetchall(sql, params))[1])
+        snapshot = ShapeCollector(db, layout_from_toml("mine", LAYOUT), first_count_wait_s=None).poll()
+    assert events[0] == "count" and events.count("count") == 1 and "poll" in events
+    assert snapshot.totals.in_no_state == 4  # waited for: ghost's two, report's paused one, email's NULL
 
 
 BIG = 150_000  # rows: past FIRST_WAIT_UP_TO_ROWS, and a count of them still ends well within FIRST_WAIT_S

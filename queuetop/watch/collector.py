@@ -235,6 +235,10 @@ class ShapeCollector(TrackedDepth, TypeRows):
         estimates = None
         if first and self._first_look:
             estimates = estimate_pending(self.db, self.statements, self.settings, reads, self._type)
+        # a first poll that counts its states whole waits for the first count of the rows in no state: begun now
+        first_wait = self._first_count_wait() if first and estimates is None else 0.0
+        if first_wait != 0.0:
+            self._in_no_state.begin(self.db)
         # Where the depth is tracked, the background count reads the whole table; elsewhere a full pass does.
         full = not tracking and kept is None and (not ranged or self._low_id is None
                                                   or time.monotonic() >= self._next_full_at)
@@ -354,10 +358,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         if self._live_rows is not None and kept is None and not sampled:
             self._take_live_rows(now, counts)
         if not (self.one_shot and estimates is not None):  # counted whole, or by a later poll (a deep queue's)
-            wait = self.first_count_wait_s if first and estimates is None else 0.0
-            if wait and not first_count_ends_soon(self.db, layout.schema, layout.queue_table):
-                wait = 0.0  # a dashboard's wait is a moment: a big table's count would not end within it
-            self._in_no_state.step(self.db, seconds(now), self._type, wait)
+            self._in_no_state.step(self.db, seconds(now), self._type, first_wait)
         if not self.tracks_depth:  # between spaced counts, every type's depth is the last count's: an estimate
             self._estimated = set() if kept is None and not sampled \
                 else {*self._history, *(t for by in counts.values() for t in by)}  # a first look's too
@@ -371,6 +372,13 @@ class ShapeCollector(TrackedDepth, TypeRows):
             library=layout.library, library_words=self._library_words,
             counted_s_ago=None if kept is None else begun - self._spaced.begun_at,
         )  # fmt: skip
+
+    def _first_count_wait(self) -> float | None:
+        """What the first poll waits for the first count of the rows in no state (None: until it ends)."""
+        wait = self.first_count_wait_s
+        if wait and not first_count_ends_soon(self.db, self.layout.schema, self.layout.queue_table):
+            return 0.0  # a dashboard's wait is a moment: a big table's count would not end within it
+        return wait
 
     def _read_at_once(self, states: list[str], low: int | None, ranged: bool, asked_at: float,
                       heads: list[str], dead_low: int | None) -> tuple[list[tuple[Any, ...]],

@@ -34,7 +34,7 @@ class BackgroundCount(threading.Thread, Generic[Counts]):
     """Runs `count` once on a new connection to the same target; `counts` (or `error`) and `spent_s` are set
     when the thread has ended. `begun_at` is the poll's server time when it was started."""
 
-    def __init__(self, db: Database, begun_at: float, count: Callable[[Database], Counts]) -> None:
+    def __init__(self, db: Database, begun_at: float | None, count: Callable[[Database], Counts]) -> None:
         super().__init__(name="queuetop-recount", daemon=True)
         self.target, self.opener, self.begun_at = db.target, type(db).open, begun_at
         self._count = count
@@ -86,11 +86,17 @@ class Recounter(Generic[Counts]):
         """Started and not yet taken."""
         return self.job is not None
 
-    def start(self, db: Database, t: float, count: Callable[[Database], Counts]) -> None:
-        """Start `count` (unless one is running) at the poll's server time `t`."""
+    def start(self, db: Database, t: float | None, count: Callable[[Database], Counts]) -> None:
+        """Start `count` (unless one is running) at the poll's server time `t` (None: begun before the poll knew
+        it; `date` gives it before the count is taken)."""
         if self.job is None:
             self.job = BackgroundCount(db, t, count)
             self.job.start()
+
+    def date(self, t: float) -> None:
+        """The server time of the poll that started the count running, where `start` could not say it."""
+        if self.job is not None and self.job.begun_at is None:
+            self.job.begun_at = t
 
     def take(self) -> Counts | None:
         """The counts of a count that has ended (once), or None: none ended, or it failed (logged; the next one
@@ -99,6 +105,7 @@ class Recounter(Generic[Counts]):
         if job is None or job.is_alive():
             return None
         self.job = None
+        assert job.begun_at is not None, "date a count started before its poll's time"
         self.schedule.counted(job.begun_at, job.spent_s)
         if job.counts is None:
             log.warning("the background count of %s failed: %s", self.what, job.error)

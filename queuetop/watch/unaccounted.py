@@ -47,9 +47,18 @@ class InNoState:
         self._recount: Recounter[list[tuple[Any, ...]]] = Recounter(f"{what} (rows in no state)", EVERY_S)
         self.counts: dict[str, int] | None = None  # None until the first count: not known yet
 
+    def begin(self, db: Database) -> None:
+        """Start the first count as a first poll that will wait for it begins: it reads the table beside the poll's
+        own statements, not after them (`stats` on 10⁶ rows of seed 004: a 56-ms count after a 66-ms poll). The
+        poll's `step` dates it and waits."""
+        if self.counts is None:
+            statement = self._statement
+            self._recount.start(db, None, lambda own: own.fetchall(*statement))
+
     def step(self, db: Database, t: float, type_of: Callable[[Any], str], wait_s: float | None = 0.0) -> None:
         """At a poll (server time `t`): start a count when one is due, and take one that has ended, after waiting
         up to `wait_s` for it (None: until it ends)."""
+        self._recount.date(t)
         if not self._recount.running and self._recount.schedule.due(t, resting=False):
             statement = self._statement
             self._recount.start(db, t, lambda own: own.fetchall(*statement))
