@@ -47,28 +47,34 @@ def run_dashboard(target: Target, *, layout: Layout = NATIVE, interval: float = 
     (the charts start full); None: no history. `max_types`: past this many job types the busiest are shown and
     the rest folded into one `(other)` line (those with an SLO limit of their own always shown); None: every type.
     """
-    from queuetop.act.actions import Actions
     from queuetop.store.series import Series
     from queuetop.store.threads import open_history
-    from queuetop.tui.app import QueuetopApp
+    from queuetop.watch.ahead import CallThread, PollAhead
     from queuetop.watch.monitor import Monitor
 
     writer, reader = open_history(history_path, target, layout, retention) if history_path else (None, None)
     series = Series(store=reader)
-    series.load()
-    monitor = Monitor(target, layout, job_types=job_types, auto_init=auto_init, settings=settings, note=note,
-                      max_types=max_types, pinned=slos.own_types if slos else ())
-    actions = Actions(target, layout, settings=settings)
-    app = QueuetopApp(monitor, actions, interval=interval, read_only=read_only, background=background,  # type: ignore[arg-type]
-                      log_path=log_path, greeting=greeting, slos=slos, bell=bell, series=series,
-                      recorder=writer)  # fmt: skip
+    actions = None
     with logging_to(log_path):
+        monitor = Monitor(target, layout, job_types=job_types, auto_init=auto_init, settings=settings, note=note,
+                          max_types=max_types, pinned=slos.own_types if slos else ())
+        # its first poll runs while the dashboard is imported and built, not after (watch/ahead.py)
+        ahead = PollAhead(monitor, CallThread("queuetop-poll"))
         try:
+            series.load()
+            from queuetop.act.actions import Actions
+            from queuetop.tui.app import QueuetopApp
+
+            actions = Actions(target, layout, settings=settings)
+            app = QueuetopApp(monitor, actions, interval=interval, read_only=read_only, background=background,  # type: ignore[arg-type]
+                              log_path=log_path, greeting=greeting, slos=slos, bell=bell, series=series,
+                              recorder=writer, ahead=ahead)  # fmt: skip
             app.run()
         finally:
             # Never wait for a poll or an action stuck on a server that stopped answering: cut them and go.
             monitor.close(wait_s=QUIT_WAIT_S)
-            actions.close(wait_s=QUIT_WAIT_S)
+            if actions is not None:
+                actions.close(wait_s=QUIT_WAIT_S)
             series.close()  # its history reader's thread
             if writer is not None:
                 writer.close()

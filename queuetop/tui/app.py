@@ -36,10 +36,11 @@ from queuetop.tui.detail import DetailScreen
 from queuetop.tui.help import HelpScreen, Section, binding_rows
 from queuetop.tui.main import MainScreen
 from queuetop.tui.session import NOT_ANSWERING_S, DashboardActions, PaneSpec, Recorder, Session, Source
-from queuetop.tui.threads import CallThread, HandlesThreadResults, ThreadResult
+from queuetop.tui.threads import HandlesThreadResults, ThreadResult
 from queuetop.tui.widgets import StatusView
 from queuetop.tui.workers import WorkersScreen
 from queuetop.tui.writes import Writes
+from queuetop.watch.ahead import CallThread, PollAhead
 from queuetop.watch.monitor import NO_SCHEMA, NOT_ANSWERING, PollOutcome
 from queuetop.watch.slo import Slos, Watched, breach_masks, worst
 from queuetop.watch.snapshot import Snapshot
@@ -139,7 +140,7 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
                  clock: Callable[[], float] = time.monotonic, series: Series | None = None,
                  poll_on_start: bool = True, greeting: str | None = None, slos: Slos | None = None,
                  bell: bool = True, recorder: Recorder | None = None,
-                 export_dir: Path | None = None) -> None:  # fmt: skip
+                 export_dir: Path | None = None, ahead: PollAhead | None = None) -> None:  # fmt: skip
         super().__init__()
         self.greeting = greeting
         self.session = Session(PaneSpec(source.target.display, source, actions, interval=interval, read_only=read_only,
@@ -153,7 +154,9 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
         self.paused = False
         self._clock = clock
         self._poll_on_start = poll_on_start
-        self._poll_thread: CallThread | None = None
+        # `ahead`: the first poll, begun on its poll thread before this app was built (run_dashboard)
+        self._ahead = ahead
+        self._poll_thread: CallThread | None = ahead.thread if ahead is not None else None
         self._silent_since: float | None = None  # when the poll began that the database has not answered yet
         self._load_line: str | None = None
         self._load_failed = False
@@ -226,7 +229,8 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
 
     def _poll_once(self, looking_for: str, fresh: bool) -> None:  # on the poll thread, a daemon: never awaited
         try:
-            outcome = self.session.source.poll(looking_for, fresh)
+            ahead, self._ahead = self._ahead, None
+            outcome = (ahead.take() if ahead is not None else None) or self.session.source.poll(looking_for, fresh)
         except Exception as exc:  # Monitor.poll never raises: a bug (or a scene's source)
             self.post_message(ThreadResult(self._poll_failed, exc))
             return

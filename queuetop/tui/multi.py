@@ -34,8 +34,9 @@ from queuetop.tui.main import TOP_TYPES, TYPE_COLORS, MainScreen
 from queuetop.tui.panes import TargetHistoryLoaded, TargetPolled, link_words
 from queuetop.tui.session import PaneSpec, Session
 from queuetop.tui.table import QueueTable, ordered, repeats, shape_columns
-from queuetop.tui.threads import CallThread, ThreadResult
+from queuetop.tui.threads import ThreadResult
 from queuetop.tui.widgets import Chart, ChartSpec, Line, StatusView, chart_lines, status_lines
+from queuetop.watch.ahead import CallThread
 from queuetop.watch.monitor import NO_SCHEMA, RECONNECTING, PollOutcome
 from queuetop.watch.slo import breach_masks, worst
 from queuetop.watch.snapshot import TOTAL

@@ -19,7 +19,7 @@ from queuetop.act.jobs import JobPage, JobView
 from queuetop.act.workers import ScheduledResult, WorkerStats, WorkersView
 from queuetop.db import Target
 from queuetop.store.series import Series
-from queuetop.tui.threads import CallThread
+from queuetop.watch.ahead import CallThread
 from queuetop.watch.monitor import PollOutcome
 from queuetop.watch.pace import Pace
 from queuetop.watch.slo import Breach, Slos, SloWatch

@@ -10,12 +10,12 @@ Anything else a call raises is a bug: the app logs and reports it (`report_unexp
 Daemon threads, not Textual's thread workers: those run on asyncio's default executor, which the app joins when
 it exits, so a call blocked on a database that stopped answering held `q` and Ctrl-C until the server spoke
 again. A daemon thread is never waited for; its connection's deadline (db/watchdog.py) ends it soon after.
-`CallThread` is one such thread kept for a stream of calls (the poll loop: no thread start per poll).
+`CallThread` (watch/ahead.py) is one such thread kept for a stream of calls (the poll loop: no thread start per
+poll).
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections.abc import Callable
 from contextlib import suppress
@@ -75,19 +75,3 @@ def in_thread(node: DOMNode, call: Callable[[], T], done: Callable[[T], None],
     thread = threading.Thread(target=work, name=f"queuetop-{group}", daemon=True)
     thread.start()
     return thread
-
-
-class CallThread:
-    """One daemon thread that runs the calls given to `submit`, one after another."""
-
-    def __init__(self, name: str) -> None:
-        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
-
-    def submit(self, call: Callable[[], None]) -> None:
-        self._calls.put(call)
-
-    def _run(self) -> None:
-        while True:
-            self._calls.get()()

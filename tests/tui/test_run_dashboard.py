@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,36 @@ def test_run_dashboard_limits_the_view_to_the_types_asked_for(sqlite_backend: Ba
     monkeypatch.setattr(QueuetopApp, "run", run_headless_then(("q",), seen))
     assert run_dashboard(sqlite_backend.target, interval=0.1, job_types=["report"]) == 0
     assert seen["types"] == ["report"]
+
+
+def test_the_first_poll_is_begun_before_the_app_is_built_and_is_the_one_it_shows(
+        sqlite_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """run_dashboard submits the monitor's first poll to its poll thread before it imports and builds the app
+    (watch/ahead.py: the poll runs meanwhile); the app polls on that thread and shows that poll's figures, not a
+    second poll's."""
+    from queuetop.act.queue import Queue
+    from queuetop.watch.monitor import Monitor
+
+    with sqlite_backend.open() as db:
+        Queue(db).enqueue_many("email", 2)
+    polls: list[str] = []
+    poll = Monitor.poll
+    monkeypatch.setattr(Monitor, "poll", lambda self, *a, **k: (polls.append(threading.current_thread().name),
+                                                                 poll(self, *a, **k))[1])  # fmt: skip
+    given: dict = {}
+    build = QueuetopApp.__init__
+
+    def built(self: QueuetopApp, *args: object, **kwargs: object) -> None:
+        ahead = kwargs.get("ahead")
+        given["ahead"] = ahead is not None and ahead.source is args[0]  # type: ignore[attr-defined]
+        build(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(QueuetopApp, "__init__", built)
+    seen: dict = {}
+    monkeypatch.setattr(QueuetopApp, "run", run_headless_then(("q",), seen))
+    assert run_dashboard(sqlite_backend.target, interval=60) == 0  # no second poll before `q`
+    assert given == {"ahead": True} and seen["types"] == ["email"]
+    assert polls == ["queuetop-poll"]  # one poll, on the poll thread, and the app showed it
 
 
 def test_unexpected_errors_go_to_the_log_file_and_nowhere_else(
