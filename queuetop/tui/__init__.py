@@ -119,11 +119,10 @@ def multi_app(targets: Sequence[WatchedTarget], stack: ExitStack, *, job_types: 
     from queuetop.act.actions import Actions
     from queuetop.store.series import Series
     from queuetop.store.threads import open_history
-    from queuetop.tui.multi import MultiApp
-    from queuetop.tui.session import PaneSpec
+    from queuetop.watch.ahead import CallThread, PollAhead
     from queuetop.watch.monitor import Monitor
 
-    specs = []
+    panes = []
     for watched in targets:
         writer = reader = None
         if watched.history_path is not None:
@@ -138,11 +137,17 @@ def multi_app(targets: Sequence[WatchedTarget], stack: ExitStack, *, job_types: 
                           settings=watched.settings, note=watched.note, max_types=watched.max_types,
                           pinned=watched.slos.own_types if watched.slos else ())  # fmt: skip
         stack.callback(monitor.close, wait_s=QUIT_WAIT_S)
+        # its first poll runs while the dashboard is imported and built, not after (watch/ahead.py)
+        ahead = PollAhead(monitor, CallThread(f"queuetop-poll-{watched.name}"))
         actions = Actions(watched.target, watched.layout, settings=watched.settings)
         stack.callback(actions.close, wait_s=QUIT_WAIT_S)
-        specs.append(PaneSpec(watched.name, monitor, actions, interval=watched.interval,  # type: ignore[arg-type]
-                              read_only=watched.read_only, series=series, recorder=writer,
-                              slos=watched.slos))  # fmt: skip
+        panes.append((watched, monitor, actions, series, writer, ahead))
+    from queuetop.tui.multi import MultiApp
+    from queuetop.tui.session import PaneSpec
+
+    specs = [PaneSpec(watched.name, monitor, actions, interval=watched.interval,  # type: ignore[arg-type]
+                      read_only=watched.read_only, series=series, recorder=writer, slos=watched.slos, ahead=ahead)
+             for watched, monitor, actions, series, writer, ahead in panes]  # fmt: skip
     return MultiApp(specs, log_path=log_path, bell=bell)
 
 

@@ -40,7 +40,7 @@ from queuetop.tui.threads import HandlesThreadResults, ThreadResult
 from queuetop.tui.widgets import StatusView
 from queuetop.tui.workers import WorkersScreen
 from queuetop.tui.writes import Writes
-from queuetop.watch.ahead import CallThread, PollAhead
+from queuetop.watch.ahead import CallThread, PollAhead, Polls
 from queuetop.watch.monitor import NO_SCHEMA, NOT_ANSWERING, PollOutcome
 from queuetop.watch.slo import Slos, Watched, breach_masks, worst
 from queuetop.watch.snapshot import Snapshot
@@ -144,7 +144,7 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
         super().__init__()
         self.greeting = greeting
         self.session = Session(PaneSpec(source.target.display, source, actions, interval=interval, read_only=read_only,
-                                        series=series, recorder=recorder, slos=slos))  # fmt: skip
+                                        series=series, recorder=recorder, slos=slos, ahead=ahead))  # fmt: skip
         self.session.series.deliver = lambda charts: self.post_message(HistoryLoaded(charts))  # from its thread
         self.bell_on_breach = bell
         self.background = background
@@ -154,9 +154,6 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
         self.paused = False
         self._clock = clock
         self._poll_on_start = poll_on_start
-        # `ahead`: the first poll, begun on its poll thread before this app was built (run_dashboard)
-        self._ahead = ahead
-        self._poll_thread: CallThread | None = ahead.thread if ahead is not None else None
         self._silent_since: float | None = None  # when the poll began that the database has not answered yet
         self._load_line: str | None = None
         self._load_failed = False
@@ -221,16 +218,17 @@ class QueuetopApp(Writes, TimeCursor, HandlesThreadResults, App[int]):
         self._poll_worker()
 
     def _poll_worker(self) -> None:
-        if self._poll_thread is None:
-            self._poll_thread = CallThread("queuetop-poll")
+        session = self.session
+        if session.poll_thread is None:
+            session.poll_thread = CallThread("queuetop-poll")
         needle = self.main.needle  # read here, on the UI's thread: the poll's thread is handed the text
         fresh, self.session.changed = self.session.changed, False
-        self._poll_thread.submit(lambda: self._poll_once(needle, fresh))
+        source = session.ahead or session.source  # read here, on the UI's thread
+        session.poll_thread.submit(lambda: self._poll_once(source, needle, fresh))
 
-    def _poll_once(self, looking_for: str, fresh: bool) -> None:  # on the poll thread, a daemon: never awaited
+    def _poll_once(self, source: Polls, looking_for: str, fresh: bool) -> None:  # on the poll thread (a daemon)
         try:
-            ahead, self._ahead = self._ahead, None
-            outcome = (ahead.take() if ahead is not None else None) or self.session.source.poll(looking_for, fresh)
+            outcome = source.poll(looking_for, fresh)
         except Exception as exc:  # Monitor.poll never raises: a bug (or a scene's source)
             self.post_message(ThreadResult(self._poll_failed, exc))
             return

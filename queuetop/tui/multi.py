@@ -109,7 +109,7 @@ class MultiApp(QueuetopApp):
             return
         pane.polling = True
         pane.poll_started = self._clock()
-        source, name, needle = pane.source, pane.name, self.main.needle  # the filter's text, handed to the thread
+        source, name, needle = pane.ahead or pane.source, pane.name, self.main.needle  # handed to the thread
         fresh, pane.changed = pane.changed, False
 
         def poll() -> None:  # on the target's own poll thread (a daemon); the Monitor keeps its connection

@@ -19,7 +19,7 @@ from queuetop.act.jobs import JobPage, JobView
 from queuetop.act.workers import ScheduledResult, WorkerStats, WorkersView
 from queuetop.db import Target
 from queuetop.store.series import Series
-from queuetop.watch.ahead import CallThread
+from queuetop.watch.ahead import CallThread, PollAhead
 from queuetop.watch.monitor import PollOutcome
 from queuetop.watch.pace import Pace
 from queuetop.watch.slo import Breach, Slos, SloWatch
@@ -77,6 +77,7 @@ class PaneSpec:
     series: Series | None = None
     recorder: Recorder | None = None
     slos: Slos | None = None
+    ahead: PollAhead | None = None  # the first poll, begun on the poll thread before the app was built
 
 
 class Session:
@@ -104,7 +105,8 @@ class Session:
         self.changed = False  # an action of the user changed the queue since the last poll began: the next is fresh
         self.poll_started = 0.0
         self.next_poll: Timer | None = None
-        self.poll_thread: CallThread | None = None
+        self.ahead = spec.ahead  # polls on the poll thread go through it: its first is the one begun ahead
+        self.poll_thread: CallThread | None = spec.ahead.thread if spec.ahead is not None else None
         self.past: Snapshot | None = None
         self.past_breached: frozenset[tuple[str, str]] = frozenset()  # the cells in breach at the time cursor
         self.cursor_t: float | None = None

@@ -8,7 +8,7 @@ on a database that stopped answering must not hold the user's `q`; its connectio
 while Textual is imported and the screen is mounted (on this machine about 250 ms before the app could ask for
 it; a SQLite first poll at 10⁶ rows is ~90 ms) rather than after: the statements wait on the database with the
 interpreter free, so the first frame with figures comes sooner by nearly all of it. The dashboard's own first
-poll, submitted to the same thread after it, takes its outcome instead of polling again.
+poll, on the same thread after it, takes its outcome instead of polling again (`PollAhead.poll`).
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ class PollAhead:
     def _poll(self) -> None:
         self._outcome = self.source.poll()
 
-    def take(self) -> PollOutcome | None:
-        """The first poll's outcome, once (on the poll thread, where it ran before: it is there); None after."""
+    def poll(self, looking_for: str = "", fresh: bool = False) -> PollOutcome:
+        """On the poll thread: the first poll's outcome the first time (it ran there before: it is there), then
+        the source's polls."""
         outcome, self._outcome = self._outcome, None
-        return outcome
+        return outcome if outcome is not None else self.source.poll(looking_for, fresh)

@@ -4,6 +4,7 @@ file beside a PostgreSQL server that is not there, and a read-only target's refu
 from __future__ import annotations
 
 import socket
+import threading
 
 from textual.widgets import Input, Static
 
@@ -237,6 +238,31 @@ async def test_multi_app_builds_what_run_multi_dashboard_runs_and_its_stack_clos
         assert all(monitor._db is not None for monitor in monitors)
     assert all(monitor._db is None for monitor in monitors)  # closed by the stack
     assert kept.exists()
+
+
+async def test_multi_app_begins_each_targets_first_poll_before_the_app_and_shows_that_one(tmp_path, monkeypatch):
+    """Each target's first poll is submitted to its poll thread as `multi_app` makes its Monitor, before the app is
+    imported and built (watch/ahead.py); the app's first poll of the target, on that thread, is that one."""
+    from contextlib import ExitStack
+
+    from queuetop.tui import WatchedTarget, multi_app
+    from queuetop.watch.monitor import Monitor
+
+    a, b = make_backend("sqlite", tmp_path / "a"), make_backend("sqlite", tmp_path / "b")
+    enqueue(a, "email", 2)
+    enqueue(b, "report", 5)
+    polls: list[str] = []
+    poll = Monitor.poll
+    monkeypatch.setattr(Monitor, "poll", lambda self, *args, **kwargs: (
+        polls.append(threading.current_thread().name), poll(self, *args, **kwargs))[1])  # fmt: skip
+    with ExitStack() as stack:
+        app = multi_app([WatchedTarget("alpha", a.target, a.layout, interval=60),
+                         WatchedTarget("beta", b.target, b.layout, interval=60)], stack, bell=False)
+        assert all(pane.ahead is not None and pane.ahead.source is pane.source for pane in app.panes.values())
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: depth(app, "alpha", "email") == 2 and depth(app, "beta", "report") == 5,
+                           "a first poll of each target")  # fmt: skip
+    assert sorted(polls) == ["queuetop-poll-alpha", "queuetop-poll-beta"]  # one each: no second before 60 s
 
 
 async def test_each_target_says_what_is_wrong_on_a_line_of_its_own_only_while_it_is(tmp_path,
