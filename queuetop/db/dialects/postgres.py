@@ -110,10 +110,18 @@ class PostgresDialect(Dialect):
         return None
 
     def catalog_sql(self) -> str:
-        return ("SELECT c.table_schema, c.table_name, c.column_name, CASE WHEN t.table_type = 'VIEW' THEN 1 ELSE 0 END "
-                "FROM information_schema.columns AS c JOIN information_schema.tables AS t "
-                "ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
-                "WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema')")
+        # information_schema.columns' rows, read from pg_catalog: the view works out its privileges and types for
+        # every column of the database (18 ms for ~100 columns here, far more on a catalog of thousands of tables;
+        # this 2-4 ms), and every command that finds its table reads it first. The same rows: tables, partitioned
+        # tables, views and foreign tables, not another session's temporary ones, the columns the user holds
+        # a privilege on (or owns the table of).
+        return ("SELECT n.nspname, c.relname, a.attname, CASE WHEN c.relkind = 'v' THEN 1 ELSE 0 END "
+                "FROM pg_catalog.pg_attribute AS a JOIN pg_catalog.pg_class AS c ON c.oid = a.attrelid "
+                "JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace "
+                "WHERE c.relkind IN ('r', 'p', 'v', 'f') AND a.attnum > 0 AND NOT a.attisdropped "
+                "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND NOT pg_is_other_temp_schema(n.oid) "
+                "AND (pg_has_role(c.relowner, 'USAGE') "
+                "OR has_column_privilege(c.oid, a.attnum, 'SELECT, INSERT, UPDATE, REFERENCES'))")
 
     # -- schema ------------------------------------------------------------------------------------------
 
