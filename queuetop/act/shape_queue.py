@@ -347,7 +347,8 @@ def create_demo_tables(db: Database, layout: Layout) -> bool:
     unless they are there already; True when made. All or nothing: one transaction."""
     from queuetop.layouts.detect import Catalog, default_schemas
 
-    if Catalog(db).find(db.dialect.schema_for(layout.schema), layout.queue_table, default_schemas(db)) is not None:
+    catalog = Catalog(db, [layout.queue_table])
+    if catalog.find(db.dialect.schema_for(layout.schema), layout.queue_table, default_schemas(db)) is not None:
         return False
     with db.transaction():
         for sql in Statements(db.dialect, layout).create_tables():

@@ -14,6 +14,7 @@ One read of the catalog (tables, views and their columns) answers both questions
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from queuetop.core.errors import QueuetopError, SchemaMissing, UsageError
@@ -69,12 +70,15 @@ class SeveralQueues(UsageError):
 
 
 class Catalog:
-    """The database's tables and views with their columns, read once."""
+    """The database's tables and views with their columns, read once; `names`: only those called one of these (in
+    any schema, any case), where the caller knows what it looks for (a database of thousands of tables, a schema
+    per tenant, has far more catalog than a command that names its table needs)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, names: Iterable[str] = ()) -> None:
+        wanted = sorted({name.lower() for name in names})
         columns: dict[tuple[str | None, str], dict[str, str]] = defaultdict(dict)
         views: set[tuple[str | None, str]] = set()
-        for schema, table, column, is_view in db.fetchall(db.dialect.catalog_sql()):
+        for schema, table, column, is_view in db.fetchall(db.dialect.catalog_sql(len(wanted)), wanted):
             columns[(schema, table)][str(column).lower()] = str(column)
             if int(is_view):  # 1/0 from every database (a driver may spell a boolean as text)
                 views.add((schema, table))
@@ -168,7 +172,7 @@ def check_layout(db: Database, layout: Layout, catalog: Catalog | None = None) -
         runs_on = " and ".join(layout.databases)
         raise UsageError(f"layout {layout.name} is for {runs_on}, not {db.dialect.name}",
                          f"{layout.library or 'its library'} keeps its tables in {runs_on} only")
-    catalog = catalog or Catalog(db)
+    catalog = catalog or Catalog(db, [name for name in (layout.queue_table, layout.completed_table) if name])
     defaults = default_schemas(db)
     schema = db.dialect.schema_for(layout.schema)
     table = catalog.find(schema, layout.queue_table, defaults)

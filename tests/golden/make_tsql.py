@@ -44,9 +44,14 @@ DIALECT_STATEMENTS = ("session_setup", "server_now_sql", "catalog_sql", "read_sn
 
 
 def dialect_statement_methods(cls: type = MSSQLDialect) -> set[str]:
-    """A dialect's methods that return a statement of its own (`*_sql`, no argument): each must be listed."""
+    """A dialect's methods that return a statement of its own (`*_sql`, no argument but optional ones): each must
+    be listed."""
+    def no_argument_needed(member: Callable) -> bool:
+        self, *rest = inspect.signature(member).parameters.values()
+        return self.name == "self" and all(p.default is not p.empty for p in rest)
+
     return {name for name, member in inspect.getmembers(cls, inspect.isfunction)
-            if name.endswith("_sql") and list(inspect.signature(member).parameters) == ["self"]}  # fmt: skip
+            if name.endswith("_sql") and no_argument_needed(member)}  # fmt: skip
 
 
 def native_statements(d: MSSQLDialect | None = None) -> list[Entry]:
@@ -56,6 +61,7 @@ def native_statements(d: MSSQLDialect | None = None) -> list[Entry]:
                                                                          + d.session_setup("worker"))]
     out.append(("native", "server clock", d.server_now_sql(), ()))
     out.append(("native", "catalog (detect)", d.catalog_sql(), ()))
+    out.append(("native", "catalog of the tables a layout names", d.catalog_sql(2), ("workqueue", "workcompleted")))
     for obj in Statements(d, NATIVE).schema_objects():
         out.append(("native", f"init: is there {obj.kind} {obj.name}", obj.exists_sql, obj.exists_params))
         out.append(("native", f"init: create {obj.kind} {obj.name}", obj.create_sql, ()))

@@ -199,8 +199,9 @@ class Dialect:
         return None
 
     # -- the catalog: what tables and columns exist (layout detection and checks) -------------------------
-    def catalog_sql(self) -> str:
-        """(schema, table, column, is_view) of every user table and view, in one statement."""
+    def catalog_sql(self, names: int = 0) -> str:
+        """(schema, table, column, is_view) of every user table and view, in one statement; `names`: of the tables
+        called one of that many names only (in any schema; the names given as lower-case parameters)."""
         raise NotImplementedError
 
     # -- schema ------------------------------------------------------------------------------------------

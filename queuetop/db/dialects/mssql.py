@@ -140,10 +140,11 @@ class MSSQLDialect(Dialect):
             return ErrorKind.CONFLICT
         return None
 
-    def catalog_sql(self) -> str:
+    def catalog_sql(self, names: int = 0) -> str:
         return ("SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, CASE WHEN t.TABLE_TYPE = 'VIEW' THEN 1 ELSE 0 END "
                 "FROM INFORMATION_SCHEMA.COLUMNS AS c JOIN INFORMATION_SCHEMA.TABLES AS t "
-                "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME")
+                "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME"
+                + (f" WHERE LOWER(c.TABLE_NAME) IN ({self.placeholders(names)})" if names else ""))
 
     # -- schema ------------------------------------------------------------------------------------------
 

@@ -109,7 +109,7 @@ class PostgresDialect(Dialect):
             return ErrorKind.CONFLICT
         return None
 
-    def catalog_sql(self) -> str:
+    def catalog_sql(self, names: int = 0) -> str:
         # information_schema.columns' rows, read from pg_catalog: the view works out its privileges and types for
         # every column of the database (18 ms for ~100 columns here, far more on a catalog of thousands of tables;
         # this 2-4 ms), and every command that finds its table reads it first. The same rows: tables, partitioned
@@ -121,7 +121,8 @@ class PostgresDialect(Dialect):
                 "WHERE c.relkind IN ('r', 'p', 'v', 'f') AND a.attnum > 0 AND NOT a.attisdropped "
                 "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND NOT pg_is_other_temp_schema(n.oid) "
                 "AND (pg_has_role(c.relowner, 'USAGE') "
-                "OR has_column_privilege(c.oid, a.attnum, 'SELECT, INSERT, UPDATE, REFERENCES'))")
+                "OR has_column_privilege(c.oid, a.attnum, 'SELECT, INSERT, UPDATE, REFERENCES'))"
+                + (f" AND lower(c.relname) IN ({self.placeholders(names)})" if names else ""))
 
     # -- schema ------------------------------------------------------------------------------------------
 

@@ -96,9 +96,10 @@ class SQLiteDialect(Dialect):
             return ErrorKind.TIMEOUT
         return None
 
-    def catalog_sql(self) -> str:
+    def catalog_sql(self, names: int = 0) -> str:
         return ("SELECT NULL, m.name, p.name, m.type = 'view' FROM sqlite_master AS m "
-                "JOIN pragma_table_info(m.name) AS p WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite_%'")
+                "JOIN pragma_table_info(m.name) AS p WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite_%'"
+                + (f" AND lower(m.name) IN ({self.placeholders(names)})" if names else ""))
 
     # -- schema ------------------------------------------------------------------------------------------
 
