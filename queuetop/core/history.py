@@ -175,18 +175,14 @@ class LatencyWindow:
             held.append(sample)
             _, wait_s, processing_s, weight, wait_bucket, processing_bucket = sample
             self._weighted += weight != 1.0
-            if wait_s is not None:
-                entry = waits.get(wait_bucket)  # type: ignore[arg-type]
-                if entry is None:
-                    entry = waits[wait_bucket] = [0.0, 0.0]  # type: ignore[index]
-                entry[0] += weight
-                entry[1] += weight * wait_s
-            if processing_s is not None:
-                entry = processing.get(processing_bucket)  # type: ignore[arg-type]
-                if entry is None:
-                    entry = processing[processing_bucket] = [0.0, 0.0]  # type: ignore[index]
-                entry[0] += weight
-                entry[1] += weight * processing_s
+            for value, bucket, histogram in ((wait_s, wait_bucket, waits),
+                                             (processing_s, processing_bucket, processing)):  # fmt: skip
+                if value is not None:
+                    entry = histogram.get(bucket)  # type: ignore[arg-type]
+                    if entry is None:
+                        entry = histogram[bucket] = [0.0, 0.0]  # type: ignore[index]
+                    entry[0] += weight
+                    entry[1] += weight * value
         self._changes += 1
 
     def prune(self, now: float) -> None:
