@@ -209,7 +209,7 @@ class LatencyWindow:
 
     @staticmethod
     def _pairs(histogram: dict[int, list[float]]) -> list[tuple[float, float]]:
-        return [(max(0.0, entry[1] / entry[0]), entry[0]) for entry in (histogram[b] for b in sorted(histogram))]
+        return [(_mean(entry), entry[0]) for entry in (histogram[b] for b in sorted(histogram))]
 
     def waits(self) -> list[tuple[float, float]]:
         """(value, weight) per bucket of the waits in the window, in ascending order."""
@@ -258,23 +258,30 @@ def weighted_percentiles(pairs: Sequence[tuple[float, float]],
                          points: Sequence[float] = (50, 95, 99)) -> tuple[float | None, ...]:  # fmt: skip
     """Nearest-rank percentiles of (value, weight) pairs sorted by value: the smallest value whose cumulative
     weight reaches p % of the total. With every weight 1 this is `percentiles`."""
-    if not pairs:
-        return tuple(None for _ in points)
-    cumulative = list(accumulate(weight for _, weight in pairs))
-    total, last = cumulative[-1], len(pairs) - 1
-    return tuple(pairs[min(last, bisect_left(cumulative, p / 100 * total))][0] for p in points)
+    return _nearest_rank([weight for _, weight in pairs], points, lambda rank: pairs[rank][0])
 
 
 def _bucket_percentiles(histogram: dict[int, list[float]], points: Sequence[float]) -> tuple[float | None, ...]:
     """`weighted_percentiles` of a `LatencyWindow`'s histogram as `_pairs` gives it, without making every bucket's
     pair: only the buckets chosen are read back (a type's window has ~100, the totals' several hundred)."""
-    if not histogram:
-        return tuple(None for _ in points)
     buckets = sorted(histogram)
-    cumulative = list(accumulate([histogram[b][0] for b in buckets]))
-    total, last = cumulative[-1], len(buckets) - 1
-    chosen = (histogram[buckets[min(last, bisect_left(cumulative, p / 100 * total))]] for p in points)
-    return tuple(max(0.0, entry[1] / entry[0]) for entry in chosen)
+    return _nearest_rank([histogram[b][0] for b in buckets], points, lambda rank: _mean(histogram[buckets[rank]]))
+
+
+def _nearest_rank(weights: Sequence[float], points: Sequence[float],
+                  value_at: Callable[[int], float]) -> tuple[float | None, ...]:  # fmt: skip
+    """Per point p, the value at the first rank whose cumulative weight reaches p % of the total (`weights` in the
+    values' ascending order); None for each where there are none."""
+    if not weights:
+        return tuple(None for _ in points)
+    cumulative = list(accumulate(weights))
+    total, last = cumulative[-1], len(weights) - 1
+    return tuple(value_at(min(last, bisect_left(cumulative, p / 100 * total))) for p in points)
+
+
+def _mean(bucket: list[float]) -> float:
+    """The mean of the values in a histogram's bucket ([weight, weighted sum])."""
+    return max(0.0, bucket[1] / bucket[0])
 
 
 def drain_eta(depth: int, arrivals_per_s: float | None, completions_per_s: float | None) -> tuple[str, float | None]:
