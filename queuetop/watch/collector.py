@@ -248,7 +248,8 @@ class ShapeCollector(TrackedDepth, TypeRows):
         read = [name for name in states if name != "pending"] if tracking or estimates is not None else states
         # a deep untracked queue's first look counts no state: its next poll counts them all (firstlook.py)
         sampled = estimates is not None and not self.tracks_depth
-        if kept is not None or sampled:
+        counted = kept is None and not sampled  # this poll counts states: not the last count's, nor a first look
+        if not counted:
             read = []
         asked = self._heads_asked() if tracking else []
         self._moved_now = set()
@@ -345,7 +346,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
             self._counted_once = True
         if self._lines is not None:
             self._lines.append((seconds(now), int(last_line or 0)))
-        if ranged and kept is None and not sampled:  # (a first look found no live end: the next poll reads all)
+        if ranged and counted:  # (a first look found no live end: the next poll reads all)
             newest_settled = self._identities.settled + 1  # ids above may still commit late
             self._low_id = max(0, min([*live_ids, newest_settled]))
             self._dead_low = min(dead_ids) if dead_ids else None
@@ -355,12 +356,12 @@ class ShapeCollector(TrackedDepth, TypeRows):
             if first and self._finished is not None:  # the statement counted from this same low id
                 self._finished.start(finished_from_low, self._low_id, self._type)
         # what left is known at a count (the arrivals add up): a first look counts nothing
-        if self._live_rows is not None and kept is None and not sampled:
+        if self._live_rows is not None and counted:
             self._take_live_rows(now, counts)
         if not (self.one_shot and estimates is not None):  # counted whole, or by a later poll (a deep queue's)
             self._in_no_state.step(self.db, seconds(now), self._type, first_wait)
         if not self.tracks_depth:  # between spaced counts, every type's depth is the last count's: an estimate
-            self._estimated = set() if kept is None and not sampled \
+            self._estimated = set() if counted \
                 else {*self._history, *(t for by in counts.values() for t in by)}  # a first look's too
         types, totals, other, folded = self._build(now, counts)
         return Snapshot(
