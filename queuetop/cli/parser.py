@@ -149,7 +149,8 @@ examples:
     stats.add_argument("--count", type=int, metavar="N", help="with --watch: stop after N polls")
     stats.add_argument("--exact", action="store_true",
                        help="count every row before printing: a deep queue's first look otherwise estimates its "
-                            "depth from a sample (marked ≈) and leaves the rows in no state uncounted")
+                            "depth from a sample (marked ≈), and a table past 100,000 rows leaves its rows in no "
+                            "state uncounted")
     stats.set_defaults(run=Command("queue_commands", "cmd_stats"))
 
     enqueue = command("enqueue", "add test jobs to the queue", """\

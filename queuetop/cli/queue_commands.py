@@ -489,6 +489,9 @@ def render_table(snapshot: Snapshot) -> str:
     if snapshot.totals.in_no_state:
         out.append(f"NO STATE: {snapshot.totals.in_no_state:,} rows in none of layout {snapshot.layout}'s states "
                    f"(a value its states do not name?): `queuetop layouts --show {snapshot.layout}` shows them")
+    elif snapshot.totals.in_no_state is None and snapshot.provides("in_no_state"):
+        out.append("NO STATE: not counted — rows in none of the states can be anywhere, and a first look at a table "
+                   "this big does not read all of it (`queuetop stats --exact` does)")
     return "\n".join(out)
 
 

@@ -90,9 +90,10 @@ def collector_for(db: Database, layout: Layout = NATIVE, *, job_types: Iterable[
                   pinned: Iterable[str] = ()) -> ShapeCollector:  # fmt: skip
     """The collector of a layout (every one, native included, is read by the one engine); `first_count_wait_s`:
     how long the first poll waits for the count of rows in no state (None: a one-shot look, until it ends);
-    `first_look`: may the first poll of a deep queue estimate its depth from a sample (`firstlook.py`), or must it
-    count every row (a verdict, `stats --exact`); `one_shot`: polled once (`stats`), so it starts no count off the
-    poll that it would not wait for (a deep queue's first look then leaves the rows in no state uncounted);
+    `first_look`: may the first poll of a deep queue estimate its depth from a sample (`firstlook.py`), and that of a
+    big table leave its rows in no state to a later poll, or must it count every row (a verdict, `stats --exact`);
+    `one_shot`: polled once (`stats`), so it starts no count off the poll that it would not wait for (a deep
+    queue's first look then leaves the rows in no state uncounted);
     `max_types`: past this many types, the busiest are shown and the rest folded into one `(other)` row, `pinned`
     ones always shown (`fold.py`; None: every type)."""
     return ShapeCollector(db, layout, job_types=job_types, settings=settings, note=note,
@@ -176,6 +177,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         # A deep queue's first poll estimates its depth from a sample (firstlook.py) where the shape allows it: an
         # untracked one's leaves its other states to the next poll's count, so `stats` (one look) counts them now
         # (the id span must be the live queue: rows that stay for good make it the history, but for those deleted)
+        self._may_estimate = first_look  # and leave a big table's rows in no state to a later poll
         self._first_look = (first_look and layout.arrivals == "identity"
                             and (not self.statements.ranged or layout.deletes_finished)
                             and (self.tracks_depth or not one_shot))
@@ -358,7 +360,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         # what left is known at a count (the arrivals add up): a first look counts nothing
         if self._live_rows is not None and counted:
             self._take_live_rows(now, counts)
-        if not (self.one_shot and estimates is not None):  # counted whole, or by a later poll (a deep queue's)
+        if not (self.one_shot and first_wait == 0.0):  # waited for, or counted by a later poll (a deep queue's)
             self._in_no_state.step(self.db, seconds(now), self._type, first_wait)
         if not self.tracks_depth:  # between spaced counts, every type's depth is the last count's: an estimate
             self._estimated = set() if counted \
@@ -375,10 +377,13 @@ class ShapeCollector(TrackedDepth, TypeRows):
         )  # fmt: skip
 
     def _first_count_wait(self) -> float | None:
-        """What the first poll waits for the first count of the rows in no state (None: until it ends)."""
+        """What the first poll waits for the first count of the rows in no state (None: until it ends). A big
+        table's count would not end within a dashboard's moment, and a look that may estimate (`stats` but
+        --exact) does not wait for it either: it comes with a later poll (a one-shot look's: not at all)."""
         wait = self.first_count_wait_s
-        if wait and not first_count_ends_soon(self.db, self.layout.schema, self.layout.queue_table):
-            return 0.0  # a dashboard's wait is a moment: a big table's count would not end within it
+        if wait != 0.0 and (wait is not None or self._may_estimate) \
+                and not first_count_ends_soon(self.db, self.layout.schema, self.layout.queue_table):
+            return 0.0
         return wait
 
     def _read_at_once(self, states: list[str], low: int | None, ranged: bool, asked_at: float,
