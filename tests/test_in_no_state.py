@@ -82,6 +82,36 @@ def test_ended_is_a_condition_of_the_queue_table_checked_as_it_is_read():
         layout_from_toml("mine", "ended = \"nothing = 'x'\"\n" + LAYOUT)
 
 
+TIMED = """
+[tables]
+queue = "jobs"
+[queue_columns]
+id = "id bigint"
+type = "kind"
+status = "status"
+timeout = "lease_until"
+[states]
+pending = "status = 'todo'"
+claimed = "status = 'doing' and timeout >= now"
+timed_out = "status = 'doing' and timeout < now"
+"""
+
+
+def test_a_row_null_where_two_states_split_is_in_neither(tmp_path):
+    """Conditions that begin alike are tested as one (`status = 'doing' AND (timeout >= now OR timeout < now)`):
+    a row whose timeout is NULL meets neither, so it is in no state, not taken for held by that shared beginning."""
+    path = tmp_path / "timed.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY, kind TEXT, status TEXT, lease_until TEXT)")
+        connection.executemany("INSERT INTO jobs (kind, status, lease_until) VALUES ('report', ?, "
+                               "strftime('%Y-%m-%d %H:%M:%f', 'now', ?))",
+                               [("doing", "+1 hour"), ("doing", "-1 hour"), ("doing", None), ("todo", None)])
+    layout = layout_from_toml("timed", TIMED)
+    with Database.open(parse_target(str(path)), purpose="monitor") as db:
+        totals = ShapeCollector(db, layout, first_count_wait_s=None).poll().totals
+    assert (totals.depth, totals.claimed, totals.timed_out, totals.in_no_state) == (1, 1, 1, 1)
+
+
 def test_later_counts_run_off_the_poll_and_a_failed_one_keeps_the_last(queue):
     path, _ = queue
     layout = layout_from_toml("mine", LAYOUT)
