@@ -66,6 +66,9 @@ def test_a_deep_queues_first_poll_estimates_then_the_full_count_makes_it_exact(b
         assert abs(bulk.oldest_age_s - (first.taken_at - oldest).total_seconds()) < 0.002
         assert first.totals.in_no_state is None  # not counted yet: never a 0 it did not count
         collector.settle()
+        assert not collector._recount.running  # the first poll's figures first: the counts begin with the next
+        assert collector.poll().totals.depth_is_estimate
+        collector.settle()
         exact = collector.poll()
         assert [(row.job_type, row.depth, row.depth_is_estimate) for row in exact.types] == [
             ("bulk", BULK, False), ("mid", MID - HELD, False), ("rare", RARE, False)]
@@ -142,7 +145,7 @@ def test_the_look_back_leaves_out_the_second_it_cut(sqlite_backend, monkeypatch)
 
 def test_a_one_shot_look_starts_no_count_it_would_not_wait_for(sqlite_backend, monkeypatch):
     """`stats` polls once and exits: on a deep queue it must not leave full counts running on the server (a cron
-    job running it every few seconds would pile them up). The dashboard's collector starts both at once."""
+    job running it every few seconds would pile them up). The dashboard's collector starts both with its second poll."""
     started = []
     monkeypatch.setattr(recount.BackgroundCount, "start", lambda job: started.append(job))
     with sqlite_backend.open() as db:
@@ -150,6 +153,9 @@ def test_a_one_shot_look_starts_no_count_it_would_not_wait_for(sqlite_backend, m
     assert main(["stats", "--db", sqlite_backend.target.value]) == 0
     assert started == []
     with sqlite_backend.open() as db:
-        collector_for(db, sqlite_backend.layout).poll()
+        collector = collector_for(db, sqlite_backend.layout)
+        collector.poll()
+        assert started == []  # the first poll's figures first
+        collector.poll()
     assert len(started) == 2  # the full count that makes the depth exact, and the rows in no state
 

@@ -173,6 +173,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         self._spaced: SpacedCount[dict[str, dict[str, tuple[int, datetime | None]]]] = SpacedCount()  # untracked
         self._in_no_state = InNoState(self.statements, self.settings, layout.queue_table)
         self._counted_once = False
+        self._polling_first = False  # a first poll is running: it starts no count off the poll (`_poll`)
         self._shown = InNameOrder()
         # A deep queue's first poll estimates its depth from a sample (firstlook.py) where the shape allows it: an
         # untracked one's leaves its other states to the next poll's count, so `stats` (one look) counts them now
@@ -229,6 +230,11 @@ class ShapeCollector(TrackedDepth, TypeRows):
         ranged = self.statements.ranged
         # (a shape that reads no event, dramatiq-pg's, huey's, observes none: its first poll is its first alone)
         first = self._clock is None or (self._reads_events and not self._observed)
+        # A count off the poll that the first poll does not wait for (a first look's full count, a big table's
+        # rows in no state) starts with the next poll: the first poll's figures come out first, and a dashboard
+        # draws them while two scans of the whole table would take the machine's cores (PostgreSQL splits each
+        # over all of them: the first frame at 10⁶ pending, the database on the same 2 cores, 488 -> 346 ms).
+        self._polling_first = first
         tracking = self.tracks_depth and not first
         # a deep untracked shape between two spaced counts of its states: their figures as counted then
         kept = None if first or self.tracks_depth or self._spaced.due(begun, fresh) else self._spaced.kept
@@ -360,7 +366,7 @@ class ShapeCollector(TrackedDepth, TypeRows):
         # what left is known at a count (the arrivals add up): a first look counts nothing
         if self._live_rows is not None and counted:
             self._take_live_rows(now, counts)
-        if not (self.one_shot and first_wait == 0.0):  # waited for, or counted by a later poll (a deep queue's)
+        if not (first and first_wait == 0.0):  # waited for, or counted from the next poll on (a one-shot: never)
             self._in_no_state.step(self.db, seconds(now), self._type, first_wait)
         if not self.tracks_depth:  # between spaced counts, every type's depth is the last count's: an estimate
             self._estimated = set() if counted \

@@ -15,10 +15,12 @@ So where a count would be long the first poll counts a sample instead:
 - the sample: SAMPLE_WINDOWS ranges of the primary key spread evenly over the span, SAMPLE_ROWS ids in all
   (`Statements.pending_sample`): each a range seek, so it costs the same at 10⁵ rows as at 10⁸. A type's pending
   rows in the windows, times span ÷ ids read, estimate its depth; the estimate is the tracked figure a later
-  poll starts from, marked ≈ until the full count (started at once, on a connection of its own) replaces it;
+  poll starts from, marked ≈ until the full count (started by the next poll, on a connection of its own)
+  replaces it;
 - what stays exact: the other states (counted as every tracked poll counts them), the oldest pending job and
   the depth of every type the capped read finds shallow (`DEPTH_EXACT_UP_TO`); a type with pending rows but
-  none in the windows appears when the full count lands (the next poll or two; `stats --exact` waits for it).
+  none in the windows appears when the full count lands (started by the second poll: the first poll's figures
+  come out first; `stats --exact` waits for it).
 
 Only a shape whose ids are an identity and whose finished rows leave the queue table samples this way (the span
 is the live queue, not its history): the native schema and pgqueuer, and two whose depth cannot be tracked

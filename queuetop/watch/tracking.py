@@ -60,6 +60,7 @@ class TrackedDepth:
     _estimated: set[str]
     _counted_at_rest: set[str]
     _counted_once: bool
+    _polling_first: bool
     _raw_types: dict[str, Any]
     _history: dict[str, Any]
     _recount: Recounter[list[tuple[Any, ...]]]
@@ -246,7 +247,8 @@ class TrackedDepth:
         return [(*row[:2], None if row[5] is None else created.get(int(row[5])), *row[3:]) for row in heads]
 
     def _start_recount(self, t: float) -> None:
-        if self._recount.running or self.one_shot:  # a one-shot look would leave the count running on the server
+        # a one-shot look would leave the count running on the server; a first poll's figures come out first
+        if self._recount.running or self.one_shot or self._polling_first:
             return
         self._moved = {}
         layout = self.layout

@@ -8,7 +8,7 @@ of 10⁷ finished rows costs the monitor a scan every few minutes and its polls 
 small table waits a moment for the first count, so that it comes with the first look; where the catalog guesses
 more rows than a count reads in that moment (`first_count_ends_soon`: 10⁶ rows take 0.2–0.7 s on PostgreSQL),
 the first poll does not wait for what it would not get (it was 150–250 ms of a 200-ms first poll on pg-boss,
-django-tasks and procrastinate at 10⁶ jobs) and the count comes a poll later. `stats`, a one-shot look, waits
+django-tasks and procrastinate at 10⁶ jobs) and the count starts with the next poll. `stats`, a one-shot look, waits
 for it until it ends where the table is that small, and leaves it uncounted past that (a scan of every row, as
 long as the rest of a first poll on seed 004 at 10⁶ rows); `stats --exact` waits for it whatever the size.
 """
