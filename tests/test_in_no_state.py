@@ -207,6 +207,19 @@ def test_stats_leaves_a_big_tables_rows_in_no_state_to_exact(big_queue, tmp_path
     assert json.loads(queuetop(*stats, "--exact", "--json").stdout)["totals"]["in_no_state"] == 1
 
 
+def test_a_check_of_a_big_table_leaves_no_count_running(big_queue, tmp_path, monkeypatch, capsys):
+    """`check` polls once by default (cron, CI): on a table past what a count reads in a moment it must not start
+    the count of its rows in no state and exit, leaving the scan running on the server. Its first poll starts no
+    count off the poll; the second would."""
+    target, layout = big_queue
+    (file := tmp_path / "mine.toml").write_text(LAYOUT)
+    table = f"{layout.schema}.{layout.queue_table}" if layout.schema else layout.queue_table
+    started: list[recount.BackgroundCount] = []
+    monkeypatch.setattr(recount.BackgroundCount, "start", lambda job: started.append(job))
+    assert main(["check", "--db", target, "--layout", str(file), "--table", table, "--slo", "max_depth=1000000"]) == 0
+    assert "ok" in capsys.readouterr().out.lower() and started == []
+
+
 def test_the_catalogs_guess_of_a_tables_rows(tmp_path):
     with Database.open(parse_target(str(tmp_path / "q.db")), create=True) as db:
         diagnostics = diagnostics_for(db.dialect)
