@@ -82,19 +82,12 @@ def test_ended_is_a_condition_of_the_queue_table_checked_as_it_is_read():
         layout_from_toml("mine", "ended = \"nothing = 'x'\"\n" + LAYOUT)
 
 
-TIMED = """
-[tables]
-queue = "jobs"
-[queue_columns]
-id = "id bigint"
-type = "kind"
-status = "status"
-timeout = "lease_until"
+TIMED = LAYOUT.split("[states]")[0] + """timeout = "lease_until"
 [states]
 pending = "status = 'todo'"
 claimed = "status = 'doing' and timeout >= now"
 timed_out = "status = 'doing' and timeout < now"
-"""
+"""  # LAYOUT's table and columns, and a lease whose two sides split the claims
 
 
 def test_a_row_null_where_two_states_split_is_in_neither(tmp_path):
