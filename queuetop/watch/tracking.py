@@ -53,7 +53,6 @@ class TrackedDepth:
     reads: Reads
     only_types: frozenset[str]
     tracks_depth: bool
-    one_shot: bool
     _live: dict[str, int]
     _moved: dict[str, int]
     _moved_now: set[str]
@@ -247,8 +246,9 @@ class TrackedDepth:
         return [(*row[:2], None if row[5] is None else created.get(int(row[5])), *row[3:]) for row in heads]
 
     def _start_recount(self, t: float) -> None:
-        # a one-shot look would leave the count running on the server; a first poll's figures come out first
-        if self._recount.running or self.one_shot or self._polling_first:
+        # a first poll's figures come out first (and a one-shot look, which polls once, would leave the count running
+        # on the server)
+        if self._recount.running or self._polling_first:
             return
         self._moved = {}
         layout = self.layout
