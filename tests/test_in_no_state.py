@@ -183,34 +183,41 @@ def test_the_first_poll_waits_for_the_count_only_where_the_table_is_small_enough
         assert ShapeCollector(db, layout).poll().totals.in_no_state == 1
 
 
-def test_stats_leaves_a_big_tables_rows_in_no_state_to_exact(big_queue, tmp_path, monkeypatch, capsys):
-    """`stats` on a table past what a count reads in a moment: its rows in no state are not counted (null, and the
-    table says so) and no count is left running on the server; `--exact` counts them."""
+def big_queue_args(big_queue: tuple[str, Layout], tmp_path: Path) -> list[str]:
+    """The command line's words that name `big_queue`: its target, LAYOUT as a file, its table."""
     target, layout = big_queue
     (file := tmp_path / "mine.toml").write_text(LAYOUT)
-    table = f"{layout.schema}.{layout.queue_table}" if layout.schema else layout.queue_table
-    stats = ["stats", "--db", target, "--layout", str(file), "--table", table]
+    return ["--db", target, "--layout", str(file),
+            "--table", f"{layout.schema}.{layout.queue_table}" if layout.schema else layout.queue_table]
+
+
+@pytest.fixture
+def counts_started(monkeypatch: pytest.MonkeyPatch) -> list[recount.BackgroundCount]:
+    """Every count off the poll started from here on (and none run)."""
     started: list[recount.BackgroundCount] = []
     monkeypatch.setattr(recount.BackgroundCount, "start", lambda job: started.append(job))
+    return started
+
+
+def test_stats_leaves_a_big_tables_rows_in_no_state_to_exact(big_queue, tmp_path, monkeypatch, capsys,
+                                                              counts_started):  # fmt: skip
+    """`stats` on a table past what a count reads in a moment: its rows in no state are not counted (null, and the
+    table says so) and no count is left running on the server; `--exact` counts them."""
+    stats = ["stats", *big_queue_args(big_queue, tmp_path)]
     assert main([*stats, "--json"]) == 0
     totals = json.loads(capsys.readouterr().out)["totals"]
-    assert (totals["in_no_state"], totals["claimed"], started) == (None, BIG - 1, [])
+    assert (totals["in_no_state"], totals["claimed"], counts_started) == (None, BIG - 1, [])
     monkeypatch.undo()
     assert queuetop(*stats).stdout.splitlines()[-1].startswith("NO STATE: not counted")
     assert json.loads(queuetop(*stats, "--exact", "--json").stdout)["totals"]["in_no_state"] == 1
 
 
-def test_a_check_of_a_big_table_leaves_no_count_running(big_queue, tmp_path, monkeypatch, capsys):
+def test_a_check_of_a_big_table_leaves_no_count_running(big_queue, tmp_path, capsys, counts_started):
     """`check` polls once by default (cron, CI): on a table past what a count reads in a moment it must not start
     the count of its rows in no state and exit, leaving the scan running on the server. Its first poll starts no
     count off the poll; the second would."""
-    target, layout = big_queue
-    (file := tmp_path / "mine.toml").write_text(LAYOUT)
-    table = f"{layout.schema}.{layout.queue_table}" if layout.schema else layout.queue_table
-    started: list[recount.BackgroundCount] = []
-    monkeypatch.setattr(recount.BackgroundCount, "start", lambda job: started.append(job))
-    assert main(["check", "--db", target, "--layout", str(file), "--table", table, "--slo", "max_depth=1000000"]) == 0
-    assert "ok" in capsys.readouterr().out.lower() and started == []
+    assert main(["check", *big_queue_args(big_queue, tmp_path), "--slo", "max_depth=1000000"]) == 0
+    assert "ok" in capsys.readouterr().out.lower() and counts_started == []
 
 
 def test_the_catalogs_guess_of_a_tables_rows(tmp_path):
